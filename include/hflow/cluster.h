@@ -1,0 +1,76 @@
+// Cluster configuration: the nodes (hosts) and accelerator devices hflow may
+// use, read from GE's numa_config subset, from the compact form
+// {"devices": [2, 3, 4, 5]}, or from a device list such as "2,3,4,5"
+// (FORMATS.md). Parsing validates everything and names the offending field.
+//
+// Thread-safety: plain values; the parse functions are reentrant.
+#ifndef HFLOW_CLUSTER_H_
+#define HFLOW_CLUSTER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hflow/status.h"
+
+namespace hflow {
+
+// Device memory a simulated device gets when the config does not say.
+inline constexpr uint64_t kDefaultDeviceMemoryBytes = 16ull << 30;  // 16 GiB
+
+struct DeviceDesc {
+  int32_t device_id = 0;   // as in item_list[].device_id
+  int32_t item_id = 0;     // GE's item id (defaults to the position)
+  uint64_t memory_bytes = kDefaultDeviceMemoryBytes;
+};
+
+struct ClusterNode {
+  int32_t node_id = 0;
+  bool is_local = false;
+  std::vector<DeviceDesc> devices;
+};
+
+struct ClusterConfig {
+  std::vector<ClusterNode> nodes;
+  // The runtime's default device (the implicit-binding quirk). Unset means
+  // "device 0 if the local node has it, none otherwise".
+  std::optional<int32_t> default_device;
+  std::string source;  // file name or "--devices" (for messages)
+
+  // The local node (exactly one after a successful parse).
+  const ClusterNode& LocalNode() const;
+  // Device ids of the local node, in config order.
+  std::vector<int32_t> LocalDeviceIds() const;
+  bool HasLocalDevice(int32_t device_id) const;
+  // The resolved default device: explicit, else 0 when present, else none.
+  std::optional<int32_t> ResolvedDefaultDevice() const;
+};
+
+// Parses JSON text in either form. `source` names the text in messages
+// (usually the file name). Unknown fields are ignored; known ones validated.
+Status ParseClusterConfig(std::string_view json_text, std::string_view source,
+                          ClusterConfig* out);
+
+// Reads and parses a file; a missing or unreadable file is kNotFound naming
+// the path.
+Status LoadClusterConfigFile(const std::string& path, ClusterConfig* out);
+
+// Parses "2,3,4,5" or ranges "2~5" (and mixes: "0,3~4,7") into a one-node
+// local cluster.
+Status ParseDeviceList(std::string_view list, ClusterConfig* out);
+
+// Four simulated devices 0,1,2,3 (the default without any config).
+ClusterConfig DefaultClusterConfig();
+
+// A one-node local cluster of the given devices.
+ClusterConfig MakeLocalCluster(const std::vector<int32_t>& device_ids,
+                               uint64_t memory_bytes = kDefaultDeviceMemoryBytes);
+
+// Parses memory sizes such as "32GB", "[DDR:32GB]", "512MiB", "1024".
+Status ParseMemorySize(std::string_view text, uint64_t* bytes);
+
+}  // namespace hflow
+
+#endif  // HFLOW_CLUSTER_H_

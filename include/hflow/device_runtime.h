@@ -1,0 +1,139 @@
+// DeviceRuntime: the injected device-runtime interface (in the spirit of
+// LevelDB's Env and c10's DeviceGuardImpl). Everything in hflow that touches
+// a device goes through one of these; `sim` (the default) simulates devices
+// on host threads, `cuda` (later) drives real GPUs.
+//
+// Semantics every backend honours (PRODUCT.md, "Device runtime semantics"):
+// each thread has a current context, initially none; GetCurrentContext never
+// binds; every device-dependent operation names its device and checks the
+// calling thread's binding (match: proceed; other device: kContextMismatch;
+// unbound: implicit binding only for the configured default device, else
+// kNoContext naming the device).
+//
+// Thread-safety: all methods may be called concurrently from any thread.
+#ifndef HFLOW_DEVICE_RUNTIME_H_
+#define HFLOW_DEVICE_RUNTIME_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hflow/status.h"
+
+namespace hflow {
+namespace rt {
+
+// Opaque context handle. Backends define what it points to; callers only
+// compare, store and pass it back.
+class Context;
+
+enum class MemcpyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+
+// Every runtime operation, for call logs, fault injection and latency models.
+// The driver-call ops (kEventSubmit...) are checked, logged and injectable
+// exactly like the memory ops; the services layer performs them through
+// DeviceRuntime::DriverCall before doing the work on its device agent.
+enum class Op : int {
+  kSetDevice,
+  kResetDevice,
+  kCreateContext,
+  kDestroyContext,
+  kSetCurrentContext,
+  kMalloc,
+  kFree,
+  kMemcpy,
+  kMemset,
+  kSynchronize,
+  kGetMemInfo,
+  kEventSubmit,
+  kGroupCreate,
+  kGroupAddMember,
+  kGroupDestroy,
+  kMbufAlloc,
+  kMbufFree,
+  kQueueCreate,
+  kQueueDestroy,
+  kQueueEnqueue,
+  kQueueDequeue,
+  kModelLoad,
+  kModelUnload,
+  kModelExecute,
+  kCount,  // number of ops; also "any op" in fault specs
+};
+inline constexpr Op kAnyOp = Op::kCount;
+
+// Stable name of an op ("Malloc", "QueueDestroy", ...).
+const char* OpName(Op op);
+
+// Per-device counters every backend reports (hflow run --stats).
+struct DeviceStats {
+  int32_t device_id = 0;
+  uint64_t contexts_created = 0;    // default and user contexts, ever
+  uint64_t contexts_alive = 0;
+  uint64_t implicit_bindings = 0;   // the default-device quirk, ever
+  uint64_t mem_capacity_bytes = 0;
+  uint64_t mem_used_bytes = 0;
+  uint64_t mem_peak_bytes = 0;
+  uint64_t live_allocations = 0;
+  int64_t default_context_refs = 0; // SetDevice minus ResetDevice
+  bool lost = false;
+};
+
+class DeviceRuntime {
+ public:
+  virtual ~DeviceRuntime() = default;
+  DeviceRuntime() = default;
+  DeviceRuntime(const DeviceRuntime&) = delete;
+  DeviceRuntime& operator=(const DeviceRuntime&) = delete;
+
+  virtual const char* Name() const = 0;
+  // Device ids of the local node, ascending.
+  virtual std::vector<int32_t> DeviceIds() const = 0;
+  // The device an unbound thread falls back to, if any.
+  virtual std::optional<int32_t> DefaultDevice() const = 0;
+
+  // --- Contexts (ACL semantics) ---
+  // Binds `device`'s default context, creating it on first use; reference
+  // counted against ResetDevice.
+  virtual Status SetDevice(int32_t device) = 0;
+  // Drops one SetDevice reference; the last one destroys the default context.
+  virtual Status ResetDevice(int32_t device) = 0;
+  // Device of the bound context; kNoContext when unbound. Never binds.
+  virtual Status GetDevice(int32_t* device) = 0;
+  // Creates a user context on `device` and binds it.
+  virtual Status CreateContext(int32_t device, Context** ctx) = 0;
+  // Destroys a user context (default contexts go with ResetDevice).
+  virtual Status DestroyContext(Context* ctx) = 0;
+  // Binds `ctx`; nullptr unbinds.
+  virtual Status SetCurrentContext(Context* ctx) = 0;
+  // The bound context or nullptr. No side effect, ever.
+  virtual Context* GetCurrentContext() noexcept = 0;
+  // Device a context belongs to.
+  virtual Status GetContextDevice(const Context* ctx, int32_t* device) = 0;
+
+  // --- Device-dependent operations (check the binding) ---
+  virtual Status Malloc(int32_t device, size_t bytes, void** ptr) = 0;
+  virtual Status Free(int32_t device, void* ptr) = 0;
+  // `device` issues the copy; for kDeviceToDevice it must own src or dst.
+  virtual Status Memcpy(int32_t device, void* dst, const void* src,
+                        size_t bytes, MemcpyKind kind) = 0;
+  virtual Status Memset(int32_t device, void* dst, int value,
+                        size_t bytes) = 0;
+  virtual Status Synchronize(int32_t device) = 0;
+  virtual Status GetMemInfo(int32_t device, uint64_t* free_bytes,
+                            uint64_t* total_bytes) = 0;
+  // A driver operation the services layer performs on `device` (queue,
+  // group, mbuf, event, model ops): binding check, fault injection, logging
+  // and latency, nothing else.
+  virtual Status DriverCall(int32_t device, Op op) = 0;
+
+  // Counters of one device; kInvalidArgument for an unknown id.
+  virtual Status GetDeviceStats(int32_t device, DeviceStats* out) const = 0;
+};
+
+}  // namespace rt
+}  // namespace hflow
+
+#endif  // HFLOW_DEVICE_RUNTIME_H_

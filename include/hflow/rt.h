@@ -1,0 +1,58 @@
+// hflow::rt: the device runtime calls an outside client relies on (ACL-like),
+// forwarding to the process-wide DeviceRuntime chosen at initialization
+// (`sim` by default; tests may install their own).
+//
+// These calls *are* the context API: SetDevice and friends deliberately
+// change the calling thread's binding. hflow's other public entry points never
+// do (ContextGuard).
+//
+// Thread-safety: all calls may be made from any thread. InstallRuntime must
+// not race with other calls into the runtime (do it at start-up, as
+// hflow::Initialize does); runtimes it replaces stay alive until process exit
+// so stale handles never dangle.
+#ifndef HFLOW_RT_H_
+#define HFLOW_RT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "hflow/device_runtime.h"
+#include "hflow/status.h"
+
+namespace hflow {
+namespace rt {
+
+namespace internal {
+extern std::atomic<DeviceRuntime*> g_runtime;
+}  // namespace internal
+
+// The process-wide runtime, or nullptr before initialization.
+inline DeviceRuntime* CurrentRuntime() noexcept {
+  return internal::g_runtime.load(std::memory_order_acquire);
+}
+
+// Makes `runtime` the process-wide runtime (nullptr uninstalls). The previous
+// one is kept alive until exit.
+void InstallRuntime(std::shared_ptr<DeviceRuntime> runtime);
+
+Status SetDevice(int32_t device);
+Status ResetDevice(int32_t device);
+Status GetDevice(int32_t* device);
+Status CreateContext(int32_t device, Context** ctx);
+Status DestroyContext(Context* ctx);
+Status SetCurrentContext(Context* ctx);
+Context* GetCurrentContext() noexcept;
+Status GetContextDevice(const Context* ctx, int32_t* device);
+
+Status Malloc(int32_t device, size_t bytes, void** ptr);
+Status Free(int32_t device, void* ptr);
+Status Memcpy(int32_t device, void* dst, const void* src, size_t bytes,
+              MemcpyKind kind);
+Status Synchronize(int32_t device);
+Status GetMemInfo(int32_t device, uint64_t* free_bytes, uint64_t* total_bytes);
+
+}  // namespace rt
+}  // namespace hflow
+
+#endif  // HFLOW_RT_H_

@@ -1,0 +1,91 @@
+// The process-wide runtime and the hflow::rt free functions forwarding to it.
+//
+// Thread-safety: the current runtime is an atomic pointer. Replaced runtimes
+// are parked in a graveyard until exit, so a thread still holding a pointer
+// or a context handle of one never touches freed memory.
+#include <mutex>
+#include <vector>
+
+#include "hflow/rt.h"
+
+namespace hflow {
+namespace rt {
+namespace internal {
+std::atomic<DeviceRuntime*> g_runtime{nullptr};
+}  // namespace internal
+
+namespace {
+std::mutex g_install_mu;
+std::vector<std::shared_ptr<DeviceRuntime>>& Graveyard() {
+  static auto* all = new std::vector<std::shared_ptr<DeviceRuntime>>();
+  return *all;
+}
+
+Status NoRuntime(const char* call) {
+  return Status::FailedPrecondition(
+      std::string("hflow::rt::") + call +
+      ": no device runtime is installed; call hflow::Initialize first");
+}
+}  // namespace
+
+void InstallRuntime(std::shared_ptr<DeviceRuntime> runtime) {
+  std::lock_guard<std::mutex> lock(g_install_mu);
+  if (runtime) Graveyard().push_back(runtime);
+  internal::g_runtime.store(runtime.get(), std::memory_order_release);
+}
+
+const char* OpName(Op op) {
+  static const char* const kNames[] = {
+      "SetDevice",      "ResetDevice",   "CreateContext", "DestroyContext",
+      "SetCurrentContext", "Malloc",     "Free",          "Memcpy",
+      "Memset",         "Synchronize",   "GetMemInfo",    "EventSubmit",
+      "GroupCreate",    "GroupAddMember", "GroupDestroy", "MbufAlloc",
+      "MbufFree",       "QueueCreate",   "QueueDestroy",  "QueueEnqueue",
+      "QueueDequeue",   "ModelLoad",     "ModelUnload",   "ModelExecute",
+      "AnyOp"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) ==
+                    static_cast<size_t>(Op::kCount) + 1,
+                "OpName table out of date");
+  auto i = static_cast<size_t>(op);
+  return i <= static_cast<size_t>(Op::kCount) ? kNames[i] : "?";
+}
+
+// Each forwarder checks for a runtime, then delegates.
+#define HFLOW_FORWARD(call, ...)               \
+  DeviceRuntime* r = CurrentRuntime();         \
+  if (r == nullptr) return NoRuntime(#call);   \
+  return r->call(__VA_ARGS__)
+
+Status SetDevice(int32_t device) { HFLOW_FORWARD(SetDevice, device); }
+Status ResetDevice(int32_t device) { HFLOW_FORWARD(ResetDevice, device); }
+Status GetDevice(int32_t* device) { HFLOW_FORWARD(GetDevice, device); }
+Status CreateContext(int32_t device, Context** ctx) {
+  HFLOW_FORWARD(CreateContext, device, ctx);
+}
+Status DestroyContext(Context* ctx) { HFLOW_FORWARD(DestroyContext, ctx); }
+Status SetCurrentContext(Context* ctx) {
+  HFLOW_FORWARD(SetCurrentContext, ctx);
+}
+Context* GetCurrentContext() noexcept {
+  DeviceRuntime* r = CurrentRuntime();
+  return r ? r->GetCurrentContext() : nullptr;
+}
+Status GetContextDevice(const Context* ctx, int32_t* device) {
+  HFLOW_FORWARD(GetContextDevice, ctx, device);
+}
+Status Malloc(int32_t device, size_t bytes, void** ptr) {
+  HFLOW_FORWARD(Malloc, device, bytes, ptr);
+}
+Status Free(int32_t device, void* ptr) { HFLOW_FORWARD(Free, device, ptr); }
+Status Memcpy(int32_t device, void* dst, const void* src, size_t bytes,
+              MemcpyKind kind) {
+  HFLOW_FORWARD(Memcpy, device, dst, src, bytes, kind);
+}
+Status Synchronize(int32_t device) { HFLOW_FORWARD(Synchronize, device); }
+Status GetMemInfo(int32_t device, uint64_t* free_bytes, uint64_t* total_bytes) {
+  HFLOW_FORWARD(GetMemInfo, device, free_bytes, total_bytes);
+}
+#undef HFLOW_FORWARD
+
+}  // namespace rt
+}  // namespace hflow

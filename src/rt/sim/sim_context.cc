@@ -1,0 +1,267 @@
+// SimRuntime context operations and the binding rule every device-dependent
+// operation applies (PRODUCT.md, "Device runtime semantics").
+//
+// Thread-safety: the binding is thread-local; device default contexts are
+// created/destroyed under SimDevice::mu; the context registry under
+// contexts_mu_.
+#include <string>
+
+#include "rt/sim/sim_instrumented.h"
+#include "rt/sim/sim_internal.h"
+#include "rt/thread_util.h"
+
+namespace hflow {
+namespace rt {
+namespace sim {
+thread_local ThreadBinding t_binding;
+}  // namespace sim
+
+using sim::t_binding;
+
+namespace {
+Context* Handle(sim::SimContext* c) { return reinterpret_cast<Context*>(c); }
+
+std::string Dev(int32_t d) { return "device " + std::to_string(d); }
+}  // namespace
+
+sim::SimContext* SimRuntime::BoundContext() const noexcept {
+  return t_binding.owner == instance_id_ ? t_binding.ctx : nullptr;
+}
+
+void SimRuntime::Bind(SimContext* ctx) noexcept {
+  t_binding.owner = instance_id_;
+  t_binding.ctx = ctx;
+}
+
+Context* SimRuntime::GetCurrentContext() noexcept {
+  return Handle(BoundContext());
+}
+
+sim::SimContext* SimRuntime::FindContext(const Context* handle) const {
+  std::lock_guard<std::mutex> lock(contexts_mu_);
+  if (context_set_.count(handle) == 0) return nullptr;
+  return reinterpret_cast<SimContext*>(const_cast<Context*>(handle));
+}
+
+sim::SimContext* SimRuntime::NewContext(SimDevice* dev, bool is_default) {
+  auto ctx = std::make_unique<SimContext>();
+  ctx->id = next_context_id_.fetch_add(1);
+  ctx->device = dev->id;
+  ctx->is_default = is_default;
+  SimContext* raw = ctx.get();
+  {
+    std::lock_guard<std::mutex> lock(contexts_mu_);
+    context_set_.insert(raw);
+    contexts_.push_back(std::move(ctx));
+  }
+  dev->contexts_created.fetch_add(1);
+  dev->contexts_alive.fetch_add(1);
+  return raw;
+}
+
+void SimRuntime::KillContext(SimContext* ctx) {
+  if (!ctx->alive.exchange(false)) return;
+  FindDevice(ctx->device)->contexts_alive.fetch_sub(1);
+  // The destroying thread must not keep a dead binding.
+  if (BoundContext() == ctx) Bind(nullptr);
+}
+
+int64_t SimRuntime::ContextId(const Context* handle) const {
+  SimContext* c = handle ? FindContext(handle) : nullptr;
+  return c ? c->id : 0;
+}
+
+// Requires dev->mu.
+sim::SimContext* SimRuntime::EnsureDefaultContext(SimDevice* dev) {
+  SimContext* ctx = dev->default_ctx.load();
+  if (ctx == nullptr) {
+    ctx = NewContext(dev, /*is_default=*/true);
+    dev->default_ctx.store(ctx);
+  }
+  return ctx;
+}
+
+Status SimRuntime::CheckBinding(Op op, SimDevice* dev, bool* implicit) {
+  SimContext* cur = BoundContext();
+  if (cur != nullptr) {
+    if (!cur->alive.load(std::memory_order_relaxed)) {
+      return Status::NoContext(
+          std::string(OpName(op)) + " on " + Dev(dev->id) +
+          ": the context bound to thread '" + CurrentThreadName() +
+          "' (context " + std::to_string(cur->id) + " of " + Dev(cur->device) +
+          ") was destroyed; bind a live context first");
+    }
+    if (cur->device == dev->id) return Status::OK();
+    return Status::ContextMismatch(
+        std::string(OpName(op)) + " on " + Dev(dev->id) + ": thread '" +
+        CurrentThreadName() + "' is bound to a context of " +
+        Dev(cur->device) + ", not " + Dev(dev->id) + "; bind " +
+        Dev(dev->id) + " first (SetDevice or SetCurrentContext)");
+  }
+  if (default_device_ && *default_device_ == dev->id) {
+    // The quirk of real runtimes: an unbound thread silently gets the
+    // default device's default context. Counted so tests can forbid it.
+    SimContext* ctx;
+    {
+      std::lock_guard<std::mutex> lock(dev->mu);
+      ctx = EnsureDefaultContext(dev);
+      dev->implicitly_retained = true;
+    }
+    dev->implicit_bindings.fetch_add(1);
+    Bind(ctx);
+    *implicit = true;
+    return Status::OK();
+  }
+  return Status::NoContext(
+      std::string(OpName(op)) + " on " + Dev(dev->id) +
+      ": no valid context is bound to the current thread '" +
+      CurrentThreadName() + "' (EE1018); bind " + Dev(dev->id) +
+      " first (SetDevice or SetCurrentContext)");
+}
+
+Status SimRuntime::EnterDeviceOp(Op op, int32_t device, SimDevice** dev,
+                                 bool* implicit) {
+  HFLOW_RETURN_IF_ERROR(LookupDevice(op, device, dev));
+  if ((*dev)->lost.load(std::memory_order_relaxed)) {
+    return Status::DeviceLost(std::string(OpName(op)) + " on " + Dev(device) +
+                              ": the device is lost");
+  }
+  return CheckBinding(op, *dev, implicit);
+}
+
+Status SimRuntime::SetDevice(int32_t device) {
+  return Instrumented(Op::kSetDevice, device, [&](bool*) -> Status {
+    SimDevice* dev = nullptr;
+    HFLOW_RETURN_IF_ERROR(LookupDevice(Op::kSetDevice, device, &dev));
+    if (dev->lost.load(std::memory_order_relaxed)) {
+      return Status::DeviceLost("SetDevice on " + Dev(device) +
+                                ": the device is lost");
+    }
+    // Fast path: already bound to this device's live default context and
+    // holding a reference, so the count cannot reach zero underneath us.
+    SimContext* cur = BoundContext();
+    if (cur != nullptr && cur == dev->default_ctx.load(std::memory_order_acquire)) {
+      int64_t refs = dev->refs.load(std::memory_order_relaxed);
+      while (refs > 0) {
+        if (dev->refs.compare_exchange_weak(refs, refs + 1)) {
+          return Status::OK();
+        }
+      }
+    }
+    SimContext* ctx;
+    {
+      std::lock_guard<std::mutex> lock(dev->mu);
+      ctx = EnsureDefaultContext(dev);
+      dev->refs.fetch_add(1);
+    }
+    Bind(ctx);
+    return Status::OK();
+  });
+}
+
+Status SimRuntime::ResetDevice(int32_t device) {
+  return Instrumented(Op::kResetDevice, device, [&](bool*) -> Status {
+    SimDevice* dev = nullptr;
+    HFLOW_RETURN_IF_ERROR(LookupDevice(Op::kResetDevice, device, &dev));
+    std::lock_guard<std::mutex> lock(dev->mu);
+    if (dev->refs.load() <= 0) {
+      return Status::FailedPrecondition(
+          "ResetDevice on " + Dev(device) +
+          ": no SetDevice reference is held; call SetDevice and ResetDevice "
+          "in pairs");
+    }
+    if (dev->refs.fetch_sub(1) == 1 && !dev->implicitly_retained) {
+      SimContext* ctx = dev->default_ctx.exchange(nullptr);
+      if (ctx != nullptr) KillContext(ctx);
+    }
+    return Status::OK();
+  });
+}
+
+Status SimRuntime::GetDevice(int32_t* device) {
+  if (device == nullptr) return Status::InvalidArgument("GetDevice: null out");
+  SimContext* cur = BoundContext();
+  if (cur == nullptr) {
+    return Status::NoContext(
+        "GetDevice: no context is bound to the current thread '" +
+        CurrentThreadName() + "'");
+  }
+  *device = cur->device;
+  return Status::OK();
+}
+
+Status SimRuntime::CreateContext(int32_t device, Context** out) {
+  return Instrumented(Op::kCreateContext, device, [&](bool*) -> Status {
+    if (out == nullptr) {
+      return Status::InvalidArgument("CreateContext: null out parameter");
+    }
+    SimDevice* dev = nullptr;
+    HFLOW_RETURN_IF_ERROR(LookupDevice(Op::kCreateContext, device, &dev));
+    if (dev->lost.load()) {
+      return Status::DeviceLost("CreateContext on " + Dev(device) +
+                                ": the device is lost");
+    }
+    SimContext* ctx = NewContext(dev, /*is_default=*/false);
+    Bind(ctx);
+    *out = Handle(ctx);
+    return Status::OK();
+  });
+}
+
+Status SimRuntime::DestroyContext(Context* handle) {
+  SimContext* ctx = handle ? FindContext(handle) : nullptr;
+  int32_t device = ctx ? ctx->device : -1;
+  return Instrumented(Op::kDestroyContext, device, [&](bool*) -> Status {
+    if (ctx == nullptr || !ctx->alive.load()) {
+      return Status::InvalidArgument(
+          "DestroyContext: unknown or already destroyed context handle");
+    }
+    if (ctx->is_default) {
+      return Status::InvalidArgument(
+          "DestroyContext: context " + std::to_string(ctx->id) +
+          " is the default context of " + Dev(ctx->device) +
+          "; release it with ResetDevice");
+    }
+    KillContext(ctx);
+    return Status::OK();
+  });
+}
+
+Status SimRuntime::SetCurrentContext(Context* handle) {
+  if (handle == nullptr) {
+    return Instrumented(Op::kSetCurrentContext, -1, [&](bool*) {
+      Bind(nullptr);
+      return Status::OK();
+    });
+  }
+  // Fast path: rebinding what is bound (the check needs no registry lookup:
+  // the bound pointer came from this runtime).
+  SimContext* cur = BoundContext();
+  if (reinterpret_cast<Context*>(cur) == handle &&
+      !instrumented_.load(std::memory_order_relaxed) && cur->alive.load()) {
+    return Status::OK();
+  }
+  SimContext* ctx = FindContext(handle);
+  int32_t device = ctx ? ctx->device : -1;
+  return Instrumented(Op::kSetCurrentContext, device, [&](bool*) -> Status {
+    if (ctx == nullptr || !ctx->alive.load()) {
+      return Status::InvalidArgument(
+          "SetCurrentContext: unknown or destroyed context handle; pass a "
+          "context from CreateContext/GetCurrentContext that is still alive");
+    }
+    Bind(ctx);
+    return Status::OK();
+  });
+}
+
+Status SimRuntime::GetContextDevice(const Context* handle, int32_t* device) {
+  SimContext* ctx = handle ? FindContext(handle) : nullptr;
+  if (ctx == nullptr || device == nullptr) {
+    return Status::InvalidArgument("GetContextDevice: unknown context handle");
+  }
+  *device = ctx->device;
+  return Status::OK();
+}
+
+}  // namespace rt
+}  // namespace hflow

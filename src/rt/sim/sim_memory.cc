@@ -1,0 +1,206 @@
+// SimRuntime device memory: allocations are host memory accounted against
+// each device's capacity; copies validate that every device pointer lies in
+// a live allocation of the device the copy names.
+//
+// Thread-safety: the allocation map is guarded by allocs_mu_ (shared for
+// lookups); per-device usage counters are atomics.
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "rt/sim/sim_instrumented.h"
+#include "rt/sim/sim_internal.h"
+
+namespace hflow {
+namespace rt {
+namespace {
+constexpr size_t kAlign = 64;
+
+std::string Dev(int32_t d) { return "device " + std::to_string(d); }
+
+std::string Ptr(const void* p) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%p", p);
+  return buf;
+}
+}  // namespace
+
+Status SimRuntime::Malloc(int32_t device, size_t bytes, void** ptr) {
+  return Instrumented(Op::kMalloc, device, [&](bool* implicit) -> Status {
+    if (ptr == nullptr) return Status::InvalidArgument("Malloc: null out");
+    SimDevice* dev = nullptr;
+    HFLOW_RETURN_IF_ERROR(EnterDeviceOp(Op::kMalloc, device, &dev, implicit));
+    if (bytes == 0) {
+      return Status::InvalidArgument("Malloc on " + Dev(device) +
+                                     ": size must be positive");
+    }
+    // Reserve capacity first so concurrent allocations cannot overshoot.
+    uint64_t used = dev->mem_used.load();
+    do {
+      if (bytes > dev->capacity || used > dev->capacity - bytes) {
+        return Status::OutOfMemory(
+            "Malloc on " + Dev(device) + ": " + std::to_string(bytes) +
+            " bytes requested, " + std::to_string(used) + " of " +
+            std::to_string(dev->capacity) + " bytes in use");
+      }
+    } while (!dev->mem_used.compare_exchange_weak(used, used + bytes));
+    void* p = ::operator new(bytes, std::align_val_t{kAlign}, std::nothrow);
+    if (p == nullptr) {
+      dev->mem_used.fetch_sub(bytes);
+      return Status::OutOfMemory("Malloc on " + Dev(device) +
+                                 ": host memory exhausted");
+    }
+    uint64_t peak = dev->mem_peak.load();
+    uint64_t now = used + bytes;
+    while (now > peak && !dev->mem_peak.compare_exchange_weak(peak, now)) {
+    }
+    dev->live_allocations.fetch_add(1);
+    {
+      std::unique_lock<std::shared_mutex> lock(allocs_mu_);
+      allocs_[reinterpret_cast<uintptr_t>(p)] = Allocation{bytes, device};
+    }
+    *ptr = p;
+    return Status::OK();
+  });
+}
+
+// Note [Free on a lost device]: Free checks the binding like any device
+// operation, but on a lost device it still releases the allocation and
+// succeeds: cleanup after device loss must be able to return everything, or
+// every rollback path would leak.
+Status SimRuntime::Free(int32_t device, void* ptr) {
+  return Instrumented(Op::kFree, device, [&](bool* implicit) -> Status {
+    SimDevice* dev = nullptr;
+    HFLOW_RETURN_IF_ERROR(LookupDevice(Op::kFree, device, &dev));
+    if (!dev->lost.load()) {
+      HFLOW_RETURN_IF_ERROR(CheckBinding(Op::kFree, dev, implicit));
+    }
+    size_t bytes = 0;
+    {
+      std::unique_lock<std::shared_mutex> lock(allocs_mu_);
+      auto it = allocs_.find(reinterpret_cast<uintptr_t>(ptr));
+      if (it == allocs_.end() || it->second.device != device) {
+        return Status::InvalidArgument(
+            "Free on " + Dev(device) + ": " + Ptr(ptr) +
+            " is not a live allocation of this device (double free, or "
+            "memory of another device?)");
+      }
+      bytes = it->second.bytes;
+      allocs_.erase(it);
+    }
+    ::operator delete(ptr, std::align_val_t{kAlign});
+    dev->mem_used.fetch_sub(bytes);
+    dev->live_allocations.fetch_sub(1);
+    return Status::OK();
+  });
+}
+
+Status SimRuntime::FindAllocation(const void* p, size_t bytes,
+                                  int32_t* device) const {
+  auto addr = reinterpret_cast<uintptr_t>(p);
+  std::shared_lock<std::shared_mutex> lock(allocs_mu_);
+  auto it = allocs_.upper_bound(addr);
+  if (it == allocs_.begin()) return Status::NotFound("");
+  --it;
+  if (addr - it->first > it->second.bytes ||
+      bytes > it->second.bytes - (addr - it->first)) {
+    return Status::NotFound("");
+  }
+  *device = it->second.device;
+  return Status::OK();
+}
+
+Status SimRuntime::Memcpy(int32_t device, void* dst, const void* src,
+                          size_t bytes, MemcpyKind kind) {
+  return Instrumented(Op::kMemcpy, device, [&](bool* implicit) -> Status {
+    SimDevice* dev = nullptr;
+    HFLOW_RETURN_IF_ERROR(EnterDeviceOp(Op::kMemcpy, device, &dev, implicit));
+    if (bytes == 0) return Status::OK();
+    if (dst == nullptr || src == nullptr) {
+      return Status::InvalidArgument("Memcpy on " + Dev(device) +
+                                     ": null pointer");
+    }
+    int32_t dst_dev = -1, src_dev = -1;
+    bool dst_on_dev = FindAllocation(dst, bytes, &dst_dev).ok();
+    bool src_on_dev = FindAllocation(src, bytes, &src_dev).ok();
+    auto bad = [&](const char* what, const void* p) {
+      return Status::InvalidArgument(
+          "Memcpy on " + Dev(device) + ": " + what + " " + Ptr(p) + " (+" +
+          std::to_string(bytes) + " bytes) is not inside a live allocation "
+          "of the expected device");
+    };
+    switch (kind) {
+      case MemcpyKind::kHostToDevice:
+        if (!dst_on_dev || dst_dev != device) return bad("destination", dst);
+        break;
+      case MemcpyKind::kDeviceToHost:
+        if (!src_on_dev || src_dev != device) return bad("source", src);
+        break;
+      case MemcpyKind::kDeviceToDevice:
+        if (!dst_on_dev) return bad("destination", dst);
+        if (!src_on_dev) return bad("source", src);
+        if (dst_dev != device && src_dev != device) {
+          return Status::InvalidArgument(
+              "Memcpy on " + Dev(device) + ": a device-to-device copy from " +
+              Dev(src_dev) + " to " + Dev(dst_dev) +
+              " must be issued on one of them");
+        }
+        if (FindDevice(dst_dev)->lost.load() ||
+            FindDevice(src_dev)->lost.load()) {
+          return Status::DeviceLost("Memcpy on " + Dev(device) +
+                                    ": the peer device is lost");
+        }
+        break;
+    }
+    std::memmove(dst, src, bytes);
+    return Status::OK();
+  });
+}
+
+Status SimRuntime::Memset(int32_t device, void* dst, int value, size_t bytes) {
+  return Instrumented(Op::kMemset, device, [&](bool* implicit) -> Status {
+    SimDevice* dev = nullptr;
+    HFLOW_RETURN_IF_ERROR(EnterDeviceOp(Op::kMemset, device, &dev, implicit));
+    int32_t owner = -1;
+    if (bytes > 0 && (!FindAllocation(dst, bytes, &owner).ok() ||
+                      owner != device)) {
+      return Status::InvalidArgument("Memset on " + Dev(device) + ": " +
+                                     Ptr(dst) +
+                                     " is not inside a live allocation of "
+                                     "this device");
+    }
+    std::memset(dst, value, bytes);
+    return Status::OK();
+  });
+}
+
+Status SimRuntime::Synchronize(int32_t device) {
+  // Sim work is synchronous: only the checks remain.
+  return Instrumented(Op::kSynchronize, device, [&](bool* implicit) {
+    SimDevice* dev = nullptr;
+    return EnterDeviceOp(Op::kSynchronize, device, &dev, implicit);
+  });
+}
+
+Status SimRuntime::GetMemInfo(int32_t device, uint64_t* free_bytes,
+                              uint64_t* total_bytes) {
+  return Instrumented(Op::kGetMemInfo, device, [&](bool* implicit) -> Status {
+    SimDevice* dev = nullptr;
+    HFLOW_RETURN_IF_ERROR(
+        EnterDeviceOp(Op::kGetMemInfo, device, &dev, implicit));
+    uint64_t used = dev->mem_used.load();
+    if (free_bytes) *free_bytes = dev->capacity - used;
+    if (total_bytes) *total_bytes = dev->capacity;
+    return Status::OK();
+  });
+}
+
+Status SimRuntime::DriverCall(int32_t device, Op op) {
+  return Instrumented(op, device, [&](bool* implicit) {
+    SimDevice* dev = nullptr;
+    return EnterDeviceOp(op, device, &dev, implicit);
+  });
+}
+
+}  // namespace rt
+}  // namespace hflow

@@ -1,0 +1,89 @@
+// ThreadPool: named worker threads for hflow's internal parallel work
+// (deploy, undeploy, services). A task may carry a target device; the worker
+// binds that device before running it, at this single point, so a task can
+// never run on whatever binding the previous task left behind. A task
+// without a device runs on an unbound thread: a device call it forgot to
+// bind fails visibly instead of borrowing a stale context.
+//
+// Note [Pool bindings]: the first task for device d makes the worker call
+// SetDevice(d) once and keep that reference (and the default context handle)
+// until the pool stops; later tasks rebind with SetCurrentContext, never
+// with SetDevice/ResetDevice pairs, so no default context is destroyed and
+// recreated per task (LESSONS.md, invariant 5).
+//
+// Thread-safety: Submit may be called from any thread; the destructor (and
+// Shutdown) must not race with Submit.
+#ifndef HFLOW_RT_THREAD_POOL_H_
+#define HFLOW_RT_THREAD_POOL_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hflow/device_runtime.h"
+#include "hflow/status.h"
+
+namespace hflow {
+
+class ThreadPool {
+ public:
+  using Task = std::function<Status()>;
+
+  // Threads are named "<name>-<i>". `runtime` defaults to the process-wide
+  // runtime at construction.
+  ThreadPool(std::string name, int num_threads,
+             rt::DeviceRuntime* runtime = nullptr);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Queues `task`; the future yields its Status, the binding error if the
+  // device could not be bound, or kInternal if the task threw.
+  std::future<Status> Submit(Task task,
+                             std::optional<int32_t> device = std::nullopt);
+
+  // Runs every task, waits for all of them, and returns the first error in
+  // submission order (all tasks run even when one fails).
+  Status RunAll(std::vector<std::pair<std::optional<int32_t>, Task>> tasks);
+
+  // Runs queued tasks, then stops and joins the workers. Idempotent.
+  void Shutdown();
+
+  const std::string& name() const { return name_; }
+  int size() const { return static_cast<int>(workers_.size()); }
+
+ private:
+  struct Item {
+    Task task;
+    std::optional<int32_t> device;
+    std::promise<Status> done;
+  };
+  struct WorkerState {
+    std::string thread_name;
+    std::map<int32_t, rt::Context*> held;  // device -> default context
+  };
+
+  void WorkerLoop(int index);
+  Status BindFor(WorkerState* w, const std::optional<int32_t>& device);
+  void ReleaseAll(WorkerState* w);
+
+  const std::string name_;
+  rt::DeviceRuntime* const runtime_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace hflow
+
+#endif  // HFLOW_RT_THREAD_POOL_H_
