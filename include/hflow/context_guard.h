@@ -21,9 +21,9 @@ class ContextGuard {
  public:
   ContextGuard() noexcept
       : rt_(rt::CurrentRuntime()),
-        saved_(rt_ != nullptr ? rt_->GetCurrentContext() : nullptr) {}
+        saved_(rt_ != nullptr ? rt_->CurrentContextFast() : nullptr) {}
   ~ContextGuard() {
-    if (rt_ != nullptr && rt_->GetCurrentContext() != saved_) Restore();
+    if (rt_ != nullptr && rt_->CurrentContextFast() != saved_) Restore();
   }
   ContextGuard(const ContextGuard&) = delete;
   ContextGuard& operator=(const ContextGuard&) = delete;

@@ -81,12 +81,41 @@ struct DeviceStats {
   bool lost = false;
 };
 
+class DeviceRuntime;
+
+namespace internal {
+// Note [Thread slot]: a backend whose current context is process-local state
+// (sim) keeps each thread's binding here, in the rt layer, so that the
+// guard at every public entry point reads it inline: one %fs-relative load
+// (initial-exec TLS), no virtual call. `owner` is the id of the runtime the
+// binding belongs to; a binding made under another runtime instance reads as
+// none. Backends whose context lives in a driver (CUDA) leave the slot alone
+// and answer through GetCurrentContext.
+struct ThreadSlot {
+  uint64_t owner = 0;
+  Context* ctx = nullptr;
+};
+extern thread_local ThreadSlot t_slot
+    __attribute__((tls_model("initial-exec")));
+}  // namespace internal
+
 class DeviceRuntime {
  public:
   virtual ~DeviceRuntime() = default;
-  DeviceRuntime() = default;
   DeviceRuntime(const DeviceRuntime&) = delete;
   DeviceRuntime& operator=(const DeviceRuntime&) = delete;
+
+  // Unique per instance, never reused within a process.
+  uint64_t runtime_id() const noexcept { return id_; }
+
+  // GetCurrentContext without the virtual call for slot-backed runtimes.
+  Context* CurrentContextFast() noexcept {
+    if (slot_backed_) {
+      const internal::ThreadSlot& s = internal::t_slot;
+      return s.owner == id_ ? s.ctx : nullptr;
+    }
+    return GetCurrentContext();
+  }
 
   virtual const char* Name() const = 0;
   // Device ids of the local node, ascending.
@@ -131,6 +160,14 @@ class DeviceRuntime {
 
   // Counters of one device; kInvalidArgument for an unknown id.
   virtual Status GetDeviceStats(int32_t device, DeviceStats* out) const = 0;
+
+ protected:
+  // `slot_backed`: the backend keeps bindings in internal::t_slot.
+  explicit DeviceRuntime(bool slot_backed);
+
+ private:
+  const uint64_t id_;
+  const bool slot_backed_;
 };
 
 }  // namespace rt

@@ -12,7 +12,15 @@ namespace hflow {
 namespace rt {
 namespace internal {
 std::atomic<DeviceRuntime*> g_runtime{nullptr};
+thread_local ThreadSlot t_slot __attribute__((tls_model("initial-exec")));
 }  // namespace internal
+
+namespace {
+std::atomic<uint64_t> g_next_runtime_id{1};
+}  // namespace
+
+DeviceRuntime::DeviceRuntime(bool slot_backed)
+    : id_(g_next_runtime_id.fetch_add(1)), slot_backed_(slot_backed) {}
 
 namespace {
 std::mutex g_install_mu;
@@ -68,7 +76,7 @@ Status SetCurrentContext(Context* ctx) {
 }
 Context* GetCurrentContext() noexcept {
   DeviceRuntime* r = CurrentRuntime();
-  return r ? r->GetCurrentContext() : nullptr;
+  return r ? r->CurrentContextFast() : nullptr;
 }
 Status GetContextDevice(const Context* ctx, int32_t* device) {
   HFLOW_FORWARD(GetContextDevice, ctx, device);

@@ -12,11 +12,7 @@
 
 namespace hflow {
 namespace rt {
-namespace sim {
-thread_local ThreadBinding t_binding;
-}  // namespace sim
-
-using sim::t_binding;
+using internal::t_slot;
 
 namespace {
 Context* Handle(sim::SimContext* c) { return reinterpret_cast<Context*>(c); }
@@ -24,13 +20,16 @@ Context* Handle(sim::SimContext* c) { return reinterpret_cast<Context*>(c); }
 std::string Dev(int32_t d) { return "device " + std::to_string(d); }
 }  // namespace
 
+// The binding lives in the rt layer's thread slot (Note [Thread slot]).
 sim::SimContext* SimRuntime::BoundContext() const noexcept {
-  return t_binding.owner == instance_id_ ? t_binding.ctx : nullptr;
+  return t_slot.owner == runtime_id()
+             ? reinterpret_cast<SimContext*>(t_slot.ctx)
+             : nullptr;
 }
 
 void SimRuntime::Bind(SimContext* ctx) noexcept {
-  t_binding.owner = instance_id_;
-  t_binding.ctx = ctx;
+  t_slot.owner = runtime_id();
+  t_slot.ctx = Handle(ctx);
 }
 
 Context* SimRuntime::GetCurrentContext() noexcept {

@@ -43,15 +43,6 @@ struct SimDevice {
   std::atomic<uint64_t> live_allocations{0};
 };
 
-// Per-thread binding. One slot serves every SimRuntime instance: `owner`
-// says which one the binding belongs to, so a thread bound under a runtime
-// that has since been replaced reads as unbound in the new one.
-struct ThreadBinding {
-  uint64_t owner = 0;
-  SimContext* ctx = nullptr;
-};
-extern thread_local ThreadBinding t_binding;
-
 }  // namespace sim
 }  // namespace rt
 }  // namespace hflow

@@ -15,12 +15,8 @@
 
 namespace hflow {
 namespace rt {
-namespace {
-std::atomic<uint64_t> g_next_instance{1};
-}  // namespace
-
 SimRuntime::SimRuntime(SimOptions options)
-    : instance_id_(g_next_instance.fetch_add(1)), options_(std::move(options)) {
+    : DeviceRuntime(/*slot_backed=*/true), options_(std::move(options)) {
   if (options_.default_device.has_value()) {
     if (*options_.default_device != kNoDefaultDevice) {
       default_device_ = options_.default_device;

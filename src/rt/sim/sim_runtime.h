@@ -161,7 +161,6 @@ class SimRuntime final : public DeviceRuntime {
 
   Status FindAllocation(const void* p, size_t bytes, int32_t* device) const;
 
-  const uint64_t instance_id_;
   SimOptions options_;
   std::optional<int32_t> default_device_;
   std::vector<std::unique_ptr<SimDevice>> devices_;  // ascending id

@@ -1,0 +1,126 @@
+// `hflow devices`: prints the cluster as a table or as one JSON object.
+//
+// Thread-safety: main thread only (see devices_command.h).
+#include "tools/devices_command.h"
+
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace hflow::tools {
+namespace {
+
+// "16 GiB", "1.5 GiB", "512 MiB", "100 B": binary units, as GE's "GB" means.
+std::string HumanBytes(uint64_t bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int unit = 0;
+  while (unit < 6 && bytes >= (uint64_t{1} << (10 * (unit + 1)))) ++unit;
+  uint64_t scale = uint64_t{1} << (10 * unit);
+  char buf[32];
+  if (bytes % scale == 0) {
+    std::snprintf(buf, sizeof(buf), "%llu %s",
+                  static_cast<unsigned long long>(bytes / scale), kUnits[unit]);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1f %s",
+                  static_cast<double>(bytes) / static_cast<double>(scale),
+                  kUnits[unit]);
+  }
+  return buf;
+}
+
+size_t DeviceCount(const ClusterConfig& cfg) {
+  size_t n = 0;
+  for (const ClusterNode& node : cfg.nodes) n += node.devices.size();
+  return n;
+}
+
+void PrintJson(const ClusterConfig& cfg, std::ostream& out) {
+  using Json = nlohmann::ordered_json;
+  Json nodes = Json::array();
+  for (const ClusterNode& node : cfg.nodes) {
+    Json devices = Json::array();
+    for (const DeviceDesc& d : node.devices) {
+      devices.push_back({{"device_id", d.device_id},
+                         {"item_id", d.item_id},
+                         {"memory_bytes", d.memory_bytes}});
+    }
+    nodes.push_back({{"node_id", node.node_id},
+                     {"is_local", node.is_local},
+                     {"devices", std::move(devices)}});
+  }
+  std::optional<int32_t> def = cfg.ResolvedDefaultDevice();
+  Json doc = {{"source", cfg.source},
+              {"default_device", def ? Json(*def) : Json(nullptr)},
+              {"nodes", std::move(nodes)}};
+  // A file name need not be valid UTF-8; replace rather than throw.
+  out << doc.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
+}
+
+void PrintTable(const ClusterConfig& cfg, std::ostream& out) {
+  std::optional<int32_t> def = cfg.ResolvedDefaultDevice();
+  out << "Source: " << cfg.source << " (" << cfg.nodes.size()
+      << (cfg.nodes.size() == 1 ? " node, " : " nodes, ") << DeviceCount(cfg)
+      << " devices)\n";
+  if (def) {
+    out << "Default device: " << *def
+        << " (a thread with no bound context is bound to it implicitly)\n";
+  } else {
+    out << "Default device: none (every thread must bind a device "
+           "explicitly)\n";
+  }
+  out << "\n"
+      << std::left << std::setw(6) << "NODE" << std::setw(7) << "LOCAL"
+      << std::setw(8) << "DEVICE" << std::setw(6) << "ITEM" << std::setw(9)
+      << "DEFAULT"
+      << "MEMORY\n";
+  for (const ClusterNode& node : cfg.nodes) {
+    for (const DeviceDesc& d : node.devices) {
+      // Implicit binding only ever targets a device of the local node.
+      bool is_default = node.is_local && def && *def == d.device_id;
+      out << std::setw(6) << node.node_id << std::setw(7)
+          << (node.is_local ? "yes" : "no") << std::setw(8) << d.device_id
+          << std::setw(6) << d.item_id << std::setw(9)
+          << (is_default ? "yes" : "no") << HumanBytes(d.memory_bytes) << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+int RunDevices(const ClusterArgs& args, bool json, std::ostream& out,
+               std::ostream& err) {
+  ClusterConfig cfg;
+  Status s = ResolveCluster(args, &cfg);
+  if (!s.ok()) {
+    err << "hflow devices: " << s.ToString() << "\n";
+    return 1;
+  }
+  if (json) {
+    PrintJson(cfg, out);
+  } else {
+    PrintTable(cfg, out);
+  }
+  out.flush();
+  return 0;
+}
+
+void AddDevicesCommand(CLI::App* app) {
+  CLI::App* cmd = app->add_subcommand(
+      "devices",
+      "List the cluster's nodes and devices, and the default device");
+  // The callback outlives this function; shared state keeps the values alive
+  // as long as CLI11 keeps the callback.
+  auto args = std::make_shared<ClusterArgs>();
+  auto json = std::make_shared<bool>(false);
+  AddClusterOptions(cmd, args.get());
+  cmd->add_flag("--json", *json, "Print one JSON object instead of a table");
+  cmd->callback([args, json] {
+    int code = RunDevices(*args, *json, std::cout, std::cerr);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace hflow::tools
