@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -160,6 +161,12 @@ class DeviceRuntime {
 
   // Counters of one device; kInvalidArgument for an unknown id.
   virtual Status GetDeviceStats(int32_t device, DeviceStats* out) const = 0;
+
+  // Device-loss notifications, so that services can wake waiters promptly.
+  // Listeners run on the thread that detects the loss, outside runtime locks.
+  using LostListener = std::function<void(int32_t device)>;
+  virtual int AddDeviceLostListener(LostListener fn) = 0;
+  virtual void RemoveDeviceLostListener(int id) = 0;
 
  protected:
   // `slot_backed`: the backend keeps bindings in internal::t_slot.

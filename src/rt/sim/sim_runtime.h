@@ -114,9 +114,8 @@ class SimRuntime final : public DeviceRuntime {
   // Every later device-dependent call on `device` fails with kDeviceLost;
   // lost-device listeners run (outside any runtime lock).
   void MarkDeviceLost(int32_t device);
-  using LostListener = std::function<void(int32_t device)>;
-  int AddDeviceLostListener(LostListener fn);
-  void RemoveDeviceLostListener(int id);
+  int AddDeviceLostListener(LostListener fn) override;
+  void RemoveDeviceLostListener(int id) override;
   // Sleeps this long inside every call of `op` (e.g. model load latency).
   void SetOpLatency(Op op, std::chrono::microseconds latency);
 

@@ -1,0 +1,68 @@
+// DeviceContexts and ScopedDevice: how hflow's own code binds a device.
+//
+// DeviceContexts holds one SetDevice reference per device it is asked for
+// (lazily, so devices nobody uses never get a context) and hands out their
+// default-context handles. ScopedDevice binds one of them for a scope and
+// restores the thread's exact previous binding at exit; device operations
+// inside hflow take a `const ScopedDevice&` as proof that the caller bound
+// the right device, so an unbound call cannot be written (invariant 1).
+//
+// Thread-safety: DeviceContexts is thread-safe. A ScopedDevice belongs to
+// the thread that made it.
+#ifndef HFLOW_RT_DEVICE_BINDING_H_
+#define HFLOW_RT_DEVICE_BINDING_H_
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+#include "hflow/device_runtime.h"
+#include "hflow/status.h"
+
+namespace hflow {
+
+class DeviceContexts {
+ public:
+  explicit DeviceContexts(rt::DeviceRuntime* runtime);
+  ~DeviceContexts();  // gives back every reference taken
+  DeviceContexts(const DeviceContexts&) = delete;
+  DeviceContexts& operator=(const DeviceContexts&) = delete;
+
+  // Default context of `device`, taking a reference on first use. The
+  // calling thread's binding is left exactly as it was.
+  Status Get(int32_t device, rt::Context** ctx);
+
+  rt::DeviceRuntime* runtime() const { return runtime_; }
+
+ private:
+  rt::DeviceRuntime* const runtime_;
+  std::mutex mu_;
+  std::map<int32_t, rt::Context*> held_;
+};
+
+class ScopedDevice {
+ public:
+  // Binds `device` (status() tells whether it worked).
+  ScopedDevice(DeviceContexts* contexts, int32_t device);
+  ~ScopedDevice();
+  ScopedDevice(const ScopedDevice&) = delete;
+  ScopedDevice& operator=(const ScopedDevice&) = delete;
+
+  const Status& status() const { return status_; }
+  int32_t device() const { return device_; }
+  rt::DeviceRuntime* runtime() const { return runtime_; }
+
+  // Internal-error status unless this scope binds `device` (a programming
+  // error: a token for the wrong device).
+  Status Require(int32_t device) const;
+
+ private:
+  rt::DeviceRuntime* const runtime_;
+  const int32_t device_;
+  rt::Context* saved_;
+  Status status_;
+};
+
+}  // namespace hflow
+
+#endif  // HFLOW_RT_DEVICE_BINDING_H_

@@ -1,0 +1,70 @@
+// DeviceQueue: a bounded FIFO of mbufs living on one device (GE's device
+// queues). Enqueue/Dequeue take a timeout in ms: 0 = try once, -1 = wait
+// forever, >0 = wait at most that long (kTimeout after). Waiters sleep on
+// condition variables and are woken on the transitions that matter
+// (empty -> not empty for consumers, full -> not full for producers), never
+// by polling. Closing the queue (destroy, device loss) wakes every waiter
+// with the reason.
+//
+// Thread-safety: all methods are thread-safe; any number of producers and
+// consumers.
+#ifndef HFLOW_SERVICES_DEVICE_QUEUE_H_
+#define HFLOW_SERVICES_DEVICE_QUEUE_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+
+#include "services/mbuf.h"
+
+namespace hflow {
+namespace services {
+
+class DeviceQueue {
+ public:
+  DeviceQueue(uint32_t id, int32_t device, uint32_t depth, std::string name);
+
+  uint32_t id() const { return id_; }
+  int32_t device() const { return device_; }
+  uint32_t depth() const { return depth_; }
+  const std::string& name() const { return name_; }
+
+  Status Enqueue(MbufPtr mbuf, int32_t timeout_ms);
+  Status Dequeue(MbufPtr* out, int32_t timeout_ms);
+
+  // Refuses further operations with `reason` and wakes all waiters. Queued
+  // mbufs are dropped (their memory returns to the groups). Idempotent: the
+  // first reason sticks.
+  void Close(const Status& reason);
+
+  size_t Size() const;
+  bool closed() const;
+
+ private:
+  std::string Where() const;
+  // Waits on `cv` until `ready` or timeout/close; returns the status.
+  template <typename Ready>
+  Status Wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+              int32_t timeout_ms, const char* what, Ready ready);
+
+  const uint32_t id_;
+  const int32_t device_;
+  const uint32_t depth_;
+  const std::string name_;
+
+  mutable std::mutex mu_;
+  std::condition_variable not_empty_;
+  std::condition_variable not_full_;
+  std::deque<MbufPtr> items_;
+  Status closed_;  // OK while open
+  bool is_closed_ = false;
+  int waiting_consumers_ = 0;
+  int waiting_producers_ = 0;
+};
+
+}  // namespace services
+}  // namespace hflow
+
+#endif  // HFLOW_SERVICES_DEVICE_QUEUE_H_

@@ -1,0 +1,102 @@
+// DeviceAgent (see event_scheduler.h).
+// Thread-safety: queue_, stopping_ and failed_ are guarded by mu_.
+#include "services/event_scheduler.h"
+
+#include <chrono>
+#include <string>
+
+#include "rt/thread_util.h"
+
+namespace hflow {
+namespace services {
+
+const char* SubEventName(SubEvent e) {
+  switch (e) {
+    case SubEvent::kCreateGroup: return "CreateGroup";
+    case SubEvent::kAddGroup: return "AddGroup";
+    case SubEvent::kAllocCache: return "AllocCache";
+    case SubEvent::kAllocMbuf: return "AllocMbuf";
+    case SubEvent::kFreeMbuf: return "FreeMbuf";
+    case SubEvent::kCopyQMbuf: return "CopyQMbuf";
+  }
+  return "?";
+}
+
+DeviceAgent::DeviceAgent(std::shared_ptr<DeviceContexts> contexts,
+                         int32_t device, Handler handler)
+    : contexts_(std::move(contexts)),
+      device_(device),
+      handler_(std::move(handler)),
+      thread_([this] { Loop(); }) {}
+
+DeviceAgent::~DeviceAgent() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void DeviceAgent::Fail(const Status& reason) {
+  std::deque<std::shared_ptr<Pending>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (failed_.ok()) failed_ = reason;
+    dropped.swap(queue_);
+  }
+  for (auto& p : dropped) p->done.set_value(reason);
+}
+
+Status DeviceAgent::Call(const EventRequest& request, EventReply* reply,
+                         int32_t timeout_ms) {
+  auto p = std::make_shared<Pending>();
+  p->request = request;
+  std::future<Status> f = p->done.get_future();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!failed_.ok()) return failed_;
+    if (stopping_) return Status::Cancelled("event scheduler is stopping");
+    queue_.push_back(p);
+  }
+  cv_.notify_one();
+  if (timeout_ms >= 0 &&
+      f.wait_for(std::chrono::milliseconds(timeout_ms)) !=
+          std::future_status::ready) {
+    return Status::Timeout("no reply within " + std::to_string(timeout_ms) +
+                           " ms");
+  }
+  Status s = f.get();
+  if (s.ok() && reply != nullptr) *reply = std::move(p->reply);
+  return s;
+}
+
+void DeviceAgent::Loop() {
+  SetCurrentThreadName("esched-" + std::to_string(device_));
+  // Bind once, at thread start: every handler runs under this token.
+  ScopedDevice bound(contexts_.get(), device_);
+  for (;;) {
+    std::shared_ptr<Pending> p;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) break;
+      p = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    Status s = bound.status();
+    if (s.ok()) s = handler_(bound, p->request, &p->reply);
+    p->done.set_value(std::move(s));
+  }
+  std::deque<std::shared_ptr<Pending>> left;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    left.swap(queue_);
+  }
+  for (auto& q : left) {
+    q->done.set_value(Status::Cancelled("event scheduler stopped"));
+  }
+}
+
+}  // namespace services
+}  // namespace hflow

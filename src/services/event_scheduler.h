@@ -1,0 +1,68 @@
+// DeviceAgent: the device-side agent of one device's event scheduler. It
+// owns a named thread ("esched-<device>") that binds its device when it
+// starts and then processes synchronously submitted events in order, calling
+// the handler with its binding token.
+//
+// Thread-safety: Call may be made from any thread; a caller that times out
+// leaves nothing dangling (the pending event is shared with the agent).
+#ifndef HFLOW_SERVICES_EVENT_SCHEDULER_H_
+#define HFLOW_SERVICES_EVENT_SCHEDULER_H_
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "rt/device_binding.h"
+#include "services/events.h"
+
+namespace hflow {
+namespace services {
+
+class DeviceAgent {
+ public:
+  using Handler = std::function<Status(const ScopedDevice& bound,
+                                       const EventRequest&, EventReply*)>;
+
+  DeviceAgent(std::shared_ptr<DeviceContexts> contexts, int32_t device,
+              Handler handler);
+  ~DeviceAgent();  // fails queued events with kCancelled, joins the thread
+  DeviceAgent(const DeviceAgent&) = delete;
+  DeviceAgent& operator=(const DeviceAgent&) = delete;
+
+  // Queues `request` and waits for the handler's status (timeout in ms,
+  // -1 forever). kTimeout if the agent did not answer in time.
+  Status Call(const EventRequest& request, EventReply* reply,
+              int32_t timeout_ms);
+
+  // Fails every queued and future event with `reason` (device loss).
+  void Fail(const Status& reason);
+
+  int32_t device() const { return device_; }
+
+ private:
+  struct Pending {
+    EventRequest request;
+    EventReply reply;
+    std::promise<Status> done;
+  };
+  void Loop();
+
+  const std::shared_ptr<DeviceContexts> contexts_;
+  const int32_t device_;
+  const Handler handler_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<Pending>> queue_;
+  bool stopping_ = false;
+  Status failed_;  // set by Fail
+  std::thread thread_;
+};
+
+}  // namespace services
+}  // namespace hflow
+
+#endif  // HFLOW_SERVICES_EVENT_SCHEDULER_H_

@@ -1,0 +1,330 @@
+// ExchangeService (see exchange_service.h).
+// Thread-safety: devices_ and queues_ are guarded by mu_; objects found under
+// it are shared_ptrs used outside it. Device work never runs under mu_.
+#include "services/exchange_service.h"
+
+#include <optional>
+#include <string>
+
+namespace hflow {
+namespace services {
+namespace {
+std::string Dev(int32_t d) { return "device " + std::to_string(d); }
+}  // namespace
+
+ExchangeService::ExchangeService(rt::DeviceRuntime* runtime,
+                                 ExchangeOptions options)
+    : runtime_(runtime),
+      options_(options),
+      contexts_(std::make_shared<DeviceContexts>(runtime)) {
+  lost_listener_ = runtime_->AddDeviceLostListener(
+      [this](int32_t device) { OnDeviceLost(device); });
+}
+
+ExchangeService::~ExchangeService() {
+  runtime_->RemoveDeviceLostListener(lost_listener_);
+  std::map<uint32_t, std::shared_ptr<DeviceQueue>> queues;
+  std::map<int32_t, DeviceState> devices;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queues.swap(queues_);
+    devices.swap(devices_);
+  }
+  for (auto& [id, q] : queues) {
+    ScopedDevice bound(contexts_.get(), q->device());
+    (void)runtime_->DriverCall(q->device(), rt::Op::kQueueDestroy);
+    q->Close(Status::Cancelled("the exchange service is shutting down"));
+  }
+  for (auto& [device, state] : devices) {
+    state.agent.reset();  // stops the agent thread first
+    ScopedDevice bound(contexts_.get(), device);
+    for (auto& [name, group] : state.groups) (void)group->Destroy(bound);
+  }
+}
+
+DeviceAgent* ExchangeService::AgentFor(int32_t device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DeviceState& st = devices_[device];
+  if (!st.agent) {
+    st.agent = std::make_unique<DeviceAgent>(
+        contexts_, device,
+        [this, device](const ScopedDevice& bound, const EventRequest& req,
+                       EventReply* reply) {
+          return HandleEvent(device, bound, req, reply);
+        });
+  }
+  return st.agent.get();
+}
+
+Status ExchangeService::SubmitEventSync(int32_t device,
+                                        const EventRequest& request,
+                                        EventReply* reply,
+                                        int32_t timeout_ms) {
+  const char* name = SubEventName(SubEventOf(request));
+  std::optional<ScopedDevice> bound;
+  if (options_.bind_at_entry) {
+    bound.emplace(contexts_.get(), device);
+    if (!bound->status().ok()) {
+      return bound->status().WithContext(std::string(name) + " event on " +
+                                         Dev(device) + ": binding: ");
+    }
+  }
+  Status s = runtime_->DriverCall(device, rt::Op::kEventSubmit);
+  if (s.ok()) s = AgentFor(device)->Call(request, reply, timeout_ms);
+  return s.WithContext(std::string(name) + " event on " + Dev(device) +
+                       " failed: ");
+}
+
+Status ExchangeService::HandleEvent(int32_t device, const ScopedDevice& bound,
+                                    const EventRequest& request,
+                                    EventReply* reply) {
+  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(device, rt::Op::kEventSubmit));
+  std::shared_ptr<MemoryGroup> group;
+  switch (SubEventOf(request)) {
+    case SubEvent::kCreateGroup: {
+      const auto& r = std::get<CreateGroupRequest>(request);
+      if (r.group.empty() || r.size_bytes == 0) {
+        return Status::InvalidArgument(
+            "CreateGroup needs a name and a positive size");
+      }
+      HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(device, rt::Op::kGroupCreate));
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& groups = devices_[device].groups;
+      if (groups.count(r.group)) {
+        return Status::AlreadyExists("memory group '" + r.group +
+                                     "' already exists on " + Dev(device));
+      }
+      groups[r.group] = MemoryGroup::Create(contexts_, device, r.group,
+                                            r.size_bytes, r.creator);
+      return Status::OK();
+    }
+    case SubEvent::kAddGroup: {
+      const auto& r = std::get<AddGroupRequest>(request);
+      HFLOW_RETURN_IF_ERROR(FindGroup(device, r.group, &group));
+      HFLOW_RETURN_IF_ERROR(
+          runtime_->DriverCall(device, rt::Op::kGroupAddMember));
+      return group->AddMember(r.by, r.member, r.permissions);
+    }
+    case SubEvent::kAllocCache: {
+      const auto& r = std::get<AllocCacheRequest>(request);
+      HFLOW_RETURN_IF_ERROR(FindGroup(device, r.group, &group));
+      return group->AllocCache(bound, r.size_bytes, r.max_alloc_bytes);
+    }
+    case SubEvent::kAllocMbuf: {
+      const auto& r = std::get<AllocMbufRequest>(request);
+      HFLOW_RETURN_IF_ERROR(FindGroup(device, r.group, &group));
+      HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(device, rt::Op::kMbufAlloc));
+      return group->Alloc(bound, r.member, r.size, &reply->mbuf);
+    }
+    case SubEvent::kFreeMbuf: {
+      const auto& r = std::get<FreeMbufRequest>(request);
+      if (!r.mbuf || r.mbuf->device() != device) {
+        return Status::InvalidArgument(
+            "FreeMbuf: the mbuf is null or not on " + Dev(device));
+      }
+      return runtime_->DriverCall(device, rt::Op::kMbufFree);
+      // The request's reference drops with the event.
+    }
+    case SubEvent::kCopyQMbuf:
+      return CopyQMbuf(bound, std::get<CopyQMbufRequest>(request));
+  }
+  return Status::Internal("unknown event");
+}
+
+Status ExchangeService::CopyQMbuf(const ScopedDevice& bound,
+                                  const CopyQMbufRequest& r) {
+  std::shared_ptr<DeviceQueue> src, dst;
+  HFLOW_RETURN_IF_ERROR(FindQueue(r.src_queue, &src));
+  HFLOW_RETURN_IF_ERROR(FindQueue(r.dst_queue, &dst));
+  if (dst->device() != bound.device()) {
+    return Status::InvalidArgument(
+        "CopyQMbuf: destination queue " + std::to_string(r.dst_queue) +
+        " is on " + Dev(dst->device()) + "; submit the event to that device");
+  }
+  MbufPtr in, out;
+  HFLOW_RETURN_IF_ERROR(src->Dequeue(&in, r.timeout_ms));
+  HFLOW_RETURN_IF_ERROR(
+      CopyMbuf(in, dst->device(), r.dst_group, r.member, &out));
+  return dst->Enqueue(std::move(out), r.timeout_ms);
+}
+
+Status ExchangeService::FindGroup(int32_t device, const std::string& name,
+                                  std::shared_ptr<MemoryGroup>* out) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto d = devices_.find(device);
+  if (d != devices_.end()) {
+    auto g = d->second.groups.find(name);
+    if (g != d->second.groups.end()) {
+      *out = g->second;
+      return Status::OK();
+    }
+  }
+  return Status::NotFound("memory group '" + name + "' does not exist on " +
+                          Dev(device) + "; create it with CreateGroup first");
+}
+
+Status ExchangeService::FindQueue(uint32_t id,
+                                  std::shared_ptr<DeviceQueue>* out) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = queues_.find(id);
+  if (it == queues_.end()) {
+    return Status::NotFound("queue " + std::to_string(id) +
+                            " does not exist (never created or destroyed)");
+  }
+  *out = it->second;
+  return Status::OK();
+}
+
+Status ExchangeService::AllocMbuf(int32_t device, const std::string& group,
+                                  const std::string& member, uint64_t size,
+                                  MbufPtr* out) {
+  std::shared_ptr<MemoryGroup> g;
+  HFLOW_RETURN_IF_ERROR(FindGroup(device, group, &g));
+  ScopedDevice bound(contexts_.get(), device);
+  HFLOW_RETURN_IF_ERROR(bound.status());
+  return g->Alloc(bound, member, size, out);
+}
+
+Status ExchangeService::DestroyGroup(int32_t device, const std::string& name) {
+  std::shared_ptr<MemoryGroup> g;
+  HFLOW_RETURN_IF_ERROR(FindGroup(device, name, &g));
+  ScopedDevice bound(contexts_.get(), device);
+  HFLOW_RETURN_IF_ERROR(bound.status());
+  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(device, rt::Op::kGroupDestroy));
+  HFLOW_RETURN_IF_ERROR(g->Destroy(bound));
+  std::lock_guard<std::mutex> lock(mu_);
+  devices_[device].groups.erase(name);
+  return Status::OK();
+}
+
+Status ExchangeService::CreateQueue(int32_t device, uint32_t depth,
+                                    const std::string& name, uint32_t* id) {
+  if (depth == 0) {
+    return Status::InvalidArgument("CreateQueue on " + Dev(device) +
+                                   ": depth must be positive");
+  }
+  ScopedDevice bound(contexts_.get(), device);
+  HFLOW_RETURN_IF_ERROR(bound.status());
+  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(device, rt::Op::kQueueCreate));
+  std::lock_guard<std::mutex> lock(mu_);
+  uint32_t qid = next_queue_id_++;
+  queues_[qid] = std::make_shared<DeviceQueue>(qid, device, depth, name);
+  *id = qid;
+  return Status::OK();
+}
+
+// Binds the queue's device first: the single point every destroy path
+// (undeploy pool threads, rollback, shutdown) goes through.
+Status ExchangeService::DestroyQueue(uint32_t id) {
+  std::shared_ptr<DeviceQueue> q;
+  HFLOW_RETURN_IF_ERROR(FindQueue(id, &q));
+  ScopedDevice bound(contexts_.get(), q->device());
+  HFLOW_RETURN_IF_ERROR(bound.status());
+  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q->device(), rt::Op::kQueueDestroy));
+  q->Close(Status::Cancelled("destroyed"));
+  std::lock_guard<std::mutex> lock(mu_);
+  queues_.erase(id);
+  return Status::OK();
+}
+
+Status ExchangeService::Enqueue(uint32_t id, MbufPtr mbuf,
+                                int32_t timeout_ms) {
+  std::shared_ptr<DeviceQueue> q;
+  HFLOW_RETURN_IF_ERROR(FindQueue(id, &q));
+  ScopedDevice bound(contexts_.get(), q->device());
+  HFLOW_RETURN_IF_ERROR(bound.status());
+  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q->device(), rt::Op::kQueueEnqueue));
+  return q->Enqueue(std::move(mbuf), timeout_ms);
+}
+
+Status ExchangeService::Dequeue(uint32_t id, MbufPtr* out,
+                                int32_t timeout_ms) {
+  std::shared_ptr<DeviceQueue> q;
+  HFLOW_RETURN_IF_ERROR(FindQueue(id, &q));
+  ScopedDevice bound(contexts_.get(), q->device());
+  HFLOW_RETURN_IF_ERROR(bound.status());
+  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q->device(), rt::Op::kQueueDequeue));
+  return q->Dequeue(out, timeout_ms);
+}
+
+Status ExchangeService::CopyMbuf(const MbufPtr& src, int32_t dst_device,
+                                 const std::string& dst_group,
+                                 const std::string& member, MbufPtr* out) {
+  if (!src) return Status::InvalidArgument("CopyMbuf: null source mbuf");
+  std::shared_ptr<MemoryGroup> g;
+  HFLOW_RETURN_IF_ERROR(FindGroup(dst_device, dst_group, &g));
+  ScopedDevice bound(contexts_.get(), dst_device);
+  HFLOW_RETURN_IF_ERROR(bound.status());
+  MbufPtr copy;
+  HFLOW_RETURN_IF_ERROR(g->Alloc(bound, member, src->size(), &copy));
+  if (src->size() > 0) {
+    HFLOW_RETURN_IF_ERROR(runtime_->Memcpy(dst_device, copy->data(),
+                                           src->data(), src->size(),
+                                           rt::MemcpyKind::kDeviceToDevice));
+  }
+  copy->head() = src->head();
+  *out = std::move(copy);
+  return Status::OK();
+}
+
+Status ExchangeService::WriteMbuf(const MbufPtr& mbuf, const void* src,
+                                  uint64_t bytes, uint64_t offset) {
+  if (!mbuf || offset > mbuf->size() || bytes > mbuf->size() - offset) {
+    return Status::InvalidArgument("WriteMbuf: range outside the mbuf");
+  }
+  ScopedDevice bound(contexts_.get(), mbuf->device());
+  HFLOW_RETURN_IF_ERROR(bound.status());
+  return runtime_->Memcpy(mbuf->device(),
+                          static_cast<char*>(mbuf->data()) + offset, src,
+                          bytes, rt::MemcpyKind::kHostToDevice);
+}
+
+Status ExchangeService::ReadMbuf(const MbufPtr& mbuf, void* dst,
+                                 uint64_t bytes, uint64_t offset) {
+  if (!mbuf || offset > mbuf->size() || bytes > mbuf->size() - offset) {
+    return Status::InvalidArgument("ReadMbuf: range outside the mbuf");
+  }
+  ScopedDevice bound(contexts_.get(), mbuf->device());
+  HFLOW_RETURN_IF_ERROR(bound.status());
+  return runtime_->Memcpy(mbuf->device(), dst,
+                          static_cast<char*>(mbuf->data()) + offset, bytes,
+                          rt::MemcpyKind::kDeviceToHost);
+}
+
+void ExchangeService::OnDeviceLost(int32_t device) {
+  std::vector<std::shared_ptr<DeviceQueue>> lost;
+  DeviceAgent* agent = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, q] : queues_) {
+      if (q->device() == device) lost.push_back(q);
+    }
+    auto d = devices_.find(device);
+    if (d != devices_.end()) agent = d->second.agent.get();
+  }
+  Status reason = Status::DeviceLost(Dev(device) + " is lost");
+  for (auto& q : lost) q->Close(reason);
+  if (agent != nullptr) agent->Fail(reason);
+}
+
+std::vector<DeviceServiceStats> ExchangeService::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<int32_t, DeviceServiceStats> by_device;
+  for (const auto& [device, st] : devices_) {
+    auto& s = by_device[device];
+    s.device = device;
+    s.groups = st.groups.size();
+    for (const auto& [name, g] : st.groups) s.live_mbufs += g->Stats().live_mbufs;
+  }
+  for (const auto& [id, q] : queues_) {
+    auto& s = by_device[q->device()];
+    s.device = q->device();
+    ++s.queues;
+  }
+  std::vector<DeviceServiceStats> out;
+  for (auto& [d, s] : by_device) out.push_back(s);
+  return out;
+}
+
+}  // namespace services
+}  // namespace hflow

@@ -1,0 +1,118 @@
+// ExchangeService: the services layer's facade for the deployer and the
+// executors: synchronous proxy events to per-device event schedulers, memory
+// groups and mbufs, device queues and cross-device copies.
+//
+// Note [Bind at the entry]: every public method binds the device it targets
+// at its entry (ScopedDevice) and restores the caller's exact binding on
+// exit. That single point covers every caller (a deploy pool thread that
+// never bound anything, the user's thread, an executor bound to another
+// device) and is the fix for GE's seed bug, where pool threads reached
+// SubmitEventSync unbound. ExchangeOptions::bind_at_entry = false exists only
+// so that a test can prove its regression test catches that bug.
+//
+// Devices get a context (and an agent thread) only when first used, so a
+// service on a {0..7} cluster used on {2..5} never touches 0, 1, 6 or 7.
+//
+// Thread-safety: all methods are thread-safe.
+#ifndef HFLOW_SERVICES_EXCHANGE_SERVICE_H_
+#define HFLOW_SERVICES_EXCHANGE_SERVICE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hflow/device_runtime.h"
+#include "rt/device_binding.h"
+#include "services/device_queue.h"
+#include "services/event_scheduler.h"
+#include "services/events.h"
+#include "services/memory_group.h"
+
+namespace hflow {
+namespace services {
+
+struct ExchangeOptions {
+  // Test-only: false reproduces the seed bug (see Note [Bind at the entry]).
+  bool bind_at_entry = true;
+};
+
+struct DeviceServiceStats {
+  int32_t device = 0;
+  size_t queues = 0;
+  size_t groups = 0;
+  uint64_t live_mbufs = 0;
+};
+
+class ExchangeService {
+ public:
+  explicit ExchangeService(rt::DeviceRuntime* runtime,
+                           ExchangeOptions options = {});
+  // Destroys every queue and group and stops the agents, each on a thread
+  // bound to its device.
+  ~ExchangeService();
+  ExchangeService(const ExchangeService&) = delete;
+  ExchangeService& operator=(const ExchangeService&) = delete;
+
+  // --- Proxy events (executed by the device's agent) ---
+  Status SubmitEventSync(int32_t device, const EventRequest& request,
+                         EventReply* reply, int32_t timeout_ms = -1);
+
+  // --- Direct operations ---
+  // Allocates from `group` on `device` on the calling thread (executors).
+  Status AllocMbuf(int32_t device, const std::string& group,
+                   const std::string& member, uint64_t size, MbufPtr* out);
+  Status DestroyGroup(int32_t device, const std::string& group);
+
+  Status CreateQueue(int32_t device, uint32_t depth, const std::string& name,
+                     uint32_t* id);
+  Status DestroyQueue(uint32_t id);
+  Status Enqueue(uint32_t id, MbufPtr mbuf, int32_t timeout_ms);
+  Status Dequeue(uint32_t id, MbufPtr* out, int32_t timeout_ms);
+
+  // Copies `src` (data and head) into a new mbuf of `dst_group` on
+  // `dst_device`; the copy is issued on the destination device.
+  Status CopyMbuf(const MbufPtr& src, int32_t dst_device,
+                  const std::string& dst_group, const std::string& member,
+                  MbufPtr* out);
+  // Host <-> mbuf data transfers (bounds-checked).
+  Status WriteMbuf(const MbufPtr& mbuf, const void* src, uint64_t bytes,
+                   uint64_t offset = 0);
+  Status ReadMbuf(const MbufPtr& mbuf, void* dst, uint64_t bytes,
+                  uint64_t offset = 0);
+
+  std::vector<DeviceServiceStats> Stats() const;
+  rt::DeviceRuntime* runtime() const { return runtime_; }
+
+ private:
+  struct DeviceState {
+    std::map<std::string, std::shared_ptr<MemoryGroup>> groups;
+    std::unique_ptr<DeviceAgent> agent;
+  };
+
+  Status HandleEvent(int32_t device, const ScopedDevice& bound,
+                     const EventRequest& request, EventReply* reply);
+  Status FindGroup(int32_t device, const std::string& name,
+                   std::shared_ptr<MemoryGroup>* out) const;
+  Status FindQueue(uint32_t id, std::shared_ptr<DeviceQueue>* out) const;
+  Status CopyQMbuf(const ScopedDevice& bound, const CopyQMbufRequest& r);
+  DeviceAgent* AgentFor(int32_t device);
+  void OnDeviceLost(int32_t device);
+
+  rt::DeviceRuntime* const runtime_;
+  const ExchangeOptions options_;
+  const std::shared_ptr<DeviceContexts> contexts_;
+  int lost_listener_ = 0;
+
+  mutable std::mutex mu_;
+  std::map<int32_t, DeviceState> devices_;
+  std::map<uint32_t, std::shared_ptr<DeviceQueue>> queues_;
+  uint32_t next_queue_id_ = 1;
+};
+
+}  // namespace services
+}  // namespace hflow
+
+#endif  // HFLOW_SERVICES_EXCHANGE_SERVICE_H_

@@ -1,0 +1,78 @@
+// Mbuf: a reference-counted message buffer, the unit that moves through
+// device queues. The head carries the flow info (transaction id, flags, ret
+// code, start/end time, up to 64 bytes of user data, dtype and shape); the
+// data part lives in device memory of one device, taken from a memory group.
+// The last reference returns the data part to its group (MemoryGroup).
+//
+// Thread-safety: the reference count is atomic (shared_ptr); the head and
+// data are not synchronised: one owner writes before enqueueing, readers read
+// after dequeueing (the queue's lock orders the two).
+#ifndef HFLOW_SERVICES_MBUF_H_
+#define HFLOW_SERVICES_MBUF_H_
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "hflow/status.h"
+
+namespace hflow {
+namespace services {
+
+inline constexpr size_t kMaxUserData = 64;
+
+// Flow flags (as FlowFunc's FlowFlag).
+inline constexpr uint32_t kFlowFlagEos = 1;
+inline constexpr uint32_t kFlowFlagSeg = 2;
+
+struct MbufHead {
+  uint64_t trans_id = 0;
+  uint32_t flags = 0;
+  int32_t ret_code = 0;
+  uint64_t start_time = 0;
+  uint64_t end_time = 0;
+  uint16_t msg_type = 0;    // FlowFunc MsgType
+  int32_t dtype = 0;        // FlowFunc TensorDataType
+  std::vector<int64_t> shape;
+  uint32_t route_label = 0;
+  uint8_t user_data[kMaxUserData] = {};
+  uint32_t user_data_len = 0;
+
+  // Copies user data; more than 64 bytes is an invalid argument.
+  Status SetUserData(const void* data, size_t size, size_t offset = 0);
+};
+
+class MemoryGroup;
+
+class Mbuf {
+ public:
+  // Use MemoryGroup::Alloc. Public for make_shared only.
+  Mbuf(std::shared_ptr<MemoryGroup> group, int32_t device, void* data,
+       uint64_t size, uint64_t block_bytes);
+  ~Mbuf();
+  Mbuf(const Mbuf&) = delete;
+  Mbuf& operator=(const Mbuf&) = delete;
+
+  MbufHead& head() { return head_; }
+  const MbufHead& head() const { return head_; }
+  void* data() const { return data_; }
+  uint64_t size() const { return size_; }
+  int32_t device() const { return device_; }
+  const std::shared_ptr<MemoryGroup>& group() const { return group_; }
+
+ private:
+  MbufHead head_;
+  std::shared_ptr<MemoryGroup> group_;
+  int32_t device_;
+  void* data_;
+  uint64_t size_;
+  uint64_t block_bytes_;  // what the group reserved (size class)
+};
+
+using MbufPtr = std::shared_ptr<Mbuf>;
+
+}  // namespace services
+}  // namespace hflow
+
+#endif  // HFLOW_SERVICES_MBUF_H_

@@ -1,0 +1,113 @@
+// MemoryGroup: a named buffer pool on one device (GE's memory groups).
+// A group has a size budget, optional cache pools (AllocCache: one device
+// allocation carved into power-of-two blocks up to a max alloc size, reused
+// through free lists, so steady-state mbuf traffic makes no device call),
+// and members with permissions (admin, read, write, alloc).
+//
+// Allocation without a cache pool is a device allocation and needs a bound
+// device (a ScopedDevice token); freeing such a block on the last mbuf
+// release binds the group's device itself (the single point), because the
+// last reference may drop on any thread.
+//
+// Thread-safety: all methods are thread-safe (one mutex per group).
+#ifndef HFLOW_SERVICES_MEMORY_GROUP_H_
+#define HFLOW_SERVICES_MEMORY_GROUP_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "rt/device_binding.h"
+#include "services/mbuf.h"
+
+namespace hflow {
+namespace services {
+
+enum Permission : uint32_t {
+  kPermAdmin = 1,
+  kPermRead = 2,
+  kPermWrite = 4,
+  kPermAlloc = 8,
+  kPermAll = 15,
+};
+
+// "admin|read|write|alloc" style text of a permission mask.
+std::string PermissionText(uint32_t perms);
+
+struct GroupStats {
+  uint64_t size_bytes = 0;        // budget
+  uint64_t reserved_bytes = 0;    // caches + direct allocations
+  uint64_t in_use_bytes = 0;      // blocks handed out
+  uint64_t live_mbufs = 0;
+  size_t caches = 0;
+};
+
+class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
+ public:
+  // The creator becomes admin with every permission.
+  static std::shared_ptr<MemoryGroup> Create(
+      std::shared_ptr<DeviceContexts> contexts,
+      int32_t device, std::string name, uint64_t size_bytes,
+      std::string creator);
+  ~MemoryGroup();
+
+  const std::string& name() const { return name_; }
+  int32_t device() const { return device_; }
+
+  // Grants `perms` to `member`; `by` must be an admin.
+  Status AddMember(const std::string& by, const std::string& member,
+                   uint32_t perms);
+  Status CheckPermission(const std::string& member, uint32_t perms) const;
+
+  // Adds a cache pool of `size_bytes` serving blocks up to `max_alloc_bytes`.
+  Status AllocCache(const ScopedDevice& bound, uint64_t size_bytes,
+                    uint64_t max_alloc_bytes);
+
+  // An mbuf with a data part of `size` bytes, from a cache pool when one
+  // serves the size, else as a direct device allocation.
+  Status Alloc(const ScopedDevice& bound, const std::string& member,
+               uint64_t size, MbufPtr* out);
+
+  // Releases every cache pool. Mbufs still alive keep the group object but
+  // their blocks are no longer served; DestroyGroup refuses while any live.
+  Status Destroy(const ScopedDevice& bound);
+
+  GroupStats Stats() const;
+
+ private:
+  friend class Mbuf;
+  struct Cache {
+    void* base = nullptr;
+    uint64_t size = 0;
+    uint64_t max_alloc = 0;
+    uint64_t bump = 0;
+    std::map<uint64_t, std::vector<void*>> free_lists;  // block size -> blocks
+  };
+
+  MemoryGroup(std::shared_ptr<DeviceContexts> contexts, int32_t device,
+              std::string name, uint64_t size_bytes);
+  void Release(void* data, uint64_t block_bytes);
+  std::string Where() const;
+
+  // Shared: an mbuf may outlive the service that made its group.
+  const std::shared_ptr<DeviceContexts> contexts_;
+  const int32_t device_;
+  const std::string name_;
+  const uint64_t size_bytes_;
+
+  mutable std::mutex mu_;
+  std::map<std::string, uint32_t> members_;
+  std::vector<Cache> caches_;
+  uint64_t reserved_ = 0;
+  uint64_t in_use_ = 0;
+  uint64_t live_ = 0;
+  bool destroyed_ = false;
+};
+
+}  // namespace services
+}  // namespace hflow
+
+#endif  // HFLOW_SERVICES_MEMORY_GROUP_H_
