@@ -15,7 +15,8 @@ DeviceContexts::~DeviceContexts() {
   for (auto& [device, ctx] : held_) (void)runtime_->ResetDevice(device);
 }
 
-Status DeviceContexts::Get(int32_t device, rt::Context** ctx) {
+Status DeviceContexts::GetSlow(int32_t device, rt::Context** ctx) {
+  const bool small = device >= 0 && device < kFastIds;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = held_.find(device);
   if (it != held_.end()) {
@@ -30,6 +31,7 @@ Status DeviceContexts::Get(int32_t device, rt::Context** ctx) {
   if (got != saved) (void)runtime_->SetCurrentContext(saved);
   HFLOW_RETURN_IF_ERROR(s);
   held_.emplace(device, got);
+  if (small) fast_[device].store(got, std::memory_order_release);
   *ctx = got;
   return Status::OK();
 }

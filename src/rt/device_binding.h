@@ -12,6 +12,7 @@
 #ifndef HFLOW_RT_DEVICE_BINDING_H_
 #define HFLOW_RT_DEVICE_BINDING_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -30,11 +31,24 @@ class DeviceContexts {
 
   // Default context of `device`, taking a reference on first use. The
   // calling thread's binding is left exactly as it was.
-  Status Get(int32_t device, rt::Context** ctx);
+  Status Get(int32_t device, rt::Context** ctx) {
+    if (device >= 0 && device < kFastIds) {
+      *ctx = fast_[device].load(std::memory_order_acquire);
+      if (*ctx != nullptr) return Status::OK();
+    }
+    return GetSlow(device, ctx);
+  }
 
   rt::DeviceRuntime* runtime() const { return runtime_; }
 
  private:
+  Status GetSlow(int32_t device, rt::Context** ctx);
+
+  // Lock-free lookup for small device ids (the common case): Get runs on
+  // every queue operation. Entries are written once, under mu_.
+  static constexpr int32_t kFastIds = 64;
+  std::atomic<rt::Context*> fast_[kFastIds] = {};
+
   rt::DeviceRuntime* const runtime_;
   std::mutex mu_;
   std::map<int32_t, rt::Context*> held_;

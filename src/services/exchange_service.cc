@@ -227,24 +227,39 @@ Status ExchangeService::DestroyQueue(uint32_t id) {
   return Status::OK();
 }
 
+Status ExchangeService::OpenQueue(uint32_t id,
+                                  std::shared_ptr<DeviceQueue>* out) const {
+  return FindQueue(id, out);
+}
+
 Status ExchangeService::Enqueue(uint32_t id, MbufPtr mbuf,
                                 int32_t timeout_ms) {
   std::shared_ptr<DeviceQueue> q;
   HFLOW_RETURN_IF_ERROR(FindQueue(id, &q));
-  ScopedDevice bound(contexts_.get(), q->device());
-  HFLOW_RETURN_IF_ERROR(bound.status());
-  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q->device(), rt::Op::kQueueEnqueue));
-  return q->Enqueue(std::move(mbuf), timeout_ms);
+  return Enqueue(*q, std::move(mbuf), timeout_ms);
 }
 
 Status ExchangeService::Dequeue(uint32_t id, MbufPtr* out,
                                 int32_t timeout_ms) {
   std::shared_ptr<DeviceQueue> q;
   HFLOW_RETURN_IF_ERROR(FindQueue(id, &q));
-  ScopedDevice bound(contexts_.get(), q->device());
+  return Dequeue(*q, out, timeout_ms);
+}
+
+Status ExchangeService::Enqueue(DeviceQueue& q, MbufPtr mbuf,
+                                int32_t timeout_ms) {
+  ScopedDevice bound(contexts_.get(), q.device());
   HFLOW_RETURN_IF_ERROR(bound.status());
-  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q->device(), rt::Op::kQueueDequeue));
-  return q->Dequeue(out, timeout_ms);
+  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q.device(), rt::Op::kQueueEnqueue));
+  return q.Enqueue(std::move(mbuf), timeout_ms);
+}
+
+Status ExchangeService::Dequeue(DeviceQueue& q, MbufPtr* out,
+                                int32_t timeout_ms) {
+  ScopedDevice bound(contexts_.get(), q.device());
+  HFLOW_RETURN_IF_ERROR(bound.status());
+  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q.device(), rt::Op::kQueueDequeue));
+  return q.Dequeue(out, timeout_ms);
 }
 
 Status ExchangeService::CopyMbuf(const MbufPtr& src, int32_t dst_device,

@@ -72,6 +72,13 @@ class ExchangeService {
   Status Enqueue(uint32_t id, MbufPtr mbuf, int32_t timeout_ms);
   Status Dequeue(uint32_t id, MbufPtr* out, int32_t timeout_ms);
 
+  // Queue handles for hot paths: resolve the id once (at deploy time), then
+  // skip the registry lookup per message. The handle stays valid after the
+  // queue is destroyed; operations on it then fail with the close reason.
+  Status OpenQueue(uint32_t id, std::shared_ptr<DeviceQueue>* out) const;
+  Status Enqueue(DeviceQueue& q, MbufPtr mbuf, int32_t timeout_ms);
+  Status Dequeue(DeviceQueue& q, MbufPtr* out, int32_t timeout_ms);
+
   // Copies `src` (data and head) into a new mbuf of `dst_group` on
   // `dst_device`; the copy is issued on the destination device.
   Status CopyMbuf(const MbufPtr& src, int32_t dst_device,

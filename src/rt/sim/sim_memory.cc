@@ -196,6 +196,17 @@ Status SimRuntime::GetMemInfo(int32_t device, uint64_t* free_bytes,
 }
 
 Status SimRuntime::DriverCall(int32_t device, Op op) {
+  // Fast path (once per queued message): uninstrumented, bound to a live
+  // context of a live target device. Everything else takes the full path,
+  // which produces the errors.
+  if (!instrumented_.load(std::memory_order_relaxed)) {
+    SimContext* cur = BoundContext();
+    if (cur != nullptr && cur->device == device &&
+        cur->alive.load(std::memory_order_relaxed)) {
+      SimDevice* dev = FindDevice(device);
+      if (!dev->lost.load(std::memory_order_relaxed)) return Status::OK();
+    }
+  }
   return Instrumented(op, device, [&](bool* implicit) {
     SimDevice* dev = nullptr;
     return EnterDeviceOp(op, device, &dev, implicit);
