@@ -1,33 +1,55 @@
 #!/usr/bin/env python3
-"""Turns Google Benchmark JSON (median aggregates) into FORMATS.md rows:
+"""Turns Google Benchmark JSON files (median aggregates) into FORMATS.md rows:
 {"name","unit","hflow","baseline","baseline_value","ratio","better"}.
-Each row pairs an hflow benchmark with a baseline from the same run."""
+Each row pairs an hflow benchmark with a baseline from the same binary run."""
 import json
 import sys
 
-# hflow benchmark -> (baseline benchmark, what the baseline is)
-PAIRS = {
-    "BM_GuardUnchanged": ("BM_EmptyCall", "non-inlined empty call"),
-    "BM_SetDeviceAlreadyBound": ("BM_GetCurrentContext",
-                                 "rt::GetCurrentContext"),
-}
+# row name -> (hflow benchmark, baseline benchmark, baseline text, metric)
+# metric "ns": median real time (lower is better); "GB/s": bytes per second
+# (higher is better).
+ROWS = [
+    ("guard_enter_exit_unchanged", "BM_GuardUnchanged", "BM_EmptyCall",
+     "non-inlined empty call", "ns"),
+    ("set_device_already_bound", "BM_SetDeviceAlreadyBound",
+     "BM_GetCurrentContext", "rt::GetCurrentContext", "ns"),
+    ("queue_round_trip_64B", "BM_QueueHandleRoundTrip/64",
+     "BM_PlainQueueRoundTrip/64", "mutex+condvar queue", "ns"),
+    ("queue_round_trip_1MiB", "BM_QueueHandleRoundTrip/1048576",
+     "BM_PlainQueueRoundTrip/1048576", "mutex+condvar queue", "ns"),
+    ("queue_round_trip_by_id_64B", "BM_QueueRoundTrip/64",
+     "BM_PlainQueueRoundTrip/64", "mutex+condvar queue", "ns"),
+    ("cross_device_round_trip_64B", "BM_CrossDeviceRoundTrip/64",
+     "BM_PlainCrossRoundTrip/64", "mutex+condvar queues + memcpy", "ns"),
+    ("cross_device_round_trip_1MiB", "BM_CrossDeviceRoundTrip/1048576",
+     "BM_PlainCrossRoundTrip/1048576", "mutex+condvar queues + memcpy", "ns"),
+    ("cross_device_copy_1MiB", "BM_CopyMbuf/1048576", "BM_Memcpy/1048576",
+     "single-thread memcpy", "GB/s"),
+]
 
 
-def main(path):
-    data = json.load(open(path))
+def main(paths):
     med = {}
-    for b in data["benchmarks"]:
-        if b.get("aggregate_name") == "median":
-            med[b["run_name"]] = b["real_time"]
+    for path in paths:
+        for b in json.load(open(path))["benchmarks"]:
+            if b.get("aggregate_name") == "median":
+                med[b["run_name"]] = b
     rows = []
-    for name, (base, what) in PAIRS.items():
-        if name in med and base in med:
-            rows.append({"name": name, "unit": "ns", "hflow": med[name],
-                         "baseline": what, "baseline_value": med[base],
-                         "ratio": med[name] / med[base], "better": "lower"})
+    for name, mine, base, what, unit in ROWS:
+        if mine not in med or base not in med:
+            continue
+        if unit == "ns":
+            x, y, better = med[mine]["real_time"], med[base]["real_time"], "lower"
+        else:
+            x = med[mine]["bytes_per_second"] / 1e9
+            y = med[base]["bytes_per_second"] / 1e9
+            better = "higher"
+        rows.append({"name": name, "unit": unit, "hflow": round(x, 3),
+                     "baseline": what, "baseline_value": round(y, 3),
+                     "ratio": round(x / y, 3), "better": better})
     json.dump(rows, sys.stdout, indent=1)
     print()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1:])

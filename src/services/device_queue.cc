@@ -68,6 +68,16 @@ Status DeviceQueue::Dequeue(MbufPtr* out, int32_t timeout_ms) {
   return Status::OK();
 }
 
+Status DeviceQueue::Return(MbufPtr mbuf) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (is_closed_) return closed_;
+  items_.push_front(std::move(mbuf));
+  bool wake = waiting_consumers_ > 0;
+  lock.unlock();
+  if (wake) not_empty_.notify_one();
+  return Status::OK();
+}
+
 void DeviceQueue::Close(const Status& reason) {
   std::deque<MbufPtr> dropped;
   {

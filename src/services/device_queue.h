@@ -34,6 +34,10 @@ class DeviceQueue {
   Status Enqueue(MbufPtr mbuf, int32_t timeout_ms);
   Status Dequeue(MbufPtr* out, int32_t timeout_ms);
 
+  // Puts back an mbuf just dequeued (a consumer that failed to process it)
+  // at the front, ignoring the depth for this one slot, so it is not lost.
+  Status Return(MbufPtr mbuf);
+
   // Refuses further operations with `reason` and wakes all waiters. Queued
   // mbufs are dropped (their memory returns to the groups). Idempotent: the
   // first reason sticks.

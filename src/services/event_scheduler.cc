@@ -38,14 +38,21 @@ DeviceAgent::~DeviceAgent() {
   thread_.join();
 }
 
+void DeviceAgent::Complete(Pending* p, Status s) {
+  if (!p->completed.exchange(true)) p->done.set_value(std::move(s));
+}
+
 void DeviceAgent::Fail(const Status& reason) {
   std::deque<std::shared_ptr<Pending>> dropped;
+  std::shared_ptr<Pending> running;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (failed_.ok()) failed_ = reason;
     dropped.swap(queue_);
+    running = current_;
   }
-  for (auto& p : dropped) p->done.set_value(reason);
+  if (running) Complete(running.get(), reason);
+  for (auto& p : dropped) Complete(p.get(), reason);
 }
 
 Status DeviceAgent::Call(const EventRequest& request, EventReply* reply,
@@ -83,10 +90,18 @@ void DeviceAgent::Loop() {
       if (queue_.empty()) break;
       p = std::move(queue_.front());
       queue_.pop_front();
+      current_ = p;
     }
     Status s = bound.status();
     if (s.ok()) s = handler_(bound, p->request, &p->reply);
-    p->done.set_value(std::move(s));
+    // Drop what the request holds (FreeMbuf's reference) before answering:
+    // when SubmitEventSync returns, the device side has let go.
+    p->request = EventRequest{};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      current_.reset();
+    }
+    Complete(p.get(), std::move(s));
   }
   std::deque<std::shared_ptr<Pending>> left;
   {
@@ -94,7 +109,7 @@ void DeviceAgent::Loop() {
     left.swap(queue_);
   }
   for (auto& q : left) {
-    q->done.set_value(Status::Cancelled("event scheduler stopped"));
+    Complete(q.get(), Status::Cancelled("event scheduler stopped"));
   }
 }
 

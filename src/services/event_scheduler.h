@@ -8,6 +8,7 @@
 #ifndef HFLOW_SERVICES_EVENT_SCHEDULER_H_
 #define HFLOW_SERVICES_EVENT_SCHEDULER_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -38,7 +39,9 @@ class DeviceAgent {
   Status Call(const EventRequest& request, EventReply* reply,
               int32_t timeout_ms);
 
-  // Fails every queued and future event with `reason` (device loss).
+  // Fails the running, every queued and every future event with `reason`
+  // (device loss). The running handler finishes on its own; its caller has
+  // been answered already.
   void Fail(const Status& reason);
 
   int32_t device() const { return device_; }
@@ -48,7 +51,10 @@ class DeviceAgent {
     EventRequest request;
     EventReply reply;
     std::promise<Status> done;
+    std::atomic<bool> completed{false};
   };
+  // Completes `p` once: the handler and Fail (device loss) race for it.
+  static void Complete(Pending* p, Status s);
   void Loop();
 
   const std::shared_ptr<DeviceContexts> contexts_;
@@ -59,6 +65,7 @@ class DeviceAgent {
   std::deque<std::shared_ptr<Pending>> queue_;
   bool stopping_ = false;
   Status failed_;  // set by Fail
+  std::shared_ptr<Pending> current_;  // the event being handled
   std::thread thread_;
 };
 

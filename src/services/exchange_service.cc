@@ -141,11 +141,16 @@ Status ExchangeService::CopyQMbuf(const ScopedDevice& bound,
         "CopyQMbuf: destination queue " + std::to_string(r.dst_queue) +
         " is on " + Dev(dst->device()) + "; submit the event to that device");
   }
+  // Check what can be checked before taking the mbuf out of its queue.
+  std::shared_ptr<MemoryGroup> g;
+  HFLOW_RETURN_IF_ERROR(FindGroup(dst->device(), r.dst_group, &g));
+  HFLOW_RETURN_IF_ERROR(g->CheckPermission(r.member, kPermAlloc));
   MbufPtr in, out;
   HFLOW_RETURN_IF_ERROR(src->Dequeue(&in, r.timeout_ms));
-  HFLOW_RETURN_IF_ERROR(
-      CopyMbuf(in, dst->device(), r.dst_group, r.member, &out));
-  return dst->Enqueue(std::move(out), r.timeout_ms);
+  Status s = CopyMbuf(in, dst->device(), r.dst_group, r.member, &out);
+  if (s.ok()) s = dst->Enqueue(std::move(out), r.timeout_ms);
+  if (!s.ok()) (void)src->Return(std::move(in));  // nothing is lost
+  return s;
 }
 
 Status ExchangeService::FindGroup(int32_t device, const std::string& name,
@@ -182,6 +187,7 @@ Status ExchangeService::AllocMbuf(int32_t device, const std::string& group,
   HFLOW_RETURN_IF_ERROR(FindGroup(device, group, &g));
   ScopedDevice bound(contexts_.get(), device);
   HFLOW_RETURN_IF_ERROR(bound.status());
+  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(device, rt::Op::kMbufAlloc));
   return g->Alloc(bound, member, size, out);
 }
 
@@ -220,7 +226,10 @@ Status ExchangeService::DestroyQueue(uint32_t id) {
   HFLOW_RETURN_IF_ERROR(FindQueue(id, &q));
   ScopedDevice bound(contexts_.get(), q->device());
   HFLOW_RETURN_IF_ERROR(bound.status());
-  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q->device(), rt::Op::kQueueDestroy));
+  // On a lost device the queue is gone anyway: unregister it (as Free on a
+  // lost device releases), so cleanup paths can finish.
+  Status s = runtime_->DriverCall(q->device(), rt::Op::kQueueDestroy);
+  if (!s.ok() && !s.IsDeviceLost()) return s;
   q->Close(Status::Cancelled("destroyed"));
   std::lock_guard<std::mutex> lock(mu_);
   queues_.erase(id);

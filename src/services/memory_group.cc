@@ -4,6 +4,7 @@
 // except Release, which binds the group's device itself.
 #include "services/memory_group.h"
 
+#include <algorithm>
 #include <string>
 
 #include "hflow/rt.h"
@@ -112,8 +113,8 @@ Status MemoryGroup::Alloc(const ScopedDevice& bound, const std::string& member,
                           uint64_t size, MbufPtr* out) {
   HFLOW_RETURN_IF_ERROR(bound.Require(device_));
   HFLOW_RETURN_IF_ERROR(CheckPermission(member, kPermAlloc));
-  uint64_t block = BlockSize(size == 0 ? 1 : size);
   void* data = nullptr;
+  uint64_t block = BlockSize(size == 0 ? 1 : size);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (destroyed_) return Status::FailedPrecondition(Where() + " is destroyed");
@@ -122,15 +123,22 @@ Status MemoryGroup::Alloc(const ScopedDevice& bound, const std::string& member,
       for (Cache& c : caches_) {
         largest = std::max(largest, c.max_alloc);
         if (size > c.max_alloc) continue;
-        auto& fl = c.free_lists[block];
+        // Power-of-two classes below the max alloc size; the max alloc size
+        // itself is the top class, so any size up to it fits a fresh cache.
+        uint64_t b = std::min(BlockSize(size == 0 ? 1 : size), c.max_alloc);
+        auto& fl = c.free_lists[b];
         if (!fl.empty()) {
           data = fl.back();
           fl.pop_back();
-        } else if (c.bump + block <= c.size) {
+        } else if (c.bump + b <= c.size) {
           data = static_cast<char*>(c.base) + c.bump;
-          c.bump += block;
+          c.bump += b;
         }
-        if (data != nullptr) break;
+        if (data != nullptr) {
+          block = b;
+          c.used += b;
+          break;
+        }
       }
       if (data == nullptr && size > largest) {
         return Status::InvalidArgument(
@@ -170,7 +178,15 @@ void MemoryGroup::Release(void* data, uint64_t block_bytes) {
   for (Cache& c : caches_) {
     char* base = static_cast<char*>(c.base);
     if (data >= c.base && static_cast<char*>(data) < base + c.size) {
-      c.free_lists[block_bytes].push_back(data);
+      c.used -= block_bytes;
+      if (c.used == 0) {
+        // An empty cache starts afresh, so blocks of one size class never
+        // keep it from serving another.
+        c.free_lists.clear();
+        c.bump = 0;
+      } else {
+        c.free_lists[block_bytes].push_back(data);
+      }
       return;
     }
   }

@@ -84,6 +84,7 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
     uint64_t size = 0;
     uint64_t max_alloc = 0;
     uint64_t bump = 0;
+    uint64_t used = 0;  // bytes of blocks handed out
     std::map<uint64_t, std::vector<void*>> free_lists;  // block size -> blocks
   };
 

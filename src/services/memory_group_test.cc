@@ -1,0 +1,686 @@
+// Unit tests of memory groups and mbufs (PRODUCT.md "Device-side services"):
+// groups created and used through ExchangeService proxy events and directly;
+// permission, capacity and budget errors and their messages; block reuse;
+// reference counts that return every byte to the sim device; MbufHead's
+// 64-byte user data limit. Device sets without 0 first, plus one with 0.
+#include "services/memory_group.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "hflow/rt.h"
+#include "rt/device_binding.h"
+#include "services/exchange_service.h"
+#include "services/mbuf.h"
+#include "test_util.h"
+
+namespace hflow {
+namespace services {
+namespace {
+
+using ::hflow::testing::ContextsCreated;
+using ::hflow::testing::ImplicitBindings;
+using ::hflow::testing::MakeSim;
+using ::hflow::testing::RunOnFreshThread;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+rt::DeviceStats DevStats(rt::SimRuntime& sim, int32_t d) {
+  rt::DeviceStats s;
+  EXPECT_TRUE(sim.GetDeviceStats(d, &s).ok());
+  return s;
+}
+
+Status Submit(ExchangeService& svc, int32_t device, const EventRequest& r,
+              EventReply* reply = nullptr) {
+  return svc.SubmitEventSync(device, r, reply, /*timeout_ms=*/5000);
+}
+
+// A group `name` on `device` with `size` bytes and, if cache > 0, one cache.
+void MakeGroup(ExchangeService& svc, int32_t device, const std::string& name,
+               uint64_t size, uint64_t cache = 0, uint64_t max_alloc = 0) {
+  Status s = Submit(svc, device, CreateGroupRequest{name, size});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  if (cache > 0) {
+    s = Submit(svc, device, AllocCacheRequest{name, cache, max_alloc});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+}
+
+class MemoryGroupTest : public ::testing::Test {
+ protected:
+  const std::vector<int32_t> devices_ = {2, 3, 4, 5};
+  std::shared_ptr<rt::SimRuntime> sim_ = MakeSim(devices_);
+};
+
+// --- Through the proxy events -------------------------------------------
+
+TEST_F(MemoryGroupTest, CreateAddCacheAllocThroughEvents) {
+  {
+    ExchangeService svc(sim_.get());
+    ASSERT_TRUE(Submit(svc, 3, CreateGroupRequest{"g", 1 << 20}).ok());
+    ASSERT_TRUE(
+        Submit(svc, 3, AddGroupRequest{"g", "exec", kPermAlloc | kPermRead})
+            .ok());
+    ASSERT_TRUE(Submit(svc, 3, AllocCacheRequest{"g", 64 << 10, 4096}).ok());
+    EventReply reply;
+    Status s = Submit(svc, 3, AllocMbufRequest{"g", 1000, "exec"}, &reply);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_NE(reply.mbuf, nullptr);
+    EXPECT_EQ(reply.mbuf->size(), 1000u);
+    EXPECT_EQ(reply.mbuf->device(), 3);
+    ASSERT_NE(reply.mbuf->group(), nullptr);
+    EXPECT_EQ(reply.mbuf->group()->name(), "g");
+    EXPECT_EQ(reply.mbuf->group()->device(), 3);
+    EXPECT_NE(reply.mbuf->data(), nullptr);
+
+    GroupStats gs = reply.mbuf->group()->Stats();
+    EXPECT_EQ(gs.size_bytes, 1u << 20);
+    EXPECT_EQ(gs.reserved_bytes, 64u << 10);  // the cache
+    EXPECT_EQ(gs.in_use_bytes, 1024u);        // 1000 rounded to its block
+    EXPECT_EQ(gs.live_mbufs, 1u);
+    EXPECT_EQ(gs.caches, 1u);
+    // One device allocation (the cache) on device 3 only.
+    EXPECT_EQ(DevStats(*sim_, 3).mem_used_bytes, 64u << 10);
+    EXPECT_EQ(DevStats(*sim_, 3).live_allocations, 1u);
+    for (int32_t d : {2, 4, 5}) {
+      EXPECT_EQ(DevStats(*sim_, d).mem_used_bytes, 0u) << d;
+    }
+
+    // FreeMbuf: the device side drops its reference; ours is the last.
+    std::weak_ptr<MemoryGroup> group = reply.mbuf->group();
+    ASSERT_TRUE(Submit(svc, 3, FreeMbufRequest{std::move(reply.mbuf)}).ok());
+    // Events on a device run in order: once the next one is answered, the
+    // agent has dropped the FreeMbuf event with its reference.
+    ASSERT_TRUE(Submit(svc, 3, AddGroupRequest{"g", "late", kPermRead}).ok());
+    EXPECT_EQ(group.lock()->Stats().live_mbufs, 0u);
+    EXPECT_EQ(group.lock()->Stats().in_use_bytes, 0u);
+    ASSERT_TRUE(svc.DestroyGroup(3, "g").ok());
+  }
+  EXPECT_EQ(DevStats(*sim_, 3).mem_used_bytes, 0u);
+  EXPECT_EQ(DevStats(*sim_, 3).live_allocations, 0u);
+  EXPECT_EQ(ContextsCreated(*sim_, {2, 4, 5}), 0u);
+  EXPECT_EQ(ImplicitBindings(*sim_, devices_), 0u);
+}
+
+TEST_F(MemoryGroupTest, DuplicateCreateGroupIsAlreadyExists) {
+  ExchangeService svc(sim_.get());
+  ASSERT_TRUE(Submit(svc, 4, CreateGroupRequest{"dup", 4096}).ok());
+  Status s = Submit(svc, 4, CreateGroupRequest{"dup", 8192});
+  EXPECT_EQ(s.code(), StatusCode::kAlreadyExists) << s.ToString();
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("'dup'"), HasSubstr("device 4"),
+                                 HasSubstr("CreateGroup event on device 4")));
+  // The same name on another device is a different group.
+  EXPECT_TRUE(Submit(svc, 5, CreateGroupRequest{"dup", 4096}).ok());
+}
+
+TEST_F(MemoryGroupTest, CreateGroupNeedsNameAndSize) {
+  ExchangeService svc(sim_.get());
+  Status s = Submit(svc, 2, CreateGroupRequest{"", 4096});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  s = Submit(svc, 2, CreateGroupRequest{"g", 0});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+}
+
+TEST_F(MemoryGroupTest, UnknownGroupIsNotFoundNamingGroupAndDevice) {
+  ExchangeService svc(sim_.get());
+  ASSERT_TRUE(Submit(svc, 3, CreateGroupRequest{"real", 4096}).ok());
+  auto expect_not_found = [](const Status& s, const std::string& device) {
+    EXPECT_EQ(s.code(), StatusCode::kNotFound) << s.ToString();
+    EXPECT_THAT(s.message(), AllOf(HasSubstr("'ghost'"), HasSubstr(device)));
+  };
+  expect_not_found(Submit(svc, 3, AddGroupRequest{"ghost", "m", kPermRead}),
+                   "device 3");
+  expect_not_found(Submit(svc, 3, AllocCacheRequest{"ghost", 1024, 64}),
+                   "device 3");
+  EventReply reply;
+  expect_not_found(Submit(svc, 3, AllocMbufRequest{"ghost", 64}, &reply),
+                   "device 3");
+  EXPECT_EQ(reply.mbuf, nullptr);
+  MbufPtr m;
+  expect_not_found(svc.AllocMbuf(3, "ghost", "deployer", 64, &m), "device 3");
+  EXPECT_EQ(m, nullptr);
+  expect_not_found(svc.DestroyGroup(3, "ghost"), "device 3");
+  // A group exists only on its own device.
+  Status s = svc.AllocMbuf(4, "real", "deployer", 64, &m);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("'real'"), HasSubstr("device 4")));
+  s = svc.DestroyGroup(4, "real");
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+}
+
+TEST_F(MemoryGroupTest, MemberNotAddedIsDeniedNamingGroupDeviceMember) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 5, "pool", 1 << 16, 1 << 14, 1024);
+  EventReply reply;
+  Status s = Submit(svc, 5, AllocMbufRequest{"pool", 64, "stranger"}, &reply);
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s.ToString();
+  EXPECT_THAT(s.message(),
+              AllOf(HasSubstr("memory group 'pool'"), HasSubstr("device 5"),
+                    HasSubstr("'stranger'"), HasSubstr("alloc"),
+                    HasSubstr("not a member")));
+  EXPECT_EQ(reply.mbuf, nullptr);
+  // Directly, too.
+  MbufPtr m;
+  s = svc.AllocMbuf(5, "pool", "stranger", 64, &m);
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(s.message(), HasSubstr("'stranger'"));
+  EXPECT_EQ(m, nullptr);
+}
+
+TEST_F(MemoryGroupTest, MemberWithoutAllocPermissionIsDenied) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 2, "pool", 1 << 16);
+  ASSERT_TRUE(
+      Submit(svc, 2, AddGroupRequest{"pool", "reader", kPermRead | kPermWrite})
+          .ok());
+  MbufPtr m;
+  Status s = svc.AllocMbuf(2, "pool", "reader", 64, &m);
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s.ToString();
+  EXPECT_THAT(s.message(),
+              AllOf(HasSubstr("'pool'"), HasSubstr("device 2"),
+                    HasSubstr("'reader'"), HasSubstr("needs alloc"),
+                    HasSubstr("has read|write")));
+  EXPECT_THAT(s.message(), ::testing::Not(HasSubstr("not a member")));
+  // Granting alloc later adds to the existing permissions.
+  ASSERT_TRUE(Submit(svc, 2, AddGroupRequest{"pool", "reader", kPermAlloc}).ok());
+  s = svc.AllocMbuf(2, "pool", "reader", 64, &m);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  auto g = m->group();
+  EXPECT_TRUE(g->CheckPermission("reader", kPermRead | kPermWrite | kPermAlloc)
+                  .ok());
+  EXPECT_FALSE(g->CheckPermission("reader", kPermAdmin).ok());
+}
+
+TEST_F(MemoryGroupTest, NonAdminCannotAddMembers) {
+  ExchangeService svc(sim_.get());
+  ASSERT_TRUE(
+      Submit(svc, 3, CreateGroupRequest{"pool", 1 << 16, "owner"}).ok());
+  ASSERT_TRUE(
+      Submit(svc, 3, AddGroupRequest{"pool", "worker", kPermAll & ~kPermAdmin,
+                                     "owner"})
+          .ok());
+  // The default "deployer" is not the creator here, so not an admin.
+  Status s = Submit(svc, 3, AddGroupRequest{"pool", "x", kPermRead});
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s.ToString();
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("'pool'"), HasSubstr("device 3"),
+                                 HasSubstr("'deployer'"), HasSubstr("admin"),
+                                 HasSubstr("AddGroup event on device 3")));
+  // A member without admin cannot add either.
+  s = Submit(svc, 3, AddGroupRequest{"pool", "x", kPermRead, "worker"});
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s.ToString();
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("'worker'"), HasSubstr("needs admin"),
+                                 HasSubstr("has read|write|alloc")));
+  // Nothing was granted to "x".
+  MbufPtr m;
+  ASSERT_TRUE(svc.AllocMbuf(3, "pool", "worker", 64, &m).ok());
+  EXPECT_EQ(m->group()->CheckPermission("x", kPermRead).code(),
+            StatusCode::kPermissionDenied);
+  // Once admin, the worker can add members.
+  ASSERT_TRUE(
+      Submit(svc, 3, AddGroupRequest{"pool", "worker", kPermAdmin, "owner"})
+          .ok());
+  EXPECT_TRUE(
+      Submit(svc, 3, AddGroupRequest{"pool", "x", kPermRead, "worker"}).ok());
+  EXPECT_TRUE(m->group()->CheckPermission("x", kPermRead).ok());
+}
+
+TEST_F(MemoryGroupTest, InvalidPermissionMasksAreRejected) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 4, "pool", 1 << 16);
+  for (uint32_t mask : {0u, 16u, 0xFFFFFFFFu}) {
+    Status s = Submit(svc, 4, AddGroupRequest{"pool", "m", mask});
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << mask;
+    EXPECT_THAT(s.message(),
+                AllOf(HasSubstr("'pool'"), HasSubstr("device 4"),
+                      HasSubstr("'m'"), HasSubstr(std::to_string(mask))));
+  }
+  MbufPtr m;
+  EXPECT_EQ(svc.AllocMbuf(4, "pool", "m", 64, &m).code(),
+            StatusCode::kPermissionDenied);
+}
+
+// --- Capacity and budget --------------------------------------------------
+
+TEST_F(MemoryGroupTest, CacheLargerThanBudgetIsResourceExhausted) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 3, "small", 8192);
+  Status s = Submit(svc, 3, AllocCacheRequest{"small", 16384, 1024});
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("'small'"), HasSubstr("device 3"),
+                                 HasSubstr("budget"), HasSubstr("16384"),
+                                 HasSubstr("8192")));
+  EXPECT_EQ(DevStats(*sim_, 3).mem_used_bytes, 0u);  // nothing allocated
+  // Caches add up against the budget.
+  ASSERT_TRUE(Submit(svc, 3, AllocCacheRequest{"small", 6144, 1024}).ok());
+  s = Submit(svc, 3, AllocCacheRequest{"small", 4096, 1024});
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("6144 of 8192"));
+  EXPECT_TRUE(Submit(svc, 3, AllocCacheRequest{"small", 2048, 1024}).ok());
+  EXPECT_EQ(DevStats(*sim_, 3).mem_used_bytes, 8192u);
+  // Malformed caches.
+  for (auto [size, max] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {0, 0}, {1024, 0}, {1024, 2048}}) {
+    MakeGroup(svc, 2, "g" + std::to_string(size) + "_" + std::to_string(max),
+              1 << 16);
+    s = Submit(svc, 2,
+               AllocCacheRequest{
+                   "g" + std::to_string(size) + "_" + std::to_string(max), size,
+                   max});
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  }
+}
+
+TEST_F(MemoryGroupTest, DirectAllocationBeyondBudgetIsResourceExhausted) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 5, "direct", 4096);
+  MbufPtr m1, m2;
+  Status s = svc.AllocMbuf(5, "direct", "deployer", 5000, &m1);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("'direct'"), HasSubstr("device 5"),
+                                 HasSubstr("budget")));
+  ASSERT_TRUE(svc.AllocMbuf(5, "direct", "deployer", 4096, &m1).ok());
+  EXPECT_EQ(DevStats(*sim_, 5).mem_used_bytes, 4096u);
+  s = svc.AllocMbuf(5, "direct", "deployer", 1, &m2);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("4096 of 4096"));
+  EXPECT_EQ(m2, nullptr);
+  // Through the event, the same.
+  EventReply reply;
+  s = Submit(svc, 5, AllocMbufRequest{"direct", 64}, &reply);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  m1.reset();  // the block goes back to the device
+  EXPECT_EQ(DevStats(*sim_, 5).mem_used_bytes, 0u);
+  EXPECT_TRUE(svc.AllocMbuf(5, "direct", "deployer", 1, &m2).ok());
+}
+
+TEST_F(MemoryGroupTest, ExhaustedCacheIsResourceExhaustedAndRecovers) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 4, "c", 1 << 16, 1024, 256);
+  std::vector<MbufPtr> held(4);
+  std::set<void*> addrs;
+  for (auto& m : held) {
+    Status s = svc.AllocMbuf(4, "c", "deployer", 256, &m);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    addrs.insert(m->data());
+  }
+  EXPECT_EQ(addrs.size(), 4u);  // distinct blocks
+  MbufPtr extra;
+  Status s = svc.AllocMbuf(4, "c", "deployer", 200, &extra);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("'c'"), HasSubstr("device 4"),
+                                 HasSubstr("exhausted"), HasSubstr("4 mbufs")));
+  EXPECT_EQ(extra, nullptr);
+  void* freed = held[2]->data();
+  held[2].reset();
+  ASSERT_TRUE(svc.AllocMbuf(4, "c", "deployer", 256, &extra).ok());
+  EXPECT_EQ(extra->data(), freed);  // the freed block is reused
+}
+
+TEST_F(MemoryGroupTest, OversizeBeyondMaxAllocIsInvalidArgumentNamingTheMax) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 2, "c", 1 << 16, 4096, 512);
+  MbufPtr m;
+  Status s = svc.AllocMbuf(2, "c", "deployer", 513, &m);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("'c'"), HasSubstr("device 2"),
+                                 HasSubstr("513"),
+                                 HasSubstr("max alloc size 512")));
+  EventReply reply;
+  s = Submit(svc, 2, AllocMbufRequest{"c", 100000}, &reply);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("AllocMbuf event on device 2"),
+                                 HasSubstr("max alloc size 512")));
+  // A larger cache lifts the limit.
+  ASSERT_TRUE(Submit(svc, 2, AllocCacheRequest{"c", 8192, 2048}).ok());
+  EXPECT_TRUE(svc.AllocMbuf(2, "c", "deployer", 513, &m).ok());
+  EXPECT_EQ(svc.AllocMbuf(2, "c", "deployer", 2049, &m).code(),
+            StatusCode::kInvalidArgument);
+}
+
+// --- Reuse ----------------------------------------------------------------
+
+TEST_F(MemoryGroupTest, CacheBlocksAreReusedWithoutDeviceCalls) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 3, "c", 1 << 16, 8192, 1024);
+  MbufPtr m;
+  ASSERT_TRUE(svc.AllocMbuf(3, "c", "deployer", 100, &m).ok());
+  void* first = m->data();
+  auto group = m->group();
+  const GroupStats before = group->Stats();
+  const uint64_t used = DevStats(*sim_, 3).mem_used_bytes;
+  m.reset();
+  sim_->SetCountCalls(true);
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(svc.AllocMbuf(3, "c", "deployer", 100, &m).ok());
+    EXPECT_EQ(m->data(), first);
+    m.reset();
+  }
+  // Steady-state traffic makes no device allocation at all.
+  EXPECT_EQ(sim_->CallCount(rt::Op::kMalloc), 0u);
+  EXPECT_EQ(sim_->CallCount(rt::Op::kFree), 0u);
+  sim_->SetCountCalls(false);
+  const GroupStats after = group->Stats();
+  EXPECT_EQ(after.reserved_bytes, before.reserved_bytes);
+  EXPECT_EQ(after.in_use_bytes, 0u);
+  EXPECT_EQ(after.live_mbufs, 0u);
+  EXPECT_EQ(DevStats(*sim_, 3).mem_used_bytes, used);
+  EXPECT_EQ(DevStats(*sim_, 3).live_allocations, 1u);
+}
+
+TEST_F(MemoryGroupTest, DirectBlocksFreeThenAllocDoesNotGrowReserved) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 5, "d", 1 << 16);
+  MbufPtr m;
+  ASSERT_TRUE(svc.AllocMbuf(5, "d", "deployer", 100, &m).ok());
+  auto group = m->group();
+  EXPECT_EQ(group->Stats().reserved_bytes, 128u);
+  for (int i = 0; i < 20; ++i) {
+    m.reset();
+    EXPECT_EQ(group->Stats().reserved_bytes, 0u);
+    ASSERT_TRUE(svc.AllocMbuf(5, "d", "deployer", 100, &m).ok());
+    EXPECT_EQ(group->Stats().reserved_bytes, 128u);
+    EXPECT_EQ(DevStats(*sim_, 5).live_allocations, 1u);
+    EXPECT_EQ(DevStats(*sim_, 5).mem_used_bytes, 128u);
+  }
+}
+
+TEST_F(MemoryGroupTest, ConcurrentAllocAndReleaseBalance) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 2, "c", 1 << 20, 1 << 18, 4096);
+  MakeGroup(svc, 2, "d", 1 << 20);
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string g = t % 2 ? "c" : "d";
+      for (int i = 0; i < 200; ++i) {
+        MbufPtr m;
+        if (!svc.AllocMbuf(2, g, "deployer", 64 + (i % 7) * 300, &m).ok()) {
+          ++errors;
+        }
+      }
+      if (rt::GetCurrentContext() != nullptr) ++errors;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  MbufPtr m;
+  ASSERT_TRUE(svc.AllocMbuf(2, "c", "deployer", 64, &m).ok());
+  EXPECT_EQ(m->group()->Stats().live_mbufs, 1u);
+  m.reset();
+  ASSERT_TRUE(svc.DestroyGroup(2, "c").ok());
+  ASSERT_TRUE(svc.DestroyGroup(2, "d").ok());
+  EXPECT_EQ(DevStats(*sim_, 2).mem_used_bytes, 0u);
+  EXPECT_EQ(DevStats(*sim_, 2).live_allocations, 0u);
+}
+
+// --- Reference counts and teardown -----------------------------------------
+
+TEST_F(MemoryGroupTest, DestroyGroupWhileMbufsAliveFailsThenSucceeds) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 4, "c", 1 << 16, 4096, 1024);
+  MbufPtr a, b;
+  ASSERT_TRUE(svc.AllocMbuf(4, "c", "deployer", 10, &a).ok());
+  ASSERT_TRUE(svc.AllocMbuf(4, "c", "deployer", 10, &b).ok());
+  MbufPtr a2 = a;  // a second reference to the same mbuf
+  Status s = svc.DestroyGroup(4, "c");
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("'c'"), HasSubstr("device 4"),
+                                 HasSubstr("2 mbufs")));
+  // Still there and usable.
+  MbufPtr c;
+  EXPECT_TRUE(svc.AllocMbuf(4, "c", "deployer", 10, &c).ok());
+  c.reset();
+  b.reset();
+  a.reset();
+  s = svc.DestroyGroup(4, "c");
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << "a2 still holds one";
+  EXPECT_THAT(s.message(), HasSubstr("1 mbufs"));
+  a2.reset();
+  s = svc.DestroyGroup(4, "c");
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(DevStats(*sim_, 4).mem_used_bytes, 0u);
+  EXPECT_EQ(DevStats(*sim_, 4).live_allocations, 0u);
+  // Gone: NotFound, and the name can be reused.
+  EXPECT_EQ(svc.DestroyGroup(4, "c").code(), StatusCode::kNotFound);
+  EXPECT_EQ(svc.AllocMbuf(4, "c", "deployer", 10, &c).code(),
+            StatusCode::kNotFound);
+  EXPECT_TRUE(Submit(svc, 4, CreateGroupRequest{"c", 4096}).ok());
+}
+
+TEST_F(MemoryGroupTest, RefcountsReturnAllMemoryAfterDestroyGroup) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 3, "cached", 1 << 20, 1 << 16, 4096);
+  MakeGroup(svc, 3, "direct", 1 << 20);
+  std::vector<MbufPtr> all;
+  for (int i = 0; i < 10; ++i) {
+    MbufPtr m;
+    ASSERT_TRUE(svc.AllocMbuf(3, i % 2 ? "cached" : "direct", "deployer",
+                              100 * (i + 1), &m)
+                    .ok());
+    all.push_back(m);
+    all.push_back(m);  // shared references
+  }
+  EXPECT_GT(DevStats(*sim_, 3).mem_used_bytes, 0u);
+  // Drop them on another (unbound) thread: the release binds itself.
+  RunOnFreshThread([&] {
+    all.clear();
+    EXPECT_EQ(rt::GetCurrentContext(), nullptr);
+  });
+  // Direct blocks are back already; the cache stays until the group goes.
+  EXPECT_EQ(DevStats(*sim_, 3).mem_used_bytes, 1u << 16);
+  ASSERT_TRUE(svc.DestroyGroup(3, "cached").ok());
+  ASSERT_TRUE(svc.DestroyGroup(3, "direct").ok());
+  EXPECT_EQ(DevStats(*sim_, 3).mem_used_bytes, 0u);
+  EXPECT_EQ(DevStats(*sim_, 3).live_allocations, 0u);
+  EXPECT_EQ(ImplicitBindings(*sim_, devices_), 0u);
+}
+
+TEST_F(MemoryGroupTest, ServiceDestructionReturnsAllMemory) {
+  MbufPtr survivor_cached, survivor_direct;
+  {
+    ExchangeService svc(sim_.get());
+    MakeGroup(svc, 2, "cached", 1 << 20, 1 << 16, 4096);
+    MakeGroup(svc, 5, "direct", 1 << 20);
+    uint32_t q = 0;
+    ASSERT_TRUE(svc.CreateQueue(2, 8, "held", &q).ok());
+    for (int i = 0; i < 3; ++i) {
+      MbufPtr m;
+      ASSERT_TRUE(svc.AllocMbuf(2, "cached", "deployer", 512, &m).ok());
+      ASSERT_TRUE(svc.Enqueue(q, std::move(m), 0).ok());
+    }
+    ASSERT_TRUE(svc.AllocMbuf(2, "cached", "deployer", 64, &survivor_cached).ok());
+    ASSERT_TRUE(svc.AllocMbuf(5, "direct", "deployer", 300, &survivor_direct).ok());
+    MbufPtr dropped;
+    ASSERT_TRUE(svc.AllocMbuf(5, "direct", "deployer", 300, &dropped).ok());
+  }
+  // Queued mbufs went with their queue; the survivors keep their blocks.
+  EXPECT_EQ(DevStats(*sim_, 2).mem_used_bytes, 1u << 16);
+  EXPECT_EQ(DevStats(*sim_, 5).mem_used_bytes, 512u);
+  RunOnFreshThread([&] {
+    survivor_cached.reset();
+    survivor_direct.reset();
+    EXPECT_EQ(rt::GetCurrentContext(), nullptr);
+  });
+  for (int32_t d : devices_) {
+    rt::DeviceStats st = DevStats(*sim_, d);
+    EXPECT_EQ(st.mem_used_bytes, 0u) << d;
+    EXPECT_EQ(st.live_allocations, 0u) << d;
+    EXPECT_EQ(st.default_context_refs, 0) << d;
+  }
+  EXPECT_EQ(ContextsCreated(*sim_, {3, 4}), 0u);
+  EXPECT_EQ(ImplicitBindings(*sim_, devices_), 0u);
+}
+
+TEST(MemoryGroupWithZeroTest, ClusterWithDeviceZeroNoImplicitBindings) {
+  auto sim = MakeSim({0, 1, 2});
+  ASSERT_EQ(sim->DefaultDevice(), 0);
+  RunOnFreshThread([&] {
+    ExchangeService svc(sim.get());
+    for (int32_t d : {0, 1}) {
+      MakeGroup(svc, d, "g", 1 << 16, 4096, 1024);
+      MbufPtr m;
+      ASSERT_TRUE(svc.AllocMbuf(d, "g", "deployer", 1024, &m).ok());
+      EXPECT_EQ(m->device(), d);
+      EXPECT_EQ(sim->GetCurrentContext(), nullptr);
+    }
+  });
+  EXPECT_EQ(ImplicitBindings(*sim, {0, 1, 2}), 0u);
+  EXPECT_EQ(ContextsCreated(*sim, {2}), 0u);
+  for (int32_t d : {0, 1}) {
+    EXPECT_EQ(DevStats(*sim, d).mem_used_bytes, 0u) << d;
+    EXPECT_EQ(DevStats(*sim, d).live_allocations, 0u) << d;
+  }
+}
+
+// --- MemoryGroup directly ----------------------------------------------------
+
+TEST_F(MemoryGroupTest, DirectGroupRequiresTheRightToken) {
+  auto contexts = std::make_shared<DeviceContexts>(sim_.get());
+  auto group = MemoryGroup::Create(contexts, 3, "raw", 1 << 16, "me");
+  EXPECT_EQ(group->name(), "raw");
+  EXPECT_EQ(group->device(), 3);
+  EXPECT_TRUE(group->CheckPermission("me", kPermAll).ok());
+  RunOnFreshThread([&] {
+    {
+      ScopedDevice wrong(contexts.get(), 4);
+      ASSERT_TRUE(wrong.status().ok());
+      MbufPtr m;
+      Status s = group->Alloc(wrong, "me", 64, &m);
+      EXPECT_EQ(s.code(), StatusCode::kInternal) << s.ToString();
+      EXPECT_THAT(s.message(), AllOf(HasSubstr("device 3"), HasSubstr("device 4")));
+      EXPECT_EQ(group->AllocCache(wrong, 4096, 1024).code(),
+                StatusCode::kInternal);
+      EXPECT_EQ(group->Destroy(wrong).code(), StatusCode::kInternal);
+    }
+    EXPECT_EQ(sim_->GetCurrentContext(), nullptr);
+    ScopedDevice bound(contexts.get(), 3);
+    ASSERT_TRUE(bound.status().ok());
+    ASSERT_TRUE(group->AllocCache(bound, 4096, 1024).ok());
+    MbufPtr m;
+    ASSERT_TRUE(group->Alloc(bound, "me", 1000, &m).ok());
+    EXPECT_EQ(group->Stats().in_use_bytes, 1024u);
+    EXPECT_EQ(group->Destroy(bound).code(), StatusCode::kFailedPrecondition);
+    m.reset();
+    ASSERT_TRUE(group->Destroy(bound).ok());
+    EXPECT_EQ(group->Stats().caches, 0u);
+    EXPECT_EQ(group->Stats().reserved_bytes, 0u);
+    // A destroyed group serves nothing.
+    EXPECT_EQ(group->Alloc(bound, "me", 64, &m).code(),
+              StatusCode::kFailedPrecondition);
+    EXPECT_EQ(group->AllocCache(bound, 4096, 1024).code(),
+              StatusCode::kFailedPrecondition);
+  });
+  group.reset();
+  contexts.reset();
+  EXPECT_EQ(DevStats(*sim_, 3).mem_used_bytes, 0u);
+  EXPECT_EQ(DevStats(*sim_, 3).default_context_refs, 0);
+}
+
+TEST_F(MemoryGroupTest, GroupDroppedWithoutDestroyFreesItsCaches) {
+  auto contexts = std::make_shared<DeviceContexts>(sim_.get());
+  {
+    auto group = MemoryGroup::Create(contexts, 5, "leaky", 1 << 16, "me");
+    ScopedDevice bound(contexts.get(), 5);
+    ASSERT_TRUE(group->AllocCache(bound, 8192, 1024).ok());
+    ASSERT_TRUE(group->AllocCache(bound, 4096, 512).ok());
+    EXPECT_EQ(DevStats(*sim_, 5).live_allocations, 2u);
+  }
+  EXPECT_EQ(DevStats(*sim_, 5).mem_used_bytes, 0u);
+  EXPECT_EQ(DevStats(*sim_, 5).live_allocations, 0u);
+}
+
+TEST(PermissionTextTest, NamesBits) {
+  EXPECT_EQ(PermissionText(0), "none");
+  EXPECT_EQ(PermissionText(kPermAdmin), "admin");
+  EXPECT_EQ(PermissionText(kPermRead | kPermAlloc), "read|alloc");
+  EXPECT_EQ(PermissionText(kPermAll), "admin|read|write|alloc");
+}
+
+// --- MbufHead ----------------------------------------------------------------
+
+TEST(MbufHeadTest, UserDataUpTo64Bytes) {
+  MbufHead h;
+  uint8_t buf[80];
+  for (int i = 0; i < 80; ++i) buf[i] = static_cast<uint8_t>(i + 1);
+  EXPECT_EQ(h.user_data_len, 0u);
+  ASSERT_TRUE(h.SetUserData(buf, 64).ok());
+  EXPECT_EQ(h.user_data_len, 64u);
+  EXPECT_EQ(std::memcmp(h.user_data, buf, 64), 0);
+
+  MbufHead h2;
+  Status s = h2.SetUserData(buf, 65);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("65"), HasSubstr("64-byte")));
+  EXPECT_EQ(h2.user_data_len, 0u);  // nothing copied
+  EXPECT_EQ(h2.user_data[0], 0u);
+}
+
+TEST(MbufHeadTest, UserDataAtOffset) {
+  MbufHead h;
+  const char kTail[] = "abcd";
+  ASSERT_TRUE(h.SetUserData(kTail, 4, 60).ok());
+  EXPECT_EQ(h.user_data_len, 64u);
+  EXPECT_EQ(std::memcmp(h.user_data + 60, kTail, 4), 0);
+  EXPECT_EQ(h.SetUserData(kTail, 5, 60).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(h.SetUserData(kTail, 0, 65).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(h.SetUserData(kTail, 0, 64).ok());
+  // Offsets that would wrap must not pass the check.
+  EXPECT_EQ(h.SetUserData(kTail, 4, SIZE_MAX).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(h.SetUserData(kTail, SIZE_MAX, 4).code(),
+            StatusCode::kInvalidArgument);
+  // A shorter write at the front keeps the length at its maximum.
+  ASSERT_TRUE(h.SetUserData("xy", 2).ok());
+  EXPECT_EQ(h.user_data_len, 64u);
+  EXPECT_EQ(h.user_data[0], 'x');
+  EXPECT_EQ(std::memcmp(h.user_data + 60, kTail, 4), 0);
+}
+
+// --- Bugs found (disabled so the suite stays green; see the report) ---------
+
+// Regression (fixed): MemoryGroup::Alloc (memory_group.cc, the cache branch) rounds every
+// request up to a power-of-two block (BlockSize) but AllocCache accepts any
+// size and max_alloc <= size. A request that is within the cache's max alloc
+// size can then never fit a fresh, empty cache: cache 1000 / max 1000, Alloc
+// 1000 -> block 1024 > 1000 -> "caches exhausted (0 bytes in use by 0
+// mbufs)".
+TEST_F(MemoryGroupTest, AllocWithinMaxAllocFitsFreshCache) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 3, "odd", 1 << 16, 1000, 1000);
+  MbufPtr m;
+  Status s = svc.AllocMbuf(3, "odd", "deployer", 1000, &m);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  m.reset();
+  s = svc.AllocMbuf(3, "odd", "deployer", 600, &m);  // rounds to 1024 > 1000
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+// Regression (fixed): blocks freed into a cache's per-size free list are never given back
+// to the bump region or merged, so a cache that once served small blocks can
+// never again serve a larger one, even when completely free: "caches
+// exhausted (0 bytes in use by 0 mbufs)".
+TEST_F(MemoryGroupTest, FullyFreedCacheServesLargerBlocks) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 4, "frag", 1 << 16, 1024, 512);
+  {
+    std::vector<MbufPtr> small(16);
+    for (auto& m : small) {
+      ASSERT_TRUE(svc.AllocMbuf(4, "frag", "deployer", 64, &m).ok());
+    }
+  }
+  MbufPtr big;
+  Status s = svc.AllocMbuf(4, "frag", "deployer", 512, &big);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+}  // namespace
+}  // namespace services
+}  // namespace hflow
