@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hflow/rt.h"
+#include "services_test_util.h"
 #include "test_util.h"
 
 namespace hflow {
@@ -38,26 +39,9 @@ milliseconds Since(Clock::time_point t0) {
   return std::chrono::duration_cast<milliseconds>(Clock::now() - t0);
 }
 
-rt::DeviceStats DevStats(rt::SimRuntime& sim, int32_t d) {
-  rt::DeviceStats s;
-  EXPECT_TRUE(sim.GetDeviceStats(d, &s).ok());
-  return s;
-}
-
-Status Submit(ExchangeService& svc, int32_t device, const EventRequest& r,
-              EventReply* reply = nullptr) {
-  return svc.SubmitEventSync(device, r, reply, /*timeout_ms=*/5000);
-}
-
-void MakeGroup(ExchangeService& svc, int32_t device, const std::string& name,
-               uint64_t size, uint64_t cache = 0, uint64_t max_alloc = 0) {
-  Status s = Submit(svc, device, CreateGroupRequest{name, size});
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  if (cache > 0) {
-    s = Submit(svc, device, AllocCacheRequest{name, cache, max_alloc});
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
-}
+using ::hflow::testing::DevStats;
+using ::hflow::testing::MakeGroup;
+using ::hflow::testing::Submit;
 
 std::vector<uint8_t> Pattern(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);

@@ -18,6 +18,7 @@
 #include "rt/device_binding.h"
 #include "services/exchange_service.h"
 #include "services/mbuf.h"
+#include "services_test_util.h"
 #include "test_util.h"
 
 namespace hflow {
@@ -31,27 +32,9 @@ using ::hflow::testing::RunOnFreshThread;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-rt::DeviceStats DevStats(rt::SimRuntime& sim, int32_t d) {
-  rt::DeviceStats s;
-  EXPECT_TRUE(sim.GetDeviceStats(d, &s).ok());
-  return s;
-}
-
-Status Submit(ExchangeService& svc, int32_t device, const EventRequest& r,
-              EventReply* reply = nullptr) {
-  return svc.SubmitEventSync(device, r, reply, /*timeout_ms=*/5000);
-}
-
-// A group `name` on `device` with `size` bytes and, if cache > 0, one cache.
-void MakeGroup(ExchangeService& svc, int32_t device, const std::string& name,
-               uint64_t size, uint64_t cache = 0, uint64_t max_alloc = 0) {
-  Status s = Submit(svc, device, CreateGroupRequest{name, size});
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  if (cache > 0) {
-    s = Submit(svc, device, AllocCacheRequest{name, cache, max_alloc});
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
-}
+using ::hflow::testing::DevStats;
+using ::hflow::testing::MakeGroup;
+using ::hflow::testing::Submit;
 
 class MemoryGroupTest : public ::testing::Test {
  protected:
