@@ -16,6 +16,10 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
+
+#include "hflow/cluster.h"
 
 #include "hflow/device_runtime.h"
 #include "hflow/status.h"
@@ -35,6 +39,19 @@ inline DeviceRuntime* CurrentRuntime() noexcept {
 // Makes `runtime` the process-wide runtime (nullptr uninstalls). The previous
 // one is kept alive until exit.
 void InstallRuntime(std::shared_ptr<DeviceRuntime> runtime);
+
+// How the process-wide runtime is chosen at initialization.
+struct RuntimeOptions {
+  std::string backend = "sim";  // "sim" (default); "cuda" needs HFLOW_WITH_CUDA
+  ClusterConfig cluster = DefaultClusterConfig();
+  // Overrides the cluster's default device; -1 means none.
+  std::optional<int32_t> default_device;
+};
+
+// Creates the runtime `options` describe and installs it. Unknown backends
+// and invalid clusters are rejected with kInvalidArgument / kNotSupported.
+Status InitializeRuntime(const RuntimeOptions& options,
+                         std::shared_ptr<DeviceRuntime>* out = nullptr);
 
 Status SetDevice(int32_t device);
 Status ResetDevice(int32_t device);
