@@ -14,6 +14,9 @@ ThreadPool::ThreadPool(std::string name, int num_threads,
                        rt::DeviceRuntime* runtime)
     : name_(std::move(name)),
       runtime_(runtime != nullptr ? runtime : rt::CurrentRuntime()) {
+  if (runtime_ != nullptr) {
+    contexts_ = std::make_unique<DeviceContexts>(runtime_);
+  }
   if (num_threads < 1) num_threads = 1;
   for (int i = 0; i < num_threads; ++i) {
     workers_.emplace_back([this, i] { WorkerLoop(i); });
@@ -67,45 +70,20 @@ Status ThreadPool::RunAll(
   return first;
 }
 
-Status ThreadPool::BindFor(WorkerState* w,
-                           const std::optional<int32_t>& device) {
-  if (!device) {
-    if (runtime_ != nullptr && runtime_->GetCurrentContext() != nullptr) {
-      return runtime_->SetCurrentContext(nullptr);
-    }
-    return Status::OK();
-  }
+Status ThreadPool::BindFor(const std::optional<int32_t>& device) {
   if (runtime_ == nullptr) {
-    return Status::FailedPrecondition("no device runtime is installed");
+    return device ? Status::FailedPrecondition("no device runtime is installed")
+                  : Status::OK();
   }
-  auto it = w->held.find(*device);
-  if (it != w->held.end() && runtime_->SetCurrentContext(it->second).ok()) {
-    return Status::OK();
-  }
-  HFLOW_RETURN_IF_ERROR(runtime_->SetDevice(*device));
-  rt::Context* ctx = runtime_->GetCurrentContext();
-  if (it != w->held.end()) {
-    // The cached context died (cannot happen while we hold a reference,
-    // unless someone reset the device behind our back): drop the extra ref.
-    (void)runtime_->ResetDevice(*device);
-    it->second = ctx;
-  } else {
-    w->held.emplace(*device, ctx);
-  }
-  return Status::OK();
-}
-
-void ThreadPool::ReleaseAll(WorkerState* w) {
-  if (runtime_ == nullptr) return;
-  (void)runtime_->SetCurrentContext(nullptr);
-  for (auto& [device, ctx] : w->held) (void)runtime_->ResetDevice(device);
-  w->held.clear();
+  rt::Context* ctx = nullptr;
+  if (device) HFLOW_RETURN_IF_ERROR(contexts_->Get(*device, &ctx));
+  if (runtime_->CurrentContextFast() == ctx) return Status::OK();
+  return runtime_->SetCurrentContext(ctx);
 }
 
 void ThreadPool::WorkerLoop(int index) {
-  WorkerState w;
-  w.thread_name = name_ + "-" + std::to_string(index);
-  SetCurrentThreadName(w.thread_name);
+  const std::string thread_name = name_ + "-" + std::to_string(index);
+  SetCurrentThreadName(thread_name);
   for (;;) {
     Item item;
     {
@@ -115,24 +93,24 @@ void ThreadPool::WorkerLoop(int index) {
       item = std::move(queue_.front());
       queue_.pop_front();
     }
-    Status s = BindFor(&w, item.device);
+    Status s = BindFor(item.device);
     if (!s.ok()) {
-      s = s.WithContext("thread '" + w.thread_name + "' binding device " +
+      s = s.WithContext("thread '" + thread_name + "' binding device " +
                         std::to_string(item.device.value_or(-1)) + ": ");
     } else {
       try {
         s = item.task();
       } catch (const std::exception& e) {
-        s = Status::Internal("task on thread '" + w.thread_name +
+        s = Status::Internal("task on thread '" + thread_name +
                              "' threw: " + e.what());
       } catch (...) {
-        s = Status::Internal("task on thread '" + w.thread_name +
+        s = Status::Internal("task on thread '" + thread_name +
                              "' threw a non-standard exception");
       }
     }
     item.done.set_value(std::move(s));
   }
-  ReleaseAll(&w);
+  if (runtime_ != nullptr) (void)runtime_->SetCurrentContext(nullptr);
 }
 
 }  // namespace hflow

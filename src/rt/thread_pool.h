@@ -5,11 +5,11 @@
 // without a device runs on an unbound thread: a device call it forgot to
 // bind fails visibly instead of borrowing a stale context.
 //
-// Note [Pool bindings]: the first task for device d makes the worker call
-// SetDevice(d) once and keep that reference (and the default context handle)
-// until the pool stops; later tasks rebind with SetCurrentContext, never
-// with SetDevice/ResetDevice pairs, so no default context is destroyed and
-// recreated per task (LESSONS.md, invariant 5).
+// Note [Pool bindings]: the first task for device d makes the pool take one
+// SetDevice(d) reference (DeviceContexts) and keep it until the pool stops;
+// workers bind with SetCurrentContext, never with SetDevice/ResetDevice
+// pairs, so no default context is destroyed and recreated per task
+// (LESSONS.md, invariant 5).
 //
 // Thread-safety: Submit may be called from any thread; the destructor (and
 // Shutdown) must not race with Submit.
@@ -21,7 +21,7 @@
 #include <deque>
 #include <functional>
 #include <future>
-#include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -30,6 +30,7 @@
 
 #include "hflow/device_runtime.h"
 #include "hflow/status.h"
+#include "rt/device_binding.h"
 
 namespace hflow {
 
@@ -66,17 +67,12 @@ class ThreadPool {
     std::optional<int32_t> device;
     std::promise<Status> done;
   };
-  struct WorkerState {
-    std::string thread_name;
-    std::map<int32_t, rt::Context*> held;  // device -> default context
-  };
-
   void WorkerLoop(int index);
-  Status BindFor(WorkerState* w, const std::optional<int32_t>& device);
-  void ReleaseAll(WorkerState* w);
+  Status BindFor(const std::optional<int32_t>& device);
 
   const std::string name_;
   rt::DeviceRuntime* const runtime_;
+  std::unique_ptr<DeviceContexts> contexts_;  // null without a runtime
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> queue_;
