@@ -19,8 +19,10 @@ namespace hflow {
 
 class ContextGuard {
  public:
-  ContextGuard() noexcept
-      : rt_(rt::CurrentRuntime()),
+  ContextGuard() noexcept : ContextGuard(rt::CurrentRuntime()) {}
+  // Guards the binding of a given runtime (hflow's internals hold theirs).
+  explicit ContextGuard(rt::DeviceRuntime* runtime) noexcept
+      : rt_(runtime),
         saved_(rt_ != nullptr ? rt_->CurrentContextFast() : nullptr) {}
   ~ContextGuard() {
     if (rt_ != nullptr && rt_->CurrentContextFast() != saved_) Restore();

@@ -4,7 +4,6 @@
 
 #include <string>
 
-#include "hflow/context_guard.h"
 
 namespace hflow {
 
@@ -23,13 +22,13 @@ Status DeviceContexts::GetSlow(int32_t device, rt::Context** ctx) {
     *ctx = it->second;
     return Status::OK();
   }
-  // SetDevice binds; restore the caller's handle right after (never with
-  // SetDevice, see Note [Guard restores handles, not devices]).
-  rt::Context* saved = runtime_->CurrentContextFast();
-  Status s = runtime_->SetDevice(device);
-  rt::Context* got = runtime_->CurrentContextFast();
-  if (got != saved) (void)runtime_->SetCurrentContext(saved);
-  HFLOW_RETURN_IF_ERROR(s);
+  // SetDevice binds; the guard restores the caller's handle right after.
+  rt::Context* got = nullptr;
+  {
+    ContextGuard guard(runtime_);
+    HFLOW_RETURN_IF_ERROR(runtime_->SetDevice(device));
+    got = runtime_->CurrentContextFast();
+  }
   held_.emplace(device, got);
   if (small) fast_[device].store(got, std::memory_order_release);
   *ctx = got;
@@ -37,20 +36,11 @@ Status DeviceContexts::GetSlow(int32_t device, rt::Context** ctx) {
 }
 
 ScopedDevice::ScopedDevice(DeviceContexts* contexts, int32_t device)
-    : runtime_(contexts->runtime()),
-      device_(device),
-      saved_(runtime_->CurrentContextFast()) {
+    : runtime_(contexts->runtime()), device_(device), guard_(runtime_) {
   rt::Context* ctx = nullptr;
   status_ = contexts->Get(device, &ctx);
-  if (status_.ok() && ctx != saved_) {
+  if (status_.ok() && ctx != guard_.saved()) {
     status_ = runtime_->SetCurrentContext(ctx);
-  }
-}
-
-ScopedDevice::~ScopedDevice() {
-  if (runtime_->CurrentContextFast() != saved_ &&
-      !runtime_->SetCurrentContext(saved_).ok()) {
-    (void)runtime_->SetCurrentContext(nullptr);
   }
 }
 

@@ -17,6 +17,7 @@
 #include <map>
 #include <mutex>
 
+#include "hflow/context_guard.h"
 #include "hflow/device_runtime.h"
 #include "hflow/status.h"
 
@@ -58,7 +59,6 @@ class ScopedDevice {
  public:
   // Binds `device` (status() tells whether it worked).
   ScopedDevice(DeviceContexts* contexts, int32_t device);
-  ~ScopedDevice();
   ScopedDevice(const ScopedDevice&) = delete;
   ScopedDevice& operator=(const ScopedDevice&) = delete;
 
@@ -73,7 +73,7 @@ class ScopedDevice {
  private:
   rt::DeviceRuntime* const runtime_;
   const int32_t device_;
-  rt::Context* saved_;
+  ContextGuard guard_;  // restores the caller's exact binding
   Status status_;
 };
 
