@@ -4,6 +4,7 @@
 //   QueueHandleRoundTrip/<b>     the same on a queue handle (executors' path)
 //   QueueRoundTripUnbound/<b>    the same from an unbound thread (binds per call)
 //   PlainQueueRoundTrip          baseline: std::mutex + condvar deque of shared_ptr
+//   QueuePingPong, PlainPingPong two-thread round trip (wake-ups included)
 //   CrossDeviceRoundTrip/<b>     Enqueue on device 2, CopyMbuf to 3, Enqueue,
 //                                Dequeue on 3
 //   PlainCrossRoundTrip/<b>      baseline: plain queue + memcpy of the payload
@@ -15,6 +16,8 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <thread>
+#include <atomic>
 #include <vector>
 
 #include "hflow/rt.h"
@@ -129,6 +132,52 @@ void BM_PlainQueueRoundTrip(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_PlainQueueRoundTrip)->Arg(64)->Arg(1 << 20);
+
+// Two threads: the benchmark thread enqueues on q2 and waits on q3; an echo
+// thread (bound to device 3 by the service at each call) moves each mbuf from
+// q2 to q3. Wake-ups included: the round trip a pipeline stage pays.
+void BM_QueuePingPong(benchmark::State& state) {
+  Fixture& f = F();
+  std::shared_ptr<hflow::services::DeviceQueue> q2, q3;
+  (void)f.svc->OpenQueue(f.q2, &q2);
+  (void)f.svc->OpenQueue(f.q3, &q3);
+  std::atomic<bool> stop{false};
+  std::thread echo([&] {
+    MbufPtr m;
+    while (f.svc->Dequeue(*q2, &m, -1).ok() && !stop.load()) {
+      (void)f.svc->Enqueue(*q3, std::move(m), -1);
+    }
+  });
+  MbufPtr m;
+  (void)f.svc->AllocMbuf(2, "g", "deployer", 64, &m);
+  for (auto _ : state) {
+    (void)f.svc->Enqueue(*q2, std::move(m), -1);
+    (void)f.svc->Dequeue(*q3, &m, -1);
+  }
+  stop = true;
+  (void)f.svc->Enqueue(*q2, std::move(m), -1);  // wakes the echo to stop
+  echo.join();
+}
+BENCHMARK(BM_QueuePingPong)->UseRealTime();
+
+void BM_PlainPingPong(benchmark::State& state) {
+  PlainQueue a, b;
+  std::thread echo([&] {
+    for (;;) {
+      auto v = a.Pop();
+      if (!v) break;
+      b.Push(std::move(v));
+    }
+  });
+  auto v = std::make_shared<std::vector<char>>(64);
+  for (auto _ : state) {
+    a.Push(std::move(v));
+    v = b.Pop();
+  }
+  a.Push(nullptr);
+  echo.join();
+}
+BENCHMARK(BM_PlainPingPong)->UseRealTime();
 
 void BM_CrossDeviceRoundTrip(benchmark::State& state) {
   Fixture& f = F();

@@ -17,6 +17,8 @@ ROWS = [
      "BM_PlainQueueRoundTrip/64", "mutex+condvar queue", "ns"),
     ("queue_round_trip_1MiB", "BM_QueueHandleRoundTrip/1048576",
      "BM_PlainQueueRoundTrip/1048576", "mutex+condvar queue", "ns"),
+    ("queue_ping_pong_two_threads_64B", "BM_QueuePingPong/real_time",
+     "BM_PlainPingPong/real_time", "mutex+condvar queue ping-pong", "ns"),
     ("queue_round_trip_by_id_64B", "BM_QueueRoundTrip/64",
      "BM_PlainQueueRoundTrip/64", "mutex+condvar queue", "ns"),
     ("cross_device_round_trip_64B", "BM_CrossDeviceRoundTrip/64",

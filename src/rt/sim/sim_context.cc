@@ -20,13 +20,6 @@ Context* Handle(sim::SimContext* c) { return reinterpret_cast<Context*>(c); }
 std::string Dev(int32_t d) { return "device " + std::to_string(d); }
 }  // namespace
 
-// The binding lives in the rt layer's thread slot (Note [Thread slot]).
-sim::SimContext* SimRuntime::BoundContext() const noexcept {
-  return t_slot.owner == runtime_id()
-             ? reinterpret_cast<SimContext*>(t_slot.ctx)
-             : nullptr;
-}
-
 void SimRuntime::Bind(SimContext* ctx) noexcept {
   t_slot.owner = runtime_id();
   t_slot.ctx = Handle(ctx);

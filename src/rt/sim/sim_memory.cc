@@ -207,6 +207,11 @@ Status SimRuntime::DriverCall(int32_t device, Op op) {
       if (!dev->lost.load(std::memory_order_relaxed)) return Status::OK();
     }
   }
+  return DriverCallSlow(device, op);
+}
+
+// Out of line so the fast path above stays a leaf without a large frame.
+Status SimRuntime::DriverCallSlow(int32_t device, Op op) {
   return Instrumented(op, device, [&](bool* implicit) {
     SimDevice* dev = nullptr;
     return EnterDeviceOp(op, device, &dev, implicit);

@@ -40,6 +40,7 @@ SimRuntime::SimRuntime(SimOptions options)
     dev->id = d.device_id;
     dev->capacity = d.memory_bytes;
     devices_.push_back(std::move(dev));
+    device_ids_.push_back(d.device_id);
   }
   if (options_.record_calls) SetRecordCalls(true);
 }
@@ -92,13 +93,7 @@ std::optional<int32_t> SimRuntime::DefaultDevice() const {
   return default_device_;
 }
 
-sim::SimDevice* SimRuntime::FindDevice(int32_t device) const {
-  // Clusters have a handful of devices: a linear scan beats hashing.
-  for (const auto& d : devices_) {
-    if (d->id == device) return d.get();
-  }
-  return nullptr;
-}
+
 
 Status SimRuntime::LookupDevice(Op op, int32_t device, SimDevice** out) const {
   *out = FindDevice(device);

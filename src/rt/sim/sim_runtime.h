@@ -134,9 +134,21 @@ class SimRuntime final : public DeviceRuntime {
   using SimDevice = sim::SimDevice;
 
   Status ValidateOptions() const;
-  SimDevice* FindDevice(int32_t device) const;
+  // Clusters have a handful of devices: a linear scan beats hashing.
+  SimDevice* FindDevice(int32_t device) const {
+    for (size_t i = 0; i < device_ids_.size(); ++i) {
+      if (device_ids_[i] == device) return devices_[i].get();
+    }
+    return nullptr;
+  }
   Status LookupDevice(Op op, int32_t device, SimDevice** out) const;
-  SimContext* BoundContext() const noexcept;
+  // The binding lives in the rt layer's thread slot (Note [Thread slot]).
+  SimContext* BoundContext() const noexcept {
+    const internal::ThreadSlot& s = internal::t_slot;
+    return s.owner == runtime_id() ? reinterpret_cast<SimContext*>(s.ctx)
+                                   : nullptr;
+  }
+  Status DriverCallSlow(int32_t device, Op op);
   void Bind(SimContext* ctx) noexcept;
   SimContext* FindContext(const Context* handle) const;
   SimContext* NewContext(SimDevice* dev, bool is_default);
@@ -163,6 +175,7 @@ class SimRuntime final : public DeviceRuntime {
   SimOptions options_;
   std::optional<int32_t> default_device_;
   std::vector<std::unique_ptr<SimDevice>> devices_;  // ascending id
+  std::vector<int32_t> device_ids_;                  // devices_[i]'s id
 
   // All contexts ever created (alive or dead), for handle validation.
   mutable std::mutex contexts_mu_;

@@ -1,0 +1,120 @@
+// Compile config tests: GE's format parsed with paths resolved against the
+// config file; every malformed field rejected naming the file and field.
+#include "flow_func/compile_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace hflow {
+namespace flow_func {
+namespace {
+
+using ::testing::HasSubstr;
+
+Status Parse(const std::string& text, CompileConfig* cfg) {
+  return ParseCompileConfig(text, "add_func.json", "/work/graphs", cfg);
+}
+
+TEST(CompileConfigTest, ParsesGeFormatAndResolvesPaths) {
+  CompileConfig cfg;
+  ASSERT_TRUE(Parse(R"({"func_list": [{"func_name": "Proc1",
+      "inputs_index": [0, 1], "outputs_index": [0]}],
+      "input_num": 4, "output_num": 2, "target_bin": "libadd.so",
+      "workspace": "../udf_workspace", "cmakelist_path": "01_udf_add/CMakeLists.txt",
+      "unknown_field": 1})",
+                    &cfg)
+                  .ok());
+  ASSERT_EQ(cfg.funcs.size(), 1u);
+  EXPECT_EQ(cfg.funcs[0].name, "Proc1");
+  EXPECT_EQ(cfg.funcs[0].inputs_index, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(cfg.input_num, 4);
+  EXPECT_EQ(cfg.output_num, 2);
+  EXPECT_EQ(cfg.TargetLibName(), "add");
+  EXPECT_EQ(cfg.workspace, "/work/udf_workspace");
+  EXPECT_EQ(cfg.cmakelist, "/work/udf_workspace/01_udf_add/CMakeLists.txt");
+  EXPECT_EQ(cfg.PrebuiltPath(), "/work/graphs/libadd.so");
+}
+
+TEST(CompileConfigTest, WithoutWorkspaceCmakelistIsRelativeToConfig) {
+  CompileConfig cfg;
+  ASSERT_TRUE(Parse(R"({"func_list": [{"func_name": "F"}],
+      "target_bin": "libf.so", "cmakelist_path": "udf/CMakeLists.txt"})",
+                    &cfg)
+                  .ok());
+  EXPECT_EQ(cfg.cmakelist, "/work/graphs/udf/CMakeLists.txt");
+  EXPECT_EQ(cfg.input_num, -1);
+}
+
+struct BadCase {
+  const char* json;
+  const char* field;
+};
+
+TEST(CompileConfigTest, RejectsMalformedFieldsNamingThem) {
+  const BadCase cases[] = {
+      {R"({"func_list": [)", "(document)"},
+      {R"([1])", "(document)"},
+      {R"({"target_bin": "liba.so"})", "func_list"},
+      {R"({"func_list": [], "target_bin": "liba.so"})", "func_list"},
+      {R"({"func_list": [{}], "target_bin": "liba.so"})",
+       "func_list[0].func_name"},
+      {R"({"func_list": [{"func_name": ""}], "target_bin": "liba.so"})",
+       "func_list[0].func_name"},
+      {R"({"func_list": [{"func_name": "A"}, {"func_name": "A"}],
+           "target_bin": "liba.so"})",
+       "func_list[1].func_name"},
+      {R"({"func_list": [{"func_name": "A", "inputs_index": [0, 0]}],
+           "target_bin": "liba.so"})",
+       "func_list[0].inputs_index"},
+      {R"({"func_list": [{"func_name": "A", "inputs_index": [-1]}],
+           "target_bin": "liba.so"})",
+       "func_list[0].inputs_index[0]"},
+      {R"({"func_list": [{"func_name": "A", "inputs_index": [2]}],
+           "input_num": 2, "target_bin": "liba.so"})",
+       "func_list[0].inputs_index"},
+      {R"({"func_list": [{"func_name": "A", "outputs_index": [1]}],
+           "output_num": 1, "target_bin": "liba.so"})",
+       "func_list[0].outputs_index"},
+      {R"({"func_list": [{"func_name": "A"}], "input_num": "2",
+           "target_bin": "liba.so"})",
+       "input_num"},
+      {R"({"func_list": [{"func_name": "A"}]})", "target_bin"},
+      {R"({"func_list": [{"func_name": "A"}], "target_bin": "liba.a"})",
+       "target_bin"},
+      {R"({"func_list": [{"func_name": "A"}], "target_bin": "liba.so",
+           "workspace": 3})",
+       "workspace"},
+  };
+  for (const BadCase& c : cases) {
+    CompileConfig cfg;
+    Status s = Parse(c.json, &cfg);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.json;
+    EXPECT_THAT(s.message(), HasSubstr(std::string("add_func.json: ") +
+                                       c.field + ":"))
+        << c.json;
+  }
+}
+
+TEST(CompileConfigTest, LoadsFileRelativeToItsDirectory) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "hflow_cc_test";
+  fs::create_directories(dir / "sub");
+  {
+    std::ofstream f(dir / "sub" / "f.json");
+    f << R"({"func_list": [{"func_name": "F"}], "target_bin": "libf.so"})";
+  }
+  CompileConfig cfg;
+  ASSERT_TRUE(LoadCompileConfigFile((dir / "sub" / "f.json").string(), &cfg).ok());
+  EXPECT_EQ(cfg.PrebuiltPath(), (dir / "sub" / "libf.so").string());
+  Status s = LoadCompileConfigFile((dir / "missing.json").string(), &cfg);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), HasSubstr("missing.json"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace flow_func
+}  // namespace hflow
