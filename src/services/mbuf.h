@@ -26,6 +26,14 @@ inline constexpr size_t kMaxUserData = 64;
 inline constexpr uint32_t kFlowFlagEos = 1;
 inline constexpr uint32_t kFlowFlagSeg = 2;
 
+// One tensor of a tensor-list message: its place in the data part.
+struct TensorDesc {
+  int32_t dtype = 0;
+  std::vector<int64_t> shape;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+
 struct MbufHead {
   uint64_t trans_id = 0;
   uint32_t flags = 0;
@@ -36,6 +44,8 @@ struct MbufHead {
   int32_t dtype = 0;        // FlowFunc TensorDataType
   std::vector<int64_t> shape;
   uint32_t route_label = 0;
+  std::vector<TensorDesc> tensor_list;  // MSG_TYPE_TENSOR_LIST only
+  uint64_t data_offset = 0;  // payload start within the data part (alignment)
   uint8_t user_data[kMaxUserData] = {};
   uint32_t user_data_len = 0;
 

@@ -1,0 +1,95 @@
+// TimerService (see timer.h).
+// Thread-safety: all state is guarded by mu_.
+#include "flow_func/builtin/timer.h"
+
+#include <chrono>
+
+#include "rt/thread_util.h"
+
+namespace hflow {
+namespace flow_func {
+
+TimerService& TimerService::Instance() {
+  // Leaked on purpose: UDF destructors may cancel timers during exit.
+  static TimerService* t = new TimerService();
+  return *t;
+}
+
+uint64_t TimerService::NowMs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+TimerService::TimerService() : thread_([this] { Loop(); }) {}
+
+TimerService::~TimerService() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+uint64_t TimerService::Schedule(uint64_t deadline_ms, std::function<void()> fn) {
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    id = next_id_++;
+    timers_[id] = {deadline_ms, std::move(fn)};
+    by_deadline_.emplace(deadline_ms, id);
+  }
+  cv_.notify_all();
+  return id;
+}
+
+void TimerService::Cancel(uint64_t id, bool wait) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto it = timers_.find(id);
+  if (it != timers_.end()) {
+    auto range = by_deadline_.equal_range(it->second.first);
+    for (auto d = range.first; d != range.second; ++d) {
+      if (d->second == id) {
+        by_deadline_.erase(d);
+        break;
+      }
+    }
+    timers_.erase(it);
+  }
+  // A callback cancelling itself must not wait for itself.
+  if (wait && std::this_thread::get_id() != thread_.get_id()) {
+    done_cv_.wait(lock, [&] { return running_ != id; });
+  }
+}
+
+void TimerService::Loop() {
+  SetCurrentThreadName("ff-timer");
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    if (by_deadline_.empty()) {
+      cv_.wait(lock);
+      continue;
+    }
+    uint64_t deadline = by_deadline_.begin()->first;
+    uint64_t now = NowMs();
+    if (deadline > now) {
+      cv_.wait_for(lock, std::chrono::milliseconds(deadline - now));
+      continue;
+    }
+    uint64_t id = by_deadline_.begin()->second;
+    by_deadline_.erase(by_deadline_.begin());
+    auto fn = std::move(timers_[id].second);
+    timers_.erase(id);
+    running_ = id;
+    lock.unlock();
+    fn();
+    lock.lock();
+    running_ = 0;
+    done_cv_.notify_all();
+  }
+}
+
+}  // namespace flow_func
+}  // namespace hflow

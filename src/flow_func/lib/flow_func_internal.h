@@ -1,0 +1,104 @@
+// Internal API of libflow_func.so for libhflow (same compiler, C++17, new
+// libstdc++ ABI): the function registry UDFs fill at load time, the logger's
+// controls, and the per-thread tensor allocator behind
+// FlowBufferFactory::AllocTensor. UDFs never see this header.
+//
+// Thread-safety: every function here may be called from any thread. The
+// registry and logger state are process-wide and internally locked; the log
+// header and the tensor allocator are per thread.
+#ifndef HFLOW_FLOW_FUNC_LIB_FLOW_FUNC_INTERNAL_H_
+#define HFLOW_FLOW_FUNC_LIB_FLOW_FUNC_INTERNAL_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flow_func/flow_func_log.h"
+#include "flow_func/flow_msg.h"
+#include "flow_func/meta_flow_func.h"
+#include "flow_func/meta_multi_func.h"
+#include "flow_func/tensor_data_type.h"
+
+namespace FlowFunc::internal {
+
+// ---- Function registry ----------------------------------------------------
+// Names form one namespace across the three kinds: a name registered as a
+// flow func cannot also be registered as a multi func.
+
+enum class FunctionKind { kFlowFunc, kMultiFunc, kMultiFuncWithQ };
+
+// Each copies the creator into *out and returns true when `name` is
+// registered with that kind.
+bool LookupFlowFunc(const char* name, FLOW_FUNC_CREATOR_FUNC* out);
+bool LookupMultiFunc(const char* name, MULTI_FUNC_CREATOR_FUNC* out);
+bool LookupMultiFuncWithQ(const char* name, MULTI_FUNC_WITH_Q_CREATOR_FUNC* out);
+// The kind of a registered name; false when unknown.
+bool LookupKind(const char* name, FunctionKind* out);
+
+// Sorted.
+std::vector<std::string> RegisteredFunctionNames();
+
+// Generation counter: bumped by every accepted registration. A loader takes
+// RegistryGeneration() before dlopen and NamesRegisteredSince(it) after, to
+// learn what the new object registered (loads must be serialised for this).
+uint64_t RegistryGeneration();
+std::vector<std::string> NamesRegisteredSince(uint64_t generation);
+
+// Removes a name, e.g. before dlclose of the object whose code its creator
+// runs. False when unknown.
+bool UnregisterFunction(const char* name);
+
+// Observers see every registration attempt, accepted or not, on the
+// registering thread (for a dlopen: the thread calling dlopen), after the
+// registry lock is released.
+struct RegistrationEvent {
+  std::string name;
+  FunctionKind kind;
+  bool accepted;  // false: duplicate or invalid
+};
+using RegistrationObserver = std::function<void(const RegistrationEvent&)>;
+int AddRegistrationObserver(RegistrationObserver observer);  // returns an id
+void RemoveRegistrationObserver(int id);
+
+// ---- Logger ---------------------------------------------------------------
+// Initial level: HFLOW_FLOW_FUNC_LOG_LEVEL = debug|info|warn|error|off (any
+// case), else ASCEND_GLOBAL_LOG_LEVEL = 0..3 (debug..error) or 4 (off), else
+// warn. One level applies to both the debug and the run logger.
+
+void SetLogLevel(FlowFuncLogLevel level);
+// Re-reads the environment variables above (for tests and hot reconfig).
+void ReloadLogLevelFromEnvironment();
+// A sink receives each enabled line, e.g. "[WARN] hdr file.cc:3 Fn: text",
+// without a trailing newline. An empty function restores stderr.
+using LogSink = std::function<void(FlowFuncLogLevel, const std::string&)>;
+void SetLogSink(LogSink sink);
+// Per-thread prefix returned by FlowFuncLogger::GetLogExtHeader; null or ""
+// clears it. The string is copied.
+void SetLogExtHeader(const char* header);
+
+// ---- Tensors --------------------------------------------------------------
+
+// Bytes per element; -1 for DT_UNDEFINED and unknown values. Sub-byte types
+// (DT_INT4, DT_UINT1, DT_INT2, DT_UINT2) report 1: a byte is the smallest
+// unit holding one element, so n * DataTypeSize never under-allocates. Their
+// exact packed size is DataSizeBytes.
+int64_t DataTypeSize(TensorDataType dtype);
+// Bits per element (4 for DT_INT4, 1 for DT_UINT1, ...); -1 when unknown.
+int64_t DataTypeBits(TensorDataType dtype);
+// Packed payload bytes of `element_count` elements: ceil(count * bits / 8).
+// -1 for unknown types, negative counts or overflow.
+int64_t DataSizeBytes(TensorDataType dtype, int64_t element_count);
+
+// Allocator FlowBufferFactory::AllocTensor uses on this thread, called with
+// a validated shape (dims >= 0), a known dtype and an align AllocTensor
+// accepted. Returns the previous allocator; an empty function restores the
+// host-memory fallback.
+using TensorAllocator = std::function<std::shared_ptr<Tensor>(
+    const std::vector<int64_t>&, TensorDataType, uint32_t)>;
+TensorAllocator SetTensorAllocator(TensorAllocator allocator);
+
+}  // namespace FlowFunc::internal
+
+#endif  // HFLOW_FLOW_FUNC_LIB_FLOW_FUNC_INTERNAL_H_

@@ -1,0 +1,220 @@
+// The process-wide registry of UDF creators (RegisterFlowFunc,
+// RegisterMultiFunc) and its internal lookups.
+//
+// UDF shared objects register from static initialisers, possibly before any
+// of this library's own globals would be constructed, so the state hangs off
+// a function-local static (constructed on first use, thread-safe) that is
+// deliberately never destroyed: creators stored here may point into objects
+// already unloaded at exit. One mutex guards the maps; observers run after
+// it is released so they may call back into the registry.
+#include <exception>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "flow_func/flow_func_log.h"
+#include "flow_func/meta_flow_func.h"
+#include "flow_func/meta_multi_func.h"
+#include "flow_func_internal.h"
+
+namespace FlowFunc {
+namespace internal {
+namespace {
+
+using AnyCreator = std::variant<FLOW_FUNC_CREATOR_FUNC, MULTI_FUNC_CREATOR_FUNC,
+                                MULTI_FUNC_WITH_Q_CREATOR_FUNC>;
+
+struct Entry {
+  AnyCreator creator;
+  uint64_t generation;
+};
+
+struct Registry {
+  std::mutex mu;
+  std::map<std::string, Entry> entries;
+  uint64_t generation = 0;
+  std::map<int, RegistrationObserver> observers;
+  int next_observer_id = 1;
+};
+
+Registry& GetRegistry() {
+  static Registry* registry = new Registry();  // Never destroyed, see top.
+  return *registry;
+}
+
+const char* KindName(FunctionKind kind) {
+  switch (kind) {
+    case FunctionKind::kFlowFunc:
+      return "flow func";
+    case FunctionKind::kMultiFunc:
+      return "multi func";
+    case FunctionKind::kMultiFuncWithQ:
+      return "multi func with queues";
+  }
+  return "?";
+}
+
+FunctionKind KindOf(const AnyCreator& creator) {
+  return static_cast<FunctionKind>(creator.index());
+}
+
+void Notify(const RegistrationEvent& event) {
+  std::vector<RegistrationObserver> observers;
+  {
+    Registry& reg = GetRegistry();
+    std::lock_guard<std::mutex> lock(reg.mu);
+    for (const auto& [id, observer] : reg.observers) observers.push_back(observer);
+  }
+  for (const RegistrationObserver& observer : observers) {
+    try {
+      observer(event);
+    } catch (...) {
+      // An observer's failure must not undo or fail the registration.
+      FLOW_FUNC_LOG_ERROR("registration observer threw for \"%s\"", event.name.c_str());
+    }
+  }
+}
+
+// Inserts unless the name is taken; logs why a registration is refused.
+bool Insert(const char* name, AnyCreator creator) {
+  FunctionKind kind = KindOf(creator);
+  if (name == nullptr || *name == '\0') {
+    FLOW_FUNC_LOG_ERROR("refusing to register a %s without a name", KindName(kind));
+    return false;
+  }
+  bool accepted = false;
+  FunctionKind existing = kind;
+  {
+    Registry& reg = GetRegistry();
+    std::lock_guard<std::mutex> lock(reg.mu);
+    auto it = reg.entries.find(name);
+    if (it == reg.entries.end()) {
+      reg.entries.emplace(name, Entry{std::move(creator), ++reg.generation});
+      accepted = true;
+    } else {
+      existing = KindOf(it->second.creator);
+    }
+  }
+  if (!accepted) {
+    FLOW_FUNC_LOG_ERROR("function \"%s\" (%s) is already registered as a %s; keeping the first",
+                        name, KindName(kind), KindName(existing));
+  }
+  Notify(RegistrationEvent{name, kind, accepted});
+  return accepted;
+}
+
+// Shared body of the public entry points: they are noexcept, so anything
+// thrown (bad_alloc, a creator's throwing copy, an observer) ends here.
+template <typename Creator>
+bool RegisterNoexcept(const char* name, const Creator& creator) noexcept {
+  try {
+    if (!creator) {
+      FLOW_FUNC_LOG_ERROR("refusing to register \"%s\": empty creator",
+                          name == nullptr ? "(null)" : name);
+      return false;
+    }
+    return Insert(name, AnyCreator(std::in_place_type<Creator>, creator));
+  } catch (const std::exception& e) {
+    FLOW_FUNC_LOG_ERROR("registering \"%s\" failed: %s", name == nullptr ? "(null)" : name,
+                        e.what());
+  } catch (...) {
+    FLOW_FUNC_LOG_ERROR("registering \"%s\" failed: unknown exception",
+                        name == nullptr ? "(null)" : name);
+  }
+  return false;
+}
+
+template <typename Creator>
+bool Lookup(const char* name, Creator* out) {
+  if (name == nullptr) return false;
+  Registry& reg = GetRegistry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  auto it = reg.entries.find(name);
+  if (it == reg.entries.end()) return false;
+  const Creator* creator = std::get_if<Creator>(&it->second.creator);
+  if (creator == nullptr) return false;
+  if (out != nullptr) *out = *creator;
+  return true;
+}
+
+}  // namespace
+
+bool LookupFlowFunc(const char* name, FLOW_FUNC_CREATOR_FUNC* out) { return Lookup(name, out); }
+
+bool LookupMultiFunc(const char* name, MULTI_FUNC_CREATOR_FUNC* out) { return Lookup(name, out); }
+
+bool LookupMultiFuncWithQ(const char* name, MULTI_FUNC_WITH_Q_CREATOR_FUNC* out) {
+  return Lookup(name, out);
+}
+
+bool LookupKind(const char* name, FunctionKind* out) {
+  if (name == nullptr) return false;
+  Registry& reg = GetRegistry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  auto it = reg.entries.find(name);
+  if (it == reg.entries.end()) return false;
+  if (out != nullptr) *out = KindOf(it->second.creator);
+  return true;
+}
+
+std::vector<std::string> RegisteredFunctionNames() {
+  return NamesRegisteredSince(0);
+}
+
+uint64_t RegistryGeneration() {
+  Registry& reg = GetRegistry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  return reg.generation;
+}
+
+std::vector<std::string> NamesRegisteredSince(uint64_t generation) {
+  Registry& reg = GetRegistry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : reg.entries) {
+    if (entry.generation > generation) names.push_back(name);
+  }
+  return names;  // std::map iterates in sorted order.
+}
+
+bool UnregisterFunction(const char* name) {
+  if (name == nullptr) return false;
+  Registry& reg = GetRegistry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  return reg.entries.erase(name) > 0;
+}
+
+int AddRegistrationObserver(RegistrationObserver observer) {
+  Registry& reg = GetRegistry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  int id = reg.next_observer_id++;
+  reg.observers.emplace(id, std::move(observer));
+  return id;
+}
+
+void RemoveRegistrationObserver(int id) {
+  Registry& reg = GetRegistry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  reg.observers.erase(id);
+}
+
+}  // namespace internal
+
+bool RegisterFlowFunc(const char* flowFuncName, const FLOW_FUNC_CREATOR_FUNC& func) noexcept {
+  return internal::RegisterNoexcept(flowFuncName, func);
+}
+
+bool RegisterMultiFunc(const char* flowFuncName,
+                       const MULTI_FUNC_CREATOR_FUNC& funcCreator) noexcept {
+  return internal::RegisterNoexcept(flowFuncName, funcCreator);
+}
+
+bool RegisterMultiFunc(const char* flowFuncName,
+                       const MULTI_FUNC_WITH_Q_CREATOR_FUNC& funcWithQCreator) noexcept {
+  return internal::RegisterNoexcept(flowFuncName, funcWithQCreator);
+}
+
+}  // namespace FlowFunc

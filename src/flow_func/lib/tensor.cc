@@ -1,0 +1,145 @@
+// Element sizes, HostTensor and FlowBufferFactory::AllocTensor, which routes
+// through the allocator the runtime installed on the calling thread (a
+// thread_local, so no locking) and falls back to HostTensor.
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "flow_func/flow_func_log.h"
+#include "flow_func/flow_msg.h"
+#include "flow_func_internal.h"
+#include "host_tensor.h"
+
+namespace FlowFunc {
+namespace internal {
+namespace {
+
+thread_local TensorAllocator tls_allocator;
+
+}  // namespace
+
+int64_t DataTypeBits(TensorDataType dtype) {
+  switch (dtype) {
+    case TensorDataType::DT_UINT1:
+      return 1;
+    case TensorDataType::DT_INT2:
+    case TensorDataType::DT_UINT2:
+      return 2;
+    case TensorDataType::DT_INT4:
+      return 4;
+    case TensorDataType::DT_INT8:
+    case TensorDataType::DT_UINT8:
+    case TensorDataType::DT_BOOL:
+    case TensorDataType::DT_QINT8:
+    case TensorDataType::DT_QUINT8:
+      return 8;
+    case TensorDataType::DT_FLOAT16:
+    case TensorDataType::DT_BF16:
+    case TensorDataType::DT_INT16:
+    case TensorDataType::DT_UINT16:
+    case TensorDataType::DT_QINT16:
+    case TensorDataType::DT_QUINT16:
+      return 16;
+    case TensorDataType::DT_FLOAT:
+    case TensorDataType::DT_INT32:
+    case TensorDataType::DT_UINT32:
+    case TensorDataType::DT_QINT32:
+      return 32;
+    case TensorDataType::DT_DUAL:  // A float plus an int8, as in GE.
+      return 40;
+    case TensorDataType::DT_INT64:
+    case TensorDataType::DT_UINT64:
+    case TensorDataType::DT_DOUBLE:
+      return 64;
+    case TensorDataType::DT_UNDEFINED:
+      break;
+  }
+  return -1;
+}
+
+int64_t DataTypeSize(TensorDataType dtype) {
+  int64_t bits = DataTypeBits(dtype);
+  if (bits < 0) return -1;
+  return bits < 8 ? 1 : bits / 8;  // Sub-byte: see the header.
+}
+
+int64_t DataSizeBytes(TensorDataType dtype, int64_t element_count) {
+  int64_t bits = DataTypeBits(dtype);
+  if (bits < 0 || element_count < 0) return -1;
+  if (element_count > (std::numeric_limits<int64_t>::max() - 7) / bits) return -1;
+  return (element_count * bits + 7) / 8;
+}
+
+int64_t ElementCount(const std::vector<int64_t>& shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0) return -1;
+    if (dim != 0 && count > std::numeric_limits<int64_t>::max() / dim) return -1;
+    count *= dim;
+  }
+  return count;
+}
+
+bool IsValidAlign(uint32_t align) { return align >= 32 && align <= 1024 && 1024 % align == 0; }
+
+std::shared_ptr<HostTensor> HostTensor::Create(const std::vector<int64_t>& shape,
+                                               TensorDataType dtype, uint32_t align) {
+  int64_t count = ElementCount(shape);
+  int64_t bytes = DataSizeBytes(dtype, count);
+  if (count < 0 || bytes < 0 || !IsValidAlign(align) ||
+      bytes > std::numeric_limits<int64_t>::max() - align) {
+    return nullptr;
+  }
+  // A zero-byte tensor still gets one aligned block so GetData is non-null.
+  uint64_t buffer_size = std::max<uint64_t>((bytes + align - 1) / align * align, align);
+  void* memory = std::aligned_alloc(align, buffer_size);
+  if (memory == nullptr) return nullptr;
+  std::memset(memory, 0, buffer_size);
+  std::shared_ptr<HostTensor> tensor(new HostTensor());
+  tensor->buffer_.reset(memory);
+  tensor->shape_ = shape;
+  tensor->dtype_ = dtype;
+  tensor->element_cnt_ = count;
+  tensor->data_size_ = static_cast<uint64_t>(bytes);
+  tensor->buffer_size_ = buffer_size;
+  return tensor;
+}
+
+int32_t HostTensor::Reshape(const std::vector<int64_t>& shape) {
+  if (ElementCount(shape) != element_cnt_) return FLOW_FUNC_ERR_PARAM_INVALID;
+  shape_ = shape;
+  return FLOW_FUNC_SUCCESS;
+}
+
+TensorAllocator SetTensorAllocator(TensorAllocator allocator) {
+  std::swap(tls_allocator, allocator);
+  return allocator;
+}
+
+}  // namespace internal
+
+std::shared_ptr<Tensor> FlowBufferFactory::AllocTensor(const std::vector<int64_t>& shape,
+                                                       TensorDataType dataType, uint32_t align) {
+  // Validate here so the runtime's allocator and the fallback agree.
+  if (internal::ElementCount(shape) < 0 || internal::DataTypeBits(dataType) < 0 ||
+      !internal::IsValidAlign(align)) {
+    FLOW_FUNC_LOG_ERROR("AllocTensor: invalid request (%zu dims, dtype %d, align %u)",
+                        shape.size(), static_cast<int>(dataType), align);
+    return nullptr;
+  }
+  try {
+    if (internal::tls_allocator) return internal::tls_allocator(shape, dataType, align);
+    return internal::HostTensor::Create(shape, dataType, align);
+  } catch (const std::exception& e) {
+    FLOW_FUNC_LOG_ERROR("AllocTensor failed: %s", e.what());
+  } catch (...) {
+    FLOW_FUNC_LOG_ERROR("AllocTensor failed: unknown exception");
+  }
+  return nullptr;
+}
+
+}  // namespace FlowFunc

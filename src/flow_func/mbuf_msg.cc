@@ -1,0 +1,222 @@
+// Mbuf-backed FlowMsg/Tensor and their allocator (see mbuf_msg.h).
+// Thread-safety: as documented there.
+#include "flow_func/mbuf_msg.h"
+
+#include "flow_func/flow_func_defines.h"
+#include "flow_func/lib/flow_func_internal.h"
+
+namespace hflow {
+namespace flow_func {
+namespace {
+
+using FlowFunc::MsgType;
+using FlowFunc::TensorDataType;
+
+uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// The mbuf data part is 64-byte aligned; larger alignments shift the payload
+// (recorded in the head, so receivers find it).
+uint64_t PayloadOffset(const void* data, uint32_t align) {
+  if (align <= 1) return 0;
+  auto p = reinterpret_cast<uintptr_t>(data);
+  return AlignUp(p, align) - p;
+}
+
+uint64_t Slack(uint32_t align) { return align > 64 ? align - 64 : 0; }
+
+}  // namespace
+
+int64_t ElementCount(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+uint64_t TensorBytes(TensorDataType dtype, int64_t count) {
+  if (count <= 0) return 0;
+  int64_t bytes = FlowFunc::internal::DataSizeBytes(dtype, count);
+  return bytes < 0 ? 0 : static_cast<uint64_t>(bytes);
+}
+
+MbufTensor::MbufTensor(services::MbufPtr mbuf, void* data, uint64_t capacity,
+                       TensorDataType dtype, std::vector<int64_t> shape)
+    : mbuf_(std::move(mbuf)),
+      data_(data),
+      capacity_(capacity),
+      dtype_(dtype),
+      shape_(std::move(shape)) {}
+
+int64_t MbufTensor::GetElementCnt() const { return ElementCount(shape_); }
+
+uint64_t MbufTensor::GetDataSize() const {
+  return TensorBytes(dtype_, GetElementCnt());
+}
+
+int32_t MbufTensor::Reshape(const std::vector<int64_t>& shape) {
+  if (ElementCount(shape) != GetElementCnt()) {
+    return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
+  }
+  shape_ = shape;
+  // A single-tensor message keeps its shape in the head for transport.
+  if (mbuf_->head().msg_type ==
+      static_cast<uint16_t>(MsgType::MSG_TYPE_TENSOR_DATA)) {
+    mbuf_->head().shape = shape;
+  }
+  return FlowFunc::FLOW_FUNC_SUCCESS;
+}
+
+MbufFlowMsg::MbufFlowMsg(services::MbufPtr mbuf) : mbuf_(std::move(mbuf)) {}
+
+std::shared_ptr<MbufFlowMsg> MbufFlowMsg::FromMbuf(services::MbufPtr mbuf) {
+  std::shared_ptr<MbufFlowMsg> msg(new MbufFlowMsg(std::move(mbuf)));
+  msg->BuildViews();
+  return msg;
+}
+
+void MbufFlowMsg::BuildViews() {
+  const services::MbufHead& h = mbuf_->head();
+  char* base = static_cast<char*>(mbuf_->data()) + h.data_offset;
+  uint64_t avail = mbuf_->size() > h.data_offset ? mbuf_->size() - h.data_offset : 0;
+  tensor_.reset();
+  list_.clear();
+  switch (static_cast<MsgType>(h.msg_type)) {
+    case MsgType::MSG_TYPE_TENSOR_DATA:
+      tensor_ = std::make_unique<MbufTensor>(
+          mbuf_, base, avail, static_cast<TensorDataType>(h.dtype), h.shape);
+      break;
+    case MsgType::MSG_TYPE_TENSOR_LIST:
+      for (const auto& d : h.tensor_list) {
+        list_.push_back(std::make_unique<MbufTensor>(
+            mbuf_, base + d.offset, d.bytes,
+            static_cast<TensorDataType>(d.dtype), d.shape));
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+FlowFunc::MsgType MbufFlowMsg::GetMsgType() const {
+  return static_cast<MsgType>(head().msg_type);
+}
+
+void MbufFlowMsg::SetMsgType(MsgType t) {
+  head().msg_type = static_cast<uint16_t>(t);
+}
+
+const std::vector<FlowFunc::Tensor*> MbufFlowMsg::GetTensorList() const {
+  std::vector<FlowFunc::Tensor*> v;
+  if (tensor_) v.push_back(tensor_.get());
+  for (const auto& t : list_) v.push_back(t.get());
+  return v;
+}
+
+int32_t MbufFlowMsg::GetRawData(void*& data, uint64_t& size) const {
+  if (GetMsgType() != MsgType::MSG_TYPE_RAW_MSG &&
+      GetMsgType() < MsgType::MSG_TYPE_USER_DEFINE_START) {
+    return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
+  }
+  data = static_cast<char*>(mbuf_->data()) + head().data_offset;
+  size = head().shape.empty() ? 0 : static_cast<uint64_t>(head().shape[0]);
+  return FlowFunc::FLOW_FUNC_SUCCESS;
+}
+
+MsgAllocator::MsgAllocator(services::ExchangeService* svc, int32_t device,
+                           std::string group, std::string member)
+    : svc_(svc),
+      device_(device),
+      group_(std::move(group)),
+      member_(std::move(member)) {}
+
+Status MsgAllocator::AllocMbuf(uint64_t bytes, services::MbufPtr* out) {
+  return svc_->AllocMbuf(device_, group_, member_, bytes, out);
+}
+
+Status MsgAllocator::AllocTensorMsg(const std::vector<int64_t>& shape,
+                                    TensorDataType dtype, uint32_t align,
+                                    std::shared_ptr<MbufFlowMsg>* out) {
+  int64_t count = ElementCount(shape);
+  if (count < 0 || FlowFunc::internal::DataTypeSize(dtype) <= 0) {
+    return Status::InvalidArgument(
+        "AllocTensorMsg on device " + std::to_string(device_) +
+        ": invalid shape or data type");
+  }
+  uint64_t bytes = TensorBytes(dtype, count);
+  services::MbufPtr m;
+  HFLOW_RETURN_IF_ERROR(AllocMbuf(bytes + Slack(align), &m));
+  services::MbufHead& h = m->head();
+  h.msg_type = static_cast<uint16_t>(MsgType::MSG_TYPE_TENSOR_DATA);
+  h.dtype = static_cast<int32_t>(dtype);
+  h.shape = shape;
+  h.data_offset = PayloadOffset(m->data(), align);
+  *out = MbufFlowMsg::FromMbuf(std::move(m));
+  return Status::OK();
+}
+
+Status MsgAllocator::AllocTensorListMsg(
+    const std::vector<std::vector<int64_t>>& shapes,
+    const std::vector<TensorDataType>& dtypes, uint32_t align,
+    std::shared_ptr<MbufFlowMsg>* out) {
+  if (shapes.size() != dtypes.size() || shapes.empty()) {
+    return Status::InvalidArgument(
+        "AllocTensorListMsg: shapes and data types must be non-empty and of "
+        "equal length");
+  }
+  std::vector<services::TensorDesc> descs;
+  uint64_t total = 0;
+  uint32_t a = align < 1 ? 1 : align;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    int64_t count = ElementCount(shapes[i]);
+    if (count < 0 || FlowFunc::internal::DataTypeSize(dtypes[i]) <= 0) {
+      return Status::InvalidArgument("AllocTensorListMsg: tensor " +
+                                     std::to_string(i) +
+                                     " has an invalid shape or data type");
+    }
+    services::TensorDesc d;
+    d.dtype = static_cast<int32_t>(dtypes[i]);
+    d.shape = shapes[i];
+    d.offset = AlignUp(total, a);
+    d.bytes = TensorBytes(dtypes[i], count);
+    total = d.offset + d.bytes;
+    descs.push_back(std::move(d));
+  }
+  services::MbufPtr m;
+  HFLOW_RETURN_IF_ERROR(AllocMbuf(total + Slack(align), &m));
+  m->head().msg_type = static_cast<uint16_t>(MsgType::MSG_TYPE_TENSOR_LIST);
+  m->head().tensor_list = std::move(descs);
+  m->head().data_offset = PayloadOffset(m->data(), align);
+  *out = MbufFlowMsg::FromMbuf(std::move(m));
+  return Status::OK();
+}
+
+Status MsgAllocator::AllocRawMsg(int64_t size, uint32_t align,
+                                 std::shared_ptr<MbufFlowMsg>* out) {
+  if (size < 0) {
+    return Status::InvalidArgument("AllocRawDataMsg: negative size");
+  }
+  services::MbufPtr m;
+  HFLOW_RETURN_IF_ERROR(AllocMbuf(static_cast<uint64_t>(size) + Slack(align), &m));
+  m->head().msg_type = static_cast<uint16_t>(MsgType::MSG_TYPE_RAW_MSG);
+  m->head().shape = {size};  // the raw size travels as a 1-D shape
+  m->head().data_offset = PayloadOffset(m->data(), align);
+  *out = MbufFlowMsg::FromMbuf(std::move(m));
+  return Status::OK();
+}
+
+Status MsgAllocator::AllocEmptyMsg(MsgType type,
+                                   std::shared_ptr<MbufFlowMsg>* out) {
+  services::MbufPtr m;
+  HFLOW_RETURN_IF_ERROR(AllocMbuf(0, &m));
+  m->head().msg_type = static_cast<uint16_t>(type);
+  m->head().shape = type == MsgType::MSG_TYPE_TENSOR_DATA
+                        ? std::vector<int64_t>{0}
+                        : std::vector<int64_t>{};
+  *out = MbufFlowMsg::FromMbuf(std::move(m));
+  return Status::OK();
+}
+
+}  // namespace flow_func
+}  // namespace hflow

@@ -1,0 +1,116 @@
+// FlowFunc messages backed by mbufs: the runtime side of FlowMsg and Tensor.
+// A message is one mbuf: its head carries the flow info (and, for tensor
+// lists, each tensor's place), its data part lives on the instance's device.
+// MsgAllocator makes messages from a memory group through the exchange
+// service, which binds the device itself, so UDF code may allocate from any
+// thread.
+//
+// Thread-safety: a message is owned by one UDF call at a time (like the
+// mbuf). MsgAllocator is thread-safe.
+#ifndef HFLOW_FLOW_FUNC_MBUF_MSG_H_
+#define HFLOW_FLOW_FUNC_MBUF_MSG_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flow_func/flow_msg.h"
+#include "hflow/status.h"
+#include "services/exchange_service.h"
+
+namespace hflow {
+namespace flow_func {
+
+// A tensor viewing (part of) an mbuf's data.
+class MbufTensor final : public FlowFunc::Tensor {
+ public:
+  MbufTensor(services::MbufPtr mbuf, void* data, uint64_t capacity,
+             FlowFunc::TensorDataType dtype, std::vector<int64_t> shape);
+
+  const std::vector<int64_t>& GetShape() const override { return shape_; }
+  FlowFunc::TensorDataType GetDataType() const override { return dtype_; }
+  void* GetData() const override { return data_; }
+  uint64_t GetDataSize() const override;
+  int64_t GetElementCnt() const override;
+  int32_t Reshape(const std::vector<int64_t>& shape) override;
+  uint64_t GetDataBufferSize() const override { return capacity_; }
+  const services::MbufPtr& mbuf() const { return mbuf_; }
+
+ private:
+  services::MbufPtr mbuf_;
+  void* data_;
+  uint64_t capacity_;
+  FlowFunc::TensorDataType dtype_;
+  std::vector<int64_t> shape_;
+};
+
+class MbufFlowMsg final : public FlowFunc::FlowMsg {
+ public:
+  // Wraps an mbuf that arrived through a queue (its head says what it is).
+  static std::shared_ptr<MbufFlowMsg> FromMbuf(services::MbufPtr mbuf);
+
+  FlowFunc::MsgType GetMsgType() const override;
+  FlowFunc::Tensor* GetTensor() const override { return tensor_.get(); }
+  int32_t GetRetCode() const override { return head().ret_code; }
+  void SetRetCode(int32_t rc) override { head().ret_code = rc; }
+  void SetStartTime(uint64_t t) override { head().start_time = t; }
+  uint64_t GetStartTime() const override { return head().start_time; }
+  void SetEndTime(uint64_t t) override { head().end_time = t; }
+  uint64_t GetEndTime() const override { return head().end_time; }
+  void SetFlowFlags(uint32_t f) override { head().flags = f; }
+  uint32_t GetFlowFlags() const override { return head().flags; }
+  void SetRouteLabel(uint32_t l) override { head().route_label = l; }
+  uint64_t GetTransactionId() const override { return head().trans_id; }
+  const std::vector<FlowFunc::Tensor*> GetTensorList() const override;
+  int32_t GetRawData(void*& data, uint64_t& size) const override;
+  void SetMsgType(FlowFunc::MsgType t) override;
+  void SetTransactionId(uint64_t id) override { head().trans_id = id; }
+
+  const services::MbufPtr& mbuf() const { return mbuf_; }
+  services::MbufHead& head() const { return mbuf_->head(); }
+
+ private:
+  explicit MbufFlowMsg(services::MbufPtr mbuf);
+  void BuildViews();
+
+  services::MbufPtr mbuf_;
+  std::unique_ptr<MbufTensor> tensor_;
+  std::vector<std::unique_ptr<MbufTensor>> list_;
+};
+
+// Bytes of `count` elements of `dtype` (sub-byte types round up).
+uint64_t TensorBytes(FlowFunc::TensorDataType dtype, int64_t count);
+// Element count of a shape; -1 for a negative dimension.
+int64_t ElementCount(const std::vector<int64_t>& shape);
+
+class MsgAllocator {
+ public:
+  MsgAllocator(services::ExchangeService* svc, int32_t device,
+               std::string group, std::string member);
+
+  Status AllocTensorMsg(const std::vector<int64_t>& shape,
+                        FlowFunc::TensorDataType dtype, uint32_t align,
+                        std::shared_ptr<MbufFlowMsg>* out);
+  Status AllocTensorListMsg(const std::vector<std::vector<int64_t>>& shapes,
+                            const std::vector<FlowFunc::TensorDataType>& dtypes,
+                            uint32_t align, std::shared_ptr<MbufFlowMsg>* out);
+  Status AllocRawMsg(int64_t size, uint32_t align,
+                     std::shared_ptr<MbufFlowMsg>* out);
+  Status AllocEmptyMsg(FlowFunc::MsgType type,
+                       std::shared_ptr<MbufFlowMsg>* out);
+
+  int32_t device() const { return device_; }
+
+ private:
+  Status AllocMbuf(uint64_t bytes, services::MbufPtr* out);
+
+  services::ExchangeService* const svc_;
+  const int32_t device_;
+  const std::string group_;
+  const std::string member_;
+};
+
+}  // namespace flow_func
+}  // namespace hflow
+
+#endif  // HFLOW_FLOW_FUNC_MBUF_MSG_H_

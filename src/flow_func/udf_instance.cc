@@ -1,0 +1,204 @@
+// UdfInstance (see udf_instance.h).
+// Thread-safety: as documented there.
+#include "flow_func/udf_instance.h"
+
+#include <deque>
+#include <exception>
+
+#include "flow_func/flow_func_defines.h"
+#include "flow_func/flow_func_log.h"
+#include "flow_func/flow_msg_queue.h"
+#include "flow_func/lib/flow_func_internal.h"
+
+namespace hflow {
+namespace flow_func {
+namespace {
+
+using FlowFunc::FlowMsg;
+namespace ffi = FlowFunc::internal;
+
+// Queue-style procs get each input as a queue holding that call's message.
+class CallQueue final : public FlowFunc::FlowMsgQueue {
+ public:
+  explicit CallQueue(std::shared_ptr<FlowMsg> m) {
+    if (m) q_.push_back(std::move(m));
+  }
+  int32_t Dequeue(std::shared_ptr<FlowMsg>& out, int32_t) override {
+    if (q_.empty()) return FlowFunc::FLOW_FUNC_ERR_TIME_OUT_ERROR;
+    out = std::move(q_.front());
+    q_.pop_front();
+    return FlowFunc::FLOW_FUNC_SUCCESS;
+  }
+  int32_t Depth() const override { return 1; }
+  int32_t Size() const override { return static_cast<int32_t>(q_.size()); }
+
+ private:
+  std::deque<std::shared_ptr<FlowMsg>> q_;
+};
+
+// Per-call thread-local hooks of libflow_func: the log prefix and the
+// allocator behind FlowBufferFactory. Restored on exit.
+class CallHooks {
+ public:
+  explicit CallHooks(const std::shared_ptr<ContextCore>& core) {
+    std::string header = "[" + core->env().node + "@device" +
+                         std::to_string(core->env().device) + "] ";
+    ffi::SetLogExtHeader(header.c_str());
+    std::weak_ptr<ContextCore> weak = core;
+    previous_ = ffi::SetTensorAllocator(
+        [weak](const std::vector<int64_t>& shape, FlowFunc::TensorDataType dt,
+               uint32_t align) -> std::shared_ptr<FlowFunc::Tensor> {
+          auto c = weak.lock();
+          if (!c) return nullptr;
+          std::shared_ptr<FlowMsg> msg = c->AllocTensor(shape, dt, align);
+          if (!msg) return nullptr;
+          // The tensor keeps its message (and mbuf) alive.
+          return std::shared_ptr<FlowFunc::Tensor>(msg, msg->GetTensor());
+        });
+  }
+  ~CallHooks() {
+    ffi::SetTensorAllocator(std::move(previous_));
+    ffi::SetLogExtHeader("");
+  }
+
+ private:
+  ffi::TensorAllocator previous_;
+};
+
+// Runs user code, converting escaping exceptions into FLOW_FUNC_FAILED.
+template <typename F>
+int32_t Guarded(const std::string& where, F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    FLOW_FUNC_LOG_ERROR("%s threw: %s", where.c_str(), e.what());
+  } catch (...) {
+    FLOW_FUNC_LOG_ERROR("%s threw a non-standard exception", where.c_str());
+  }
+  return FlowFunc::FLOW_FUNC_FAILED;
+}
+
+}  // namespace
+
+Status UdfInstance::Create(std::vector<FuncDesc> funcs, InstanceEnv env,
+                           std::unique_ptr<UdfInstance>* out) {
+  if (funcs.empty()) {
+    return Status::InvalidArgument("node '" + env.node +
+                                   "': no function to instantiate");
+  }
+  if (!env.allocator) {
+    return Status::InvalidArgument("node '" + env.node + "': no allocator");
+  }
+  std::unique_ptr<UdfInstance> inst(new UdfInstance());
+  inst->funcs_ = std::move(funcs);
+  inst->core_ = std::make_shared<ContextCore>(
+      std::make_shared<const InstanceEnv>(std::move(env)));
+  ffi::FunctionKind kind;
+  const std::string& first = inst->funcs_[0].name;
+  if (!ffi::LookupKind(first.c_str(), &kind)) {
+    return Status::NotFound("node '" + inst->env().node + "': function '" +
+                            first + "' is not registered; load its UDF "
+                            "library or check the name");
+  }
+  HFLOW_RETURN_IF_ERROR(kind == ffi::FunctionKind::kFlowFunc
+                            ? inst->CreateSingle()
+                            : inst->CreateMulti());
+  *out = std::move(inst);
+  return Status::OK();
+}
+
+std::string UdfInstance::Where(size_t index) const {
+  return "node '" + env().node + "' function '" +
+         (index < funcs_.size() ? funcs_[index].name : std::string("?")) +
+         "' on device " + std::to_string(env().device);
+}
+
+Status UdfInstance::CreateSingle() {
+  if (funcs_.size() != 1) {
+    return Status::InvalidArgument(
+        Where(0) + ": a single-function UDF (REGISTER_FLOW_FUNC) cannot be "
+        "combined with other functions in one FunctionPp");
+  }
+  FlowFunc::FLOW_FUNC_CREATOR_FUNC creator;
+  ffi::LookupFlowFunc(funcs_[0].name.c_str(), &creator);
+  int32_t rc = Guarded(Where(0) + " creator", [&] {
+    single_ = creator ? creator() : nullptr;
+    return single_ ? FlowFunc::FLOW_FUNC_SUCCESS : FlowFunc::FLOW_FUNC_FAILED;
+  });
+  if (rc != FlowFunc::FLOW_FUNC_SUCCESS) {
+    return Status::Internal(Where(0) + ": the registered creator returned no "
+                            "instance");
+  }
+  context_ = std::make_shared<MetaContextImpl>(core_);
+  single_->SetContext(context_.get());
+  return Status::OK();
+}
+
+Status UdfInstance::CreateMulti() {
+  for (size_t i = 0; i < funcs_.size(); ++i) {
+    const char* name = funcs_[i].name.c_str();
+    ffi::FunctionKind kind;
+    if (!ffi::LookupKind(name, &kind) || kind == ffi::FunctionKind::kFlowFunc) {
+      return Status::NotFound(Where(i) + ": not registered as a multi-function "
+                              "proc (FLOW_FUNC_REGISTRAR ... RegProcFunc)");
+    }
+    // Every creator gets the same instance pointer: the first creates the
+    // user's object, the rest attach their procs to it.
+    int32_t rc = Guarded(Where(i) + " creator", [&] {
+      if (kind == ffi::FunctionKind::kMultiFunc) {
+        FlowFunc::MULTI_FUNC_CREATOR_FUNC c;
+        ffi::LookupMultiFunc(name, &c);
+        return c(multi_, procs_);
+      }
+      FlowFunc::MULTI_FUNC_WITH_Q_CREATOR_FUNC c;
+      ffi::LookupMultiFuncWithQ(name, &c);
+      return c(multi_, procs_q_);
+    });
+    if (rc != FlowFunc::FLOW_FUNC_SUCCESS || !multi_) {
+      return Status::Internal(Where(i) + ": creating the function object "
+                              "failed with code " + std::to_string(rc));
+    }
+  }
+  params_ = std::make_shared<MetaParamsImpl>(core_);
+  run_context_ = std::make_shared<MetaRunContextImpl>(core_);
+  return Status::OK();
+}
+
+Status UdfInstance::Init(const ScopedDevice& bound) {
+  HFLOW_RETURN_IF_ERROR(bound.Require(env().device));
+  CallHooks hooks(core_);
+  int32_t rc = Guarded(Where(0) + " Init", [&] {
+    return single_ ? single_->Init() : multi_->Init(params_);
+  });
+  if (rc != FlowFunc::FLOW_FUNC_SUCCESS) {
+    return Status::FailedPrecondition(
+        Where(0) + ": Init returned " + std::to_string(rc) +
+        "; the deployment cannot continue (see the UDF's log)");
+  }
+  return Status::OK();
+}
+
+int32_t UdfInstance::Proc(const ScopedDevice& bound, size_t index,
+                          const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
+  if (!bound.Require(env().device).ok() || index >= funcs_.size()) {
+    return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
+  }
+  CallHooks hooks(core_);
+  core_->SetCurrentInputs(&inputs);
+  int32_t rc = Guarded(Where(index) + " Proc", [&]() -> int32_t {
+    if (single_) return single_->Proc(inputs);
+    FlowFunc::AscendString name(funcs_[index].name.c_str());
+    auto it = procs_.find(name);
+    if (it != procs_.end()) return it->second(run_context_, inputs);
+    auto q = procs_q_.find(name);
+    if (q == procs_q_.end()) return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;
+    std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>> queues;
+    for (const auto& m : inputs) queues.push_back(std::make_shared<CallQueue>(m));
+    return q->second(run_context_, queues);
+  });
+  core_->SetCurrentInputs(nullptr);
+  return rc;
+}
+
+}  // namespace flow_func
+}  // namespace hflow

@@ -1,0 +1,64 @@
+// UdfInstance: one deployed instance of a FunctionPp's UDF. It creates the
+// user's function object(s) from the registry (a single-function
+// MetaFlowFunc, or the procs of a multi-function class sharing one
+// instance), runs Init once and Proc per input set, and turns every failure
+// (a non-zero code, a C++ exception escaping user code) into a clear status
+// or code. Init and Proc take the caller's binding token: the instance's
+// device must be bound (invariant 1).
+//
+// Thread-safety: Init/Proc of one instance must not run concurrently (the
+// executor serialises them); distinct instances are independent.
+#ifndef HFLOW_FLOW_FUNC_UDF_INSTANCE_H_
+#define HFLOW_FLOW_FUNC_UDF_INSTANCE_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flow_func/compile_config.h"
+#include "flow_func/meta_flow_func.h"
+#include "flow_func/meta_multi_func.h"
+#include "flow_func/udf_context.h"
+#include "rt/device_binding.h"
+
+namespace hflow {
+namespace flow_func {
+
+class UdfInstance {
+ public:
+  // `funcs` are the FunctionPp's functions (one for a single-function UDF).
+  static Status Create(std::vector<FuncDesc> funcs, InstanceEnv env,
+                       std::unique_ptr<UdfInstance>* out);
+
+  Status Init(const ScopedDevice& bound);
+  // Runs function `index` of funcs() on `inputs`; returns the UDF's code
+  // (FLOW_FUNC_FAILED if it threw).
+  int32_t Proc(const ScopedDevice& bound, size_t index,
+               const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs);
+
+  const std::vector<FuncDesc>& funcs() const { return funcs_; }
+  const InstanceEnv& env() const { return core_->env(); }
+  bool is_multi() const { return multi_ != nullptr; }
+
+ private:
+  UdfInstance() = default;
+  Status CreateSingle();
+  Status CreateMulti();
+  std::string Where(size_t index) const;
+
+  std::vector<FuncDesc> funcs_;
+  std::shared_ptr<ContextCore> core_;
+  std::shared_ptr<MetaContextImpl> context_;
+  std::shared_ptr<FlowFunc::MetaParams> params_;
+  std::shared_ptr<FlowFunc::MetaRunContext> run_context_;
+  std::shared_ptr<FlowFunc::MetaFlowFunc> single_;
+  std::shared_ptr<FlowFunc::MetaMultiFunc> multi_;
+  std::map<FlowFunc::AscendString, FlowFunc::PROC_FUNC_WITH_CONTEXT> procs_;
+  std::map<FlowFunc::AscendString, FlowFunc::PROC_FUNC_WITH_CONTEXT_Q> procs_q_;
+};
+
+}  // namespace flow_func
+}  // namespace hflow
+
+#endif  // HFLOW_FLOW_FUNC_UDF_INSTANCE_H_
