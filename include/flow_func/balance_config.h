@@ -39,8 +39,10 @@ class FLOW_FUNC_VISIBILITY BalanceConfig {
   virtual void SetBalanceWeight(const BalanceWeight& balanceWeight) = 0;
   virtual const BalanceWeight& GetBalanceWeight() const = 0;
   // Position (row, col) in the weight matrix of each message sent.
-  virtual void SetDataPos(const std::vector<std::pair<int32_t, int32_t>>& dataPos) = 0;
-  virtual const std::vector<std::pair<int32_t, int32_t>>& GetDataPos() const = 0;
+  virtual void SetDataPos(
+      const std::vector<std::pair<int32_t, int32_t>>& dataPos) = 0;
+  virtual const std::vector<std::pair<int32_t, int32_t>>& GetDataPos()
+      const = 0;
 };
 
 }  // namespace FlowFunc

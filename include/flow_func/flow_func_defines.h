@@ -18,7 +18,8 @@ constexpr int32_t FLOW_FUNC_SUCCESS = 0;
 
 // Caller errors.
 constexpr int32_t FLOW_FUNC_ERR_PARAM_INVALID = 164000;
-constexpr int32_t FLOW_FUNC_ERR_ATTR_NOT_EXITS = 164001;  // Spelling is the API's.
+constexpr int32_t FLOW_FUNC_ERR_ATTR_NOT_EXITS =
+    164001;  // Spelling is the API's.
 constexpr int32_t FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH = 164002;
 
 // Resource errors.

@@ -26,10 +26,14 @@ class FLOW_FUNC_VISIBILITY FlowFuncLogger {
 
   virtual bool IsLogEnable(FlowFuncLogLevel level) = 0;
   // printf-style; `this` is argument 1.
-  virtual void Error(const char* fmt, ...) __attribute__((format(printf, 2, 3))) = 0;
-  virtual void Warn(const char* fmt, ...) __attribute__((format(printf, 2, 3))) = 0;
-  virtual void Info(const char* fmt, ...) __attribute__((format(printf, 2, 3))) = 0;
-  virtual void Debug(const char* fmt, ...) __attribute__((format(printf, 2, 3))) = 0;
+  virtual void Error(const char* fmt, ...)
+      __attribute__((format(printf, 2, 3))) = 0;
+  virtual void Warn(const char* fmt, ...)
+      __attribute__((format(printf, 2, 3))) = 0;
+  virtual void Info(const char* fmt, ...)
+      __attribute__((format(printf, 2, 3))) = 0;
+  virtual void Debug(const char* fmt, ...)
+      __attribute__((format(printf, 2, 3))) = 0;
 };
 
 }  // namespace FlowFunc
@@ -37,22 +41,30 @@ class FLOW_FUNC_VISIBILITY FlowFuncLogger {
 // Shared body of the macros: check the level first so disabled logs cost one
 // virtual call and no formatting. The odd local name avoids capturing a
 // caller's variable used in the arguments.
-#define FLOW_FUNC_LOG_AT_(type, level, method, fmt, ...)                              \
-  do {                                                                                \
-    ::FlowFunc::FlowFuncLogger& hflowFlowFuncLogger_ =                                \
-        ::FlowFunc::FlowFuncLogger::GetLogger(::FlowFunc::FlowFuncLogType::type);     \
-    if (hflowFlowFuncLogger_.IsLogEnable(::FlowFunc::FlowFuncLogLevel::level)) {      \
-      hflowFlowFuncLogger_.method("%s%s:%d %s: " fmt,                                 \
-                                  ::FlowFunc::FlowFuncLogger::GetLogExtHeader(),      \
-                                  __FILE__, __LINE__, __FUNCTION__, ##__VA_ARGS__);   \
-    }                                                                                 \
+#define FLOW_FUNC_LOG_AT_(type, level, method, fmt, ...)                     \
+  do {                                                                       \
+    ::FlowFunc::FlowFuncLogger& hflowFlowFuncLogger_ =                       \
+        ::FlowFunc::FlowFuncLogger::GetLogger(                               \
+            ::FlowFunc::FlowFuncLogType::type);                              \
+    if (hflowFlowFuncLogger_.IsLogEnable(                                    \
+            ::FlowFunc::FlowFuncLogLevel::level)) {                          \
+      hflowFlowFuncLogger_.method(                                           \
+          "%s%s:%d %s: " fmt, ::FlowFunc::FlowFuncLogger::GetLogExtHeader(), \
+          __FILE__, __LINE__, __FUNCTION__, ##__VA_ARGS__);                  \
+    }                                                                        \
   } while (0)
 
-#define FLOW_FUNC_LOG_DEBUG(fmt, ...) FLOW_FUNC_LOG_AT_(DEBUG_LOG, DEBUG, Debug, fmt, ##__VA_ARGS__)
-#define FLOW_FUNC_LOG_INFO(fmt, ...) FLOW_FUNC_LOG_AT_(DEBUG_LOG, INFO, Info, fmt, ##__VA_ARGS__)
-#define FLOW_FUNC_LOG_WARN(fmt, ...) FLOW_FUNC_LOG_AT_(DEBUG_LOG, WARN, Warn, fmt, ##__VA_ARGS__)
-#define FLOW_FUNC_LOG_ERROR(fmt, ...) FLOW_FUNC_LOG_AT_(DEBUG_LOG, ERROR, Error, fmt, ##__VA_ARGS__)
-#define FLOW_FUNC_RUN_LOG_INFO(fmt, ...) FLOW_FUNC_LOG_AT_(RUN_LOG, INFO, Info, fmt, ##__VA_ARGS__)
-#define FLOW_FUNC_RUN_LOG_ERROR(fmt, ...) FLOW_FUNC_LOG_AT_(RUN_LOG, ERROR, Error, fmt, ##__VA_ARGS__)
+#define FLOW_FUNC_LOG_DEBUG(fmt, ...) \
+  FLOW_FUNC_LOG_AT_(DEBUG_LOG, DEBUG, Debug, fmt, ##__VA_ARGS__)
+#define FLOW_FUNC_LOG_INFO(fmt, ...) \
+  FLOW_FUNC_LOG_AT_(DEBUG_LOG, INFO, Info, fmt, ##__VA_ARGS__)
+#define FLOW_FUNC_LOG_WARN(fmt, ...) \
+  FLOW_FUNC_LOG_AT_(DEBUG_LOG, WARN, Warn, fmt, ##__VA_ARGS__)
+#define FLOW_FUNC_LOG_ERROR(fmt, ...) \
+  FLOW_FUNC_LOG_AT_(DEBUG_LOG, ERROR, Error, fmt, ##__VA_ARGS__)
+#define FLOW_FUNC_RUN_LOG_INFO(fmt, ...) \
+  FLOW_FUNC_LOG_AT_(RUN_LOG, INFO, Info, fmt, ##__VA_ARGS__)
+#define FLOW_FUNC_RUN_LOG_ERROR(fmt, ...) \
+  FLOW_FUNC_LOG_AT_(RUN_LOG, ERROR, Error, fmt, ##__VA_ARGS__)
 
 #endif  // HFLOW_FLOW_FUNC_FLOW_FUNC_LOG_H_

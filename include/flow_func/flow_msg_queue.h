@@ -17,7 +17,8 @@ class FLOW_FUNC_VISIBILITY FlowMsgQueue {
   virtual ~FlowMsgQueue() = default;
 
   // timeout in milliseconds: -1 waits forever, 0 only tries.
-  virtual int32_t Dequeue(std::shared_ptr<FlowMsg>& flowMsg, int32_t timeout = -1) = 0;
+  virtual int32_t Dequeue(std::shared_ptr<FlowMsg>& flowMsg,
+                          int32_t timeout = -1) = 0;
   // Capacity of the queue.
   virtual int32_t Depth() const = 0;
   // Messages currently queued.

@@ -26,7 +26,8 @@ class FLOW_FUNC_VISIBILITY MetaFlowFunc {
   // Once per instance, at deploy time. Non-zero fails the deployment.
   virtual int32_t Init() = 0;
   // Once per complete set of inputs (one message per input).
-  virtual int32_t Proc(const std::vector<std::shared_ptr<FlowMsg>>& inputMsgs) = 0;
+  virtual int32_t Proc(
+      const std::vector<std::shared_ptr<FlowMsg>>& inputMsgs) = 0;
   // Called before redeployment; the default (nothing to reset) succeeds.
   virtual int32_t ResetFlowFuncState();
 
@@ -34,24 +35,26 @@ class FLOW_FUNC_VISIBILITY MetaFlowFunc {
   MetaContext* context_ = nullptr;
 };
 
-using FLOW_FUNC_CREATOR_FUNC = std::function<std::shared_ptr<MetaFlowFunc>(void)>;
+using FLOW_FUNC_CREATOR_FUNC =
+    std::function<std::shared_ptr<MetaFlowFunc>(void)>;
 
 // Registers `func` under `flowFuncName` (NUL-terminated). False when the name
 // is null/empty, the creator is empty, or the name is taken (the first
 // registration stays). Never throws.
-FLOW_FUNC_VISIBILITY bool RegisterFlowFunc(const char* flowFuncName,
-                                           const FLOW_FUNC_CREATOR_FUNC& func) noexcept;
+FLOW_FUNC_VISIBILITY bool RegisterFlowFunc(
+    const char* flowFuncName, const FLOW_FUNC_CREATOR_FUNC& func) noexcept;
 
 }  // namespace FlowFunc
 
 // REGISTER_FLOW_FUNC("Name", MyFlowFunc); at namespace scope registers a
 // creator of MyFlowFunc. __COUNTER__ keeps several uses in one file apart and
 // lets `clazz` be a qualified name.
-#define FLOW_FUNC_REGISTER_FLOW_FUNC_AT_(name, clazz, ctr)                      \
-  static const bool hflowFlowFuncRegistered##ctr __attribute__((unused)) =      \
-      ::FlowFunc::RegisterFlowFunc((name), []() -> std::shared_ptr< ::FlowFunc::MetaFlowFunc> { \
-        return std::make_shared<clazz>();                                        \
-      })
+#define FLOW_FUNC_REGISTER_FLOW_FUNC_AT_(name, clazz, ctr)                 \
+  static const bool hflowFlowFuncRegistered##ctr __attribute__((unused)) = \
+      ::FlowFunc::RegisterFlowFunc(                                        \
+          (name), []() -> std::shared_ptr<::FlowFunc::MetaFlowFunc> {      \
+            return std::make_shared<clazz>();                              \
+          })
 #define FLOW_FUNC_REGISTER_FLOW_FUNC_EXPAND_(name, clazz, ctr) \
   FLOW_FUNC_REGISTER_FLOW_FUNC_AT_(name, clazz, ctr)
 #define REGISTER_FLOW_FUNC(name, clazz) \

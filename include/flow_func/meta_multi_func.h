@@ -39,11 +39,13 @@ class FLOW_FUNC_VISIBILITY MetaMultiFunc {
   virtual int32_t ResetFlowFuncState(const std::shared_ptr<MetaParams>& params);
 };
 
-using PROC_FUNC_WITH_CONTEXT = std::function<int32_t(
-    const std::shared_ptr<MetaRunContext>&, const std::vector<std::shared_ptr<FlowMsg>>&)>;
+using PROC_FUNC_WITH_CONTEXT =
+    std::function<int32_t(const std::shared_ptr<MetaRunContext>&,
+                          const std::vector<std::shared_ptr<FlowMsg>>&)>;
 
-using PROC_FUNC_WITH_CONTEXT_Q = std::function<int32_t(
-    const std::shared_ptr<MetaRunContext>&, const std::vector<std::shared_ptr<FlowMsgQueue>>&)>;
+using PROC_FUNC_WITH_CONTEXT_Q =
+    std::function<int32_t(const std::shared_ptr<MetaRunContext>&,
+                          const std::vector<std::shared_ptr<FlowMsgQueue>>&)>;
 
 // A creator fills `multiFunc` when it is null (else reuses it) and adds its
 // procs to `procFuncList`. Returns FLOW_FUNC_SUCCESS or an error code.
@@ -58,10 +60,12 @@ using MULTI_FUNC_WITH_Q_CREATOR_FUNC = std::function<int32_t(
 // Register a creator under `flowFuncName` (NUL-terminated). False when the
 // name is null/empty, the creator is empty, or the name is taken (the first
 // registration stays). Never throw.
-FLOW_FUNC_VISIBILITY bool RegisterMultiFunc(const char* flowFuncName,
-                                            const MULTI_FUNC_CREATOR_FUNC& funcCreator) noexcept;
 FLOW_FUNC_VISIBILITY bool RegisterMultiFunc(
-    const char* flowFuncName, const MULTI_FUNC_WITH_Q_CREATOR_FUNC& funcWithQCreator) noexcept;
+    const char* flowFuncName,
+    const MULTI_FUNC_CREATOR_FUNC& funcCreator) noexcept;
+FLOW_FUNC_VISIBILITY bool RegisterMultiFunc(
+    const char* flowFuncName,
+    const MULTI_FUNC_WITH_Q_CREATOR_FUNC& funcWithQCreator) noexcept;
 
 // Registers member functions of T as procs. Each RegProcFunc registers one
 // function name whose creator makes (or reuses) the shared T and publishes
@@ -72,37 +76,39 @@ class FlowFuncRegistrar {
  public:
   // A proc of T taking messages (Input = FlowMsg) or queues (FlowMsgQueue).
   template <typename Input>
-  using CustomProc = std::function<int32_t(T*, const std::shared_ptr<MetaRunContext>&,
-                                           const std::vector<std::shared_ptr<Input>>&)>;
+  using CustomProc =
+      std::function<int32_t(T*, const std::shared_ptr<MetaRunContext>&,
+                            const std::vector<std::shared_ptr<Input>>&)>;
   using CUSTOM_PROC_FUNC = CustomProc<FlowMsg>;
   using CUSTOM_PROC_FUNC_WITH_Q = CustomProc<FlowMsgQueue>;
 
-  FlowFuncRegistrar& RegProcFunc(const char* flowFuncName, const CUSTOM_PROC_FUNC& func) {
+  FlowFuncRegistrar& RegProcFunc(const char* flowFuncName,
+                                 const CUSTOM_PROC_FUNC& func) {
     procs_[AscendString(flowFuncName)] = func;
     MULTI_FUNC_CREATOR_FUNC creator =
         [this](std::shared_ptr<MetaMultiFunc>& multiFunc,
-               std::map<AscendString, PROC_FUNC_WITH_CONTEXT>& procList) -> int32_t {
-      return Publish(procs_, multiFunc, procList);
-    };
+               std::map<AscendString, PROC_FUNC_WITH_CONTEXT>& procList)
+        -> int32_t { return Publish(procs_, multiFunc, procList); };
     (void)RegisterMultiFunc(flowFuncName, creator);
     return *this;
   }
 
-  FlowFuncRegistrar& RegProcFunc(const char* flowFuncName, const CUSTOM_PROC_FUNC_WITH_Q& func) {
+  FlowFuncRegistrar& RegProcFunc(const char* flowFuncName,
+                                 const CUSTOM_PROC_FUNC_WITH_Q& func) {
     queueProcs_[AscendString(flowFuncName)] = func;
     MULTI_FUNC_WITH_Q_CREATOR_FUNC creator =
         [this](std::shared_ptr<MetaMultiFunc>& multiFunc,
-               std::map<AscendString, PROC_FUNC_WITH_CONTEXT_Q>& procList) -> int32_t {
-      return Publish(queueProcs_, multiFunc, procList);
-    };
+               std::map<AscendString, PROC_FUNC_WITH_CONTEXT_Q>& procList)
+        -> int32_t { return Publish(queueProcs_, multiFunc, procList); };
     (void)RegisterMultiFunc(flowFuncName, creator);
     return *this;
   }
 
  private:
   template <typename Input>
-  using BoundProc = std::function<int32_t(const std::shared_ptr<MetaRunContext>&,
-                                          const std::vector<std::shared_ptr<Input>>&)>;
+  using BoundProc =
+      std::function<int32_t(const std::shared_ptr<MetaRunContext>&,
+                            const std::vector<std::shared_ptr<Input>>&)>;
 
   // Creates T into an empty slot, or finds T in a filled one (null if the
   // slot holds another class).
@@ -125,11 +131,13 @@ class FlowFuncRegistrar {
     if (instance == nullptr) {
       return FLOW_FUNC_FAILED;
     }
-    for (typename std::map<AscendString, CustomProc<Input>>::const_iterator it = procs.begin();
+    for (typename std::map<AscendString, CustomProc<Input>>::const_iterator it =
+             procs.begin();
          it != procs.end(); ++it) {
       CustomProc<Input> proc = it->second;
-      procList[it->first] = [instance, proc](const std::shared_ptr<MetaRunContext>& ctx,
-                                             const std::vector<std::shared_ptr<Input>>& in) {
+      procList[it->first] = [instance, proc](
+                                const std::shared_ptr<MetaRunContext>& ctx,
+                                const std::vector<std::shared_ptr<Input>>& in) {
         return proc(instance, ctx, in);
       };
     }
@@ -146,11 +154,13 @@ class FlowFuncRegistrar {
 //                            .RegProcFunc("b", &MyFunc::ProcB);
 // at namespace scope. Declares a static registrar and a static reference
 // initialised by the chained calls, which therefore run at static-init time.
-#define FLOW_FUNC_REGISTRAR_AT_(clazz, ctr)                                    \
-  static ::FlowFunc::FlowFuncRegistrar<clazz> hflowFlowFuncRegistrar##ctr;     \
+#define FLOW_FUNC_REGISTRAR_AT_(clazz, ctr)                                   \
+  static ::FlowFunc::FlowFuncRegistrar<clazz> hflowFlowFuncRegistrar##ctr;    \
   static ::FlowFunc::FlowFuncRegistrar<clazz>& hflowFlowFuncRegistrarRef##ctr \
       __attribute__((unused)) = hflowFlowFuncRegistrar##ctr
-#define FLOW_FUNC_REGISTRAR_EXPAND_(clazz, ctr) FLOW_FUNC_REGISTRAR_AT_(clazz, ctr)
-#define FLOW_FUNC_REGISTRAR(clazz) FLOW_FUNC_REGISTRAR_EXPAND_(clazz, __COUNTER__)
+#define FLOW_FUNC_REGISTRAR_EXPAND_(clazz, ctr) \
+  FLOW_FUNC_REGISTRAR_AT_(clazz, ctr)
+#define FLOW_FUNC_REGISTRAR(clazz) \
+  FLOW_FUNC_REGISTRAR_EXPAND_(clazz, __COUNTER__)
 
 #endif  // HFLOW_FLOW_FUNC_META_MULTI_FUNC_H_

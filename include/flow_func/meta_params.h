@@ -21,7 +21,8 @@ class FLOW_FUNC_VISIBILITY MetaParams {
 
   virtual const char* GetName() const = 0;
   // Null when the node has no attribute of that name.
-  virtual std::shared_ptr<const AttrValue> GetAttr(const char* attrName) const = 0;
+  virtual std::shared_ptr<const AttrValue> GetAttr(
+      const char* attrName) const = 0;
 
   // FLOW_FUNC_ERR_ATTR_NOT_EXITS when absent, else AttrValue::GetVal's code.
   template <class T>

@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -141,6 +142,16 @@ Status BuildUdf(const CompileConfig& cfg, const UdfBuildOptions& opts,
   std::map<std::string, std::string> env = {
       {"ASCEND_HOME_PATH", opts.sdk_dir.empty() ? SdkDir() : opts.sdk_dir}};
   std::lock_guard<std::mutex> lock(g_build_mu);
+  // Other processes (parallel tests, several hflow runs) may build the same
+  // workspace into the same folder: serialise on a lock file too.
+  int lock_fd = open((root / (key + ".lock")).c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lock_fd >= 0) flock(lock_fd, LOCK_EX);
+  struct FdCloser {
+    int fd;
+    ~FdCloser() {
+      if (fd >= 0) close(fd);  // also releases the flock
+    }
+  } closer{lock_fd};
   std::string out;
   int code = 0;
   std::vector<std::vector<std::string>> steps = {

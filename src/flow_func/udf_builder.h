@@ -8,7 +8,8 @@
 // Failures carry the tool's output.
 //
 // Thread-safety: functions are reentrant; concurrent builds of the same
-// workspace are serialised by a process-wide lock.
+// workspace are serialised by a process-wide lock and, across processes, by
+// a lock file beside the build folder.
 #ifndef HFLOW_FLOW_FUNC_UDF_BUILDER_H_
 #define HFLOW_FLOW_FUNC_UDF_BUILDER_H_
 

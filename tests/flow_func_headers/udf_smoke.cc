@@ -24,10 +24,12 @@ class AddFunc : public FlowFunc::MetaFlowFunc {
         context_->GetAttr("names", names) != FlowFunc::FLOW_FUNC_SUCCESS) {
       FLOW_FUNC_LOG_WARN("attributes missing");
     }
-    FLOW_FUNC_LOG_INFO("scale=%ld names=%zu", static_cast<long>(scale), names.size());
+    FLOW_FUNC_LOG_INFO("scale=%ld names=%zu", static_cast<long>(scale),
+                       names.size());
     return FlowFunc::FLOW_FUNC_SUCCESS;
   }
-  int32_t Proc(const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs) override {
+  int32_t Proc(
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs) override {
     FLOW_FUNC_LOG_DEBUG("inputs=%zu", inputs.size());
     std::shared_ptr<FlowFunc::FlowMsg> out =
         context_->AllocTensorMsg({2, 2}, FlowFunc::TensorDataType::DT_INT32);
@@ -50,21 +52,25 @@ class MultiFunc : public FlowFunc::MetaMultiFunc {
   int32_t ProcA(const std::shared_ptr<FlowFunc::MetaRunContext>& ctx,
                 const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in) {
     FlowFunc::OutOptions options;
-    options.MutableBalanceConfig()->SetAffinityPolicy(FlowFunc::AffinityPolicy::ROW_AFFINITY);
+    options.MutableBalanceConfig()->SetAffinityPolicy(
+        FlowFunc::AffinityPolicy::ROW_AFFINITY);
     return ctx->SetOutput(0, in.empty() ? nullptr : in[0], options);
   }
-  int32_t ProcB(const std::shared_ptr<FlowFunc::MetaRunContext>& ctx,
-                const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in) const {
+  int32_t ProcB(
+      const std::shared_ptr<FlowFunc::MetaRunContext>& ctx,
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in) const {
     (void)ctx;
     (void)in;
     FLOW_FUNC_RUN_LOG_ERROR("no args");
     return FlowFunc::FLOW_FUNC_SUCCESS;
   }
-  int32_t ProcQ(const std::shared_ptr<FlowFunc::MetaRunContext>& ctx,
-                const std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>>& queues) {
+  int32_t ProcQ(
+      const std::shared_ptr<FlowFunc::MetaRunContext>& ctx,
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>>& queues) {
     (void)ctx;
     std::shared_ptr<FlowFunc::FlowMsg> msg;
-    return queues.empty() ? FlowFunc::FLOW_FUNC_SUCCESS : queues[0]->Dequeue(msg, 10);
+    return queues.empty() ? FlowFunc::FLOW_FUNC_SUCCESS
+                          : queues[0]->Dequeue(msg, 10);
   }
 };
 
@@ -81,5 +87,6 @@ FLOW_FUNC_REGISTRAR(smoke::MultiFunc)
 namespace FlowFunc {
 // UDFs commonly register inside namespace FlowFunc, unqualified.
 REGISTER_FLOW_FUNC("SmokeAdd3", smoke::AddFunc);
-FLOW_FUNC_REGISTRAR(smoke::MultiFunc).RegProcFunc("smoke_c", &smoke::MultiFunc::ProcA);
+FLOW_FUNC_REGISTRAR(smoke::MultiFunc)
+    .RegProcFunc("smoke_c", &smoke::MultiFunc::ProcA);
 }  // namespace FlowFunc

@@ -28,11 +28,14 @@ AscendString::AscendString(const char* const name, size_t length) {
   char* copy = new char[length + 1];
   std::memcpy(copy, name, length);
   copy[length] = '\0';
-  data_ = std::shared_ptr<const char>(copy, std::default_delete<const char[]>());
+  data_ =
+      std::shared_ptr<const char>(copy, std::default_delete<const char[]>());
   length_ = length;
 }
 
-const char* AscendString::GetString() const { return data_ == nullptr ? "" : data_.get(); }
+const char* AscendString::GetString() const {
+  return data_ == nullptr ? "" : data_.get();
+}
 
 size_t AscendString::GetLength() const { return length_; }
 
@@ -42,14 +45,20 @@ bool AscendString::operator<(const AscendString& d) const {
 
 bool AscendString::operator>(const AscendString& d) const { return d < *this; }
 
-bool AscendString::operator<=(const AscendString& d) const { return !(d < *this); }
+bool AscendString::operator<=(const AscendString& d) const {
+  return !(d < *this);
+}
 
-bool AscendString::operator>=(const AscendString& d) const { return !(*this < d); }
+bool AscendString::operator>=(const AscendString& d) const {
+  return !(*this < d);
+}
 
 bool AscendString::operator==(const AscendString& d) const {
   return Compare(GetString(), length_, d.GetString(), d.length_) == 0;
 }
 
-bool AscendString::operator!=(const AscendString& d) const { return !(*this == d); }
+bool AscendString::operator!=(const AscendString& d) const {
+  return !(*this == d);
+}
 
 }  // namespace FlowFunc

@@ -18,27 +18,45 @@ namespace FlowFunc {
 
 // ---- AttrValue: every pure virtual has a "wrong type" body. ---------------
 
-int32_t AttrValue::GetVal(AscendString&) const { return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH; }
+int32_t AttrValue::GetVal(AscendString&) const {
+  return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH;
+}
 int32_t AttrValue::GetVal(std::vector<AscendString>&) const {
   return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH;
 }
-int32_t AttrValue::GetVal(int64_t&) const { return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH; }
-int32_t AttrValue::GetVal(std::vector<int64_t>&) const { return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH; }
+int32_t AttrValue::GetVal(int64_t&) const {
+  return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH;
+}
+int32_t AttrValue::GetVal(std::vector<int64_t>&) const {
+  return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH;
+}
 int32_t AttrValue::GetVal(std::vector<std::vector<int64_t>>&) const {
   return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH;
 }
-int32_t AttrValue::GetVal(float&) const { return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH; }
-int32_t AttrValue::GetVal(std::vector<float>&) const { return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH; }
-int32_t AttrValue::GetVal(bool&) const { return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH; }
-int32_t AttrValue::GetVal(std::vector<bool>&) const { return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH; }
-int32_t AttrValue::GetVal(TensorDataType&) const { return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH; }
+int32_t AttrValue::GetVal(float&) const {
+  return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH;
+}
+int32_t AttrValue::GetVal(std::vector<float>&) const {
+  return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH;
+}
+int32_t AttrValue::GetVal(bool&) const {
+  return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH;
+}
+int32_t AttrValue::GetVal(std::vector<bool>&) const {
+  return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH;
+}
+int32_t AttrValue::GetVal(TensorDataType&) const {
+  return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH;
+}
 int32_t AttrValue::GetVal(std::vector<TensorDataType>&) const {
   return FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH;
 }
 
 // ---- Tensor ----------------------------------------------------------------
 
-int32_t Tensor::Reshape(const std::vector<int64_t>&) { return FLOW_FUNC_ERR_NOT_SUPPORT; }
+int32_t Tensor::Reshape(const std::vector<int64_t>&) {
+  return FLOW_FUNC_ERR_NOT_SUPPORT;
+}
 
 // Without knowledge of padding, the payload is the best lower bound.
 uint64_t Tensor::GetDataBufferSize() const { return GetDataSize(); }
@@ -67,38 +85,46 @@ void FlowMsg::SetMsgType(MsgType) {}
 
 void FlowMsg::SetTransactionId(uint64_t) {}
 
-// ---- MetaContext -------------------------------------------------------------
+// ---- MetaContext
+// -------------------------------------------------------------
 
-std::shared_ptr<FlowMsg> MetaContext::AllocTensorMsgWithAlign(const std::vector<int64_t>&,
-                                                              TensorDataType, uint32_t) {
-  FLOW_FUNC_LOG_ERROR("AllocTensorMsgWithAlign is not supported by this context");
+std::shared_ptr<FlowMsg> MetaContext::AllocTensorMsgWithAlign(
+    const std::vector<int64_t>&, TensorDataType, uint32_t) {
+  FLOW_FUNC_LOG_ERROR(
+      "AllocTensorMsgWithAlign is not supported by this context");
   return nullptr;
 }
 
 void MetaContext::RaiseException(int32_t expCode, uint64_t userContextId) {
-  FLOW_FUNC_LOG_WARN("RaiseException(%d, %lu) is not supported by this context; ignored",
-                     expCode, static_cast<unsigned long>(userContextId));
+  FLOW_FUNC_LOG_WARN(
+      "RaiseException(%d, %lu) is not supported by this context; ignored",
+      expCode, static_cast<unsigned long>(userContextId));
 }
 
 bool MetaContext::GetException(int32_t&, uint64_t&) { return false; }
 
-// ---- MetaRunContext ----------------------------------------------------------
+// ---- MetaRunContext
+// ----------------------------------------------------------
 
-std::shared_ptr<FlowMsg> MetaRunContext::AllocTensorMsgWithAlign(const std::vector<int64_t>&,
-                                                                 TensorDataType, uint32_t) {
-  FLOW_FUNC_LOG_ERROR("AllocTensorMsgWithAlign is not supported by this run context");
+std::shared_ptr<FlowMsg> MetaRunContext::AllocTensorMsgWithAlign(
+    const std::vector<int64_t>&, TensorDataType, uint32_t) {
+  FLOW_FUNC_LOG_ERROR(
+      "AllocTensorMsgWithAlign is not supported by this run context");
   return nullptr;
 }
 
 std::shared_ptr<FlowMsg> MetaRunContext::AllocTensorListMsg(
-    const std::vector<std::vector<int64_t>>&, const std::vector<TensorDataType>&, uint32_t) {
-  FLOW_FUNC_LOG_ERROR("AllocTensorListMsg is not supported by this run context");
+    const std::vector<std::vector<int64_t>>&,
+    const std::vector<TensorDataType>&, uint32_t) {
+  FLOW_FUNC_LOG_ERROR(
+      "AllocTensorListMsg is not supported by this run context");
   return nullptr;
 }
 
 void MetaRunContext::RaiseException(int32_t expCode, uint64_t userContextId) {
-  FLOW_FUNC_LOG_WARN("RaiseException(%d, %lu) is not supported by this run context; ignored",
-                     expCode, static_cast<unsigned long>(userContextId));
+  FLOW_FUNC_LOG_WARN(
+      "RaiseException(%d, %lu) is not supported by this run context; ignored",
+      expCode, static_cast<unsigned long>(userContextId));
 }
 
 bool MetaRunContext::GetException(int32_t&, uint64_t&) { return false; }

@@ -33,7 +33,8 @@ enum class FunctionKind { kFlowFunc, kMultiFunc, kMultiFuncWithQ };
 // registered with that kind.
 bool LookupFlowFunc(const char* name, FLOW_FUNC_CREATOR_FUNC* out);
 bool LookupMultiFunc(const char* name, MULTI_FUNC_CREATOR_FUNC* out);
-bool LookupMultiFuncWithQ(const char* name, MULTI_FUNC_WITH_Q_CREATOR_FUNC* out);
+bool LookupMultiFuncWithQ(const char* name,
+                          MULTI_FUNC_WITH_Q_CREATOR_FUNC* out);
 // The kind of a registered name; false when unknown.
 bool LookupKind(const char* name, FunctionKind* out);
 

@@ -27,7 +27,8 @@ class HostTensor final : public Tensor {
   // Null on an invalid shape, dtype or align, or when memory runs out. The
   // buffer is zero-filled and its size rounded up to `align`.
   static std::shared_ptr<HostTensor> Create(const std::vector<int64_t>& shape,
-                                            TensorDataType dtype, uint32_t align);
+                                            TensorDataType dtype,
+                                            uint32_t align);
 
   const std::vector<int64_t>& GetShape() const override { return shape_; }
   TensorDataType GetDataType() const override { return dtype_; }

@@ -28,11 +28,13 @@ constexpr int kLevelOff = 4;  // Above ERROR: nothing is enabled.
 constexpr int kDefaultLevel = static_cast<int>(FlowFuncLogLevel::WARN);
 
 int ParseHflowLevel(std::string value) {
-  std::transform(value.begin(), value.end(), value.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(
+      value.begin(), value.end(), value.begin(),
+      [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (value == "debug") return static_cast<int>(FlowFuncLogLevel::DEBUG);
   if (value == "info") return static_cast<int>(FlowFuncLogLevel::INFO);
-  if (value == "warn" || value == "warning") return static_cast<int>(FlowFuncLogLevel::WARN);
+  if (value == "warn" || value == "warning")
+    return static_cast<int>(FlowFuncLogLevel::WARN);
   if (value == "error") return static_cast<int>(FlowFuncLogLevel::ERROR);
   if (value == "off" || value == "none") return kLevelOff;
   return -1;
@@ -40,7 +42,8 @@ int ParseHflowLevel(std::string value) {
 
 // GE's scale: 0 debug, 1 info, 2 warning, 3 error, 4 null (off).
 int ParseAscendLevel(const std::string& value) {
-  if (value.size() == 1 && value[0] >= '0' && value[0] <= '4') return value[0] - '0';
+  if (value.size() == 1 && value[0] >= '0' && value[0] <= '4')
+    return value[0] - '0';
   return -1;
 }
 
@@ -117,14 +120,16 @@ void Emit(FlowFuncLogLevel level, const char* fmt, va_list args) noexcept try {
     return;
   }
   line.push_back('\n');
-  std::fwrite(line.data(), 1, line.size(), stderr);  // One call: lines stay whole.
+  std::fwrite(line.data(), 1, line.size(),
+              stderr);  // One call: lines stay whole.
 } catch (...) {
 }
 
 class StreamLogger final : public FlowFuncLogger {
  public:
   bool IsLogEnable(FlowFuncLogLevel level) override {
-    return static_cast<int>(level) >= Threshold().load(std::memory_order_relaxed);
+    return static_cast<int>(level) >=
+           Threshold().load(std::memory_order_relaxed);
   }
   void Error(const char* fmt, ...) override {
     va_list args;
@@ -170,7 +175,9 @@ void SetLogSink(LogSink sink) {
   slot.sink.swap(next);  // The old sink dies outside the lock, with `next`.
 }
 
-void SetLogExtHeader(const char* header) { tls_ext_header = header == nullptr ? "" : header; }
+void SetLogExtHeader(const char* header) {
+  tls_ext_header = header == nullptr ? "" : header;
+}
 
 }  // namespace internal
 
@@ -182,6 +189,8 @@ FlowFuncLogger& FlowFuncLogger::GetLogger(FlowFuncLogType type) {
   return type == FlowFuncLogType::RUN_LOG ? *run_logger : *debug_logger;
 }
 
-const char* FlowFuncLogger::GetLogExtHeader() { return internal::tls_ext_header.c_str(); }
+const char* FlowFuncLogger::GetLogExtHeader() {
+  return internal::tls_ext_header.c_str();
+}
 
 }  // namespace FlowFunc

@@ -1,22 +1,28 @@
 // OutOptions and the concrete BalanceConfig behind it. Plain value holders:
 // not thread-safe, like the per-call options they carry.
+#include "flow_func/out_options.h"
+
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "flow_func/balance_config.h"
-#include "flow_func/out_options.h"
 
 namespace FlowFunc {
 namespace {
 
 class BalanceConfigImpl final : public BalanceConfig {
  public:
-  void SetAffinityPolicy(AffinityPolicy affinityPolicy) override { policy_ = affinityPolicy; }
+  void SetAffinityPolicy(AffinityPolicy affinityPolicy) override {
+    policy_ = affinityPolicy;
+  }
   AffinityPolicy GetAffinityPolicy() const override { return policy_; }
-  void SetBalanceWeight(const BalanceWeight& balanceWeight) override { weight_ = balanceWeight; }
+  void SetBalanceWeight(const BalanceWeight& balanceWeight) override {
+    weight_ = balanceWeight;
+  }
   const BalanceWeight& GetBalanceWeight() const override { return weight_; }
-  void SetDataPos(const std::vector<std::pair<int32_t, int32_t>>& dataPos) override {
+  void SetDataPos(
+      const std::vector<std::pair<int32_t, int32_t>>& dataPos) override {
     data_pos_ = dataPos;
   }
   const std::vector<std::pair<int32_t, int32_t>>& GetDataPos() const override {

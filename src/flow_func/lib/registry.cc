@@ -66,14 +66,16 @@ void Notify(const RegistrationEvent& event) {
   {
     Registry& reg = GetRegistry();
     std::lock_guard<std::mutex> lock(reg.mu);
-    for (const auto& [id, observer] : reg.observers) observers.push_back(observer);
+    for (const auto& [id, observer] : reg.observers)
+      observers.push_back(observer);
   }
   for (const RegistrationObserver& observer : observers) {
     try {
       observer(event);
     } catch (...) {
       // An observer's failure must not undo or fail the registration.
-      FLOW_FUNC_LOG_ERROR("registration observer threw for \"%s\"", event.name.c_str());
+      FLOW_FUNC_LOG_ERROR("registration observer threw for \"%s\"",
+                          event.name.c_str());
     }
   }
 }
@@ -82,7 +84,8 @@ void Notify(const RegistrationEvent& event) {
 bool Insert(const char* name, AnyCreator creator) {
   FunctionKind kind = KindOf(creator);
   if (name == nullptr || *name == '\0') {
-    FLOW_FUNC_LOG_ERROR("refusing to register a %s without a name", KindName(kind));
+    FLOW_FUNC_LOG_ERROR("refusing to register a %s without a name",
+                        KindName(kind));
     return false;
   }
   bool accepted = false;
@@ -99,8 +102,9 @@ bool Insert(const char* name, AnyCreator creator) {
     }
   }
   if (!accepted) {
-    FLOW_FUNC_LOG_ERROR("function \"%s\" (%s) is already registered as a %s; keeping the first",
-                        name, KindName(kind), KindName(existing));
+    FLOW_FUNC_LOG_ERROR(
+        "function \"%s\" (%s) is already registered as a %s; keeping the first",
+        name, KindName(kind), KindName(existing));
   }
   Notify(RegistrationEvent{name, kind, accepted});
   return accepted;
@@ -118,8 +122,8 @@ bool RegisterNoexcept(const char* name, const Creator& creator) noexcept {
     }
     return Insert(name, AnyCreator(std::in_place_type<Creator>, creator));
   } catch (const std::exception& e) {
-    FLOW_FUNC_LOG_ERROR("registering \"%s\" failed: %s", name == nullptr ? "(null)" : name,
-                        e.what());
+    FLOW_FUNC_LOG_ERROR("registering \"%s\" failed: %s",
+                        name == nullptr ? "(null)" : name, e.what());
   } catch (...) {
     FLOW_FUNC_LOG_ERROR("registering \"%s\" failed: unknown exception",
                         name == nullptr ? "(null)" : name);
@@ -142,11 +146,16 @@ bool Lookup(const char* name, Creator* out) {
 
 }  // namespace
 
-bool LookupFlowFunc(const char* name, FLOW_FUNC_CREATOR_FUNC* out) { return Lookup(name, out); }
+bool LookupFlowFunc(const char* name, FLOW_FUNC_CREATOR_FUNC* out) {
+  return Lookup(name, out);
+}
 
-bool LookupMultiFunc(const char* name, MULTI_FUNC_CREATOR_FUNC* out) { return Lookup(name, out); }
+bool LookupMultiFunc(const char* name, MULTI_FUNC_CREATOR_FUNC* out) {
+  return Lookup(name, out);
+}
 
-bool LookupMultiFuncWithQ(const char* name, MULTI_FUNC_WITH_Q_CREATOR_FUNC* out) {
+bool LookupMultiFuncWithQ(const char* name,
+                          MULTI_FUNC_WITH_Q_CREATOR_FUNC* out) {
   return Lookup(name, out);
 }
 
@@ -203,7 +212,8 @@ void RemoveRegistrationObserver(int id) {
 
 }  // namespace internal
 
-bool RegisterFlowFunc(const char* flowFuncName, const FLOW_FUNC_CREATOR_FUNC& func) noexcept {
+bool RegisterFlowFunc(const char* flowFuncName,
+                      const FLOW_FUNC_CREATOR_FUNC& func) noexcept {
   return internal::RegisterNoexcept(flowFuncName, func);
 }
 
@@ -212,8 +222,9 @@ bool RegisterMultiFunc(const char* flowFuncName,
   return internal::RegisterNoexcept(flowFuncName, funcCreator);
 }
 
-bool RegisterMultiFunc(const char* flowFuncName,
-                       const MULTI_FUNC_WITH_Q_CREATOR_FUNC& funcWithQCreator) noexcept {
+bool RegisterMultiFunc(
+    const char* flowFuncName,
+    const MULTI_FUNC_WITH_Q_CREATOR_FUNC& funcWithQCreator) noexcept {
   return internal::RegisterNoexcept(flowFuncName, funcWithQCreator);
 }
 

@@ -70,7 +70,8 @@ int64_t DataTypeSize(TensorDataType dtype) {
 int64_t DataSizeBytes(TensorDataType dtype, int64_t element_count) {
   int64_t bits = DataTypeBits(dtype);
   if (bits < 0 || element_count < 0) return -1;
-  if (element_count > (std::numeric_limits<int64_t>::max() - 7) / bits) return -1;
+  if (element_count > (std::numeric_limits<int64_t>::max() - 7) / bits)
+    return -1;
   return (element_count * bits + 7) / 8;
 }
 
@@ -78,16 +79,19 @@ int64_t ElementCount(const std::vector<int64_t>& shape) {
   int64_t count = 1;
   for (int64_t dim : shape) {
     if (dim < 0) return -1;
-    if (dim != 0 && count > std::numeric_limits<int64_t>::max() / dim) return -1;
+    if (dim != 0 && count > std::numeric_limits<int64_t>::max() / dim)
+      return -1;
     count *= dim;
   }
   return count;
 }
 
-bool IsValidAlign(uint32_t align) { return align >= 32 && align <= 1024 && 1024 % align == 0; }
+bool IsValidAlign(uint32_t align) {
+  return align >= 32 && align <= 1024 && 1024 % align == 0;
+}
 
-std::shared_ptr<HostTensor> HostTensor::Create(const std::vector<int64_t>& shape,
-                                               TensorDataType dtype, uint32_t align) {
+std::shared_ptr<HostTensor> HostTensor::Create(
+    const std::vector<int64_t>& shape, TensorDataType dtype, uint32_t align) {
   int64_t count = ElementCount(shape);
   int64_t bytes = DataSizeBytes(dtype, count);
   if (count < 0 || bytes < 0 || !IsValidAlign(align) ||
@@ -95,7 +99,8 @@ std::shared_ptr<HostTensor> HostTensor::Create(const std::vector<int64_t>& shape
     return nullptr;
   }
   // A zero-byte tensor still gets one aligned block so GetData is non-null.
-  uint64_t buffer_size = std::max<uint64_t>((bytes + align - 1) / align * align, align);
+  uint64_t buffer_size =
+      std::max<uint64_t>((bytes + align - 1) / align * align, align);
   void* memory = std::aligned_alloc(align, buffer_size);
   if (memory == nullptr) return nullptr;
   std::memset(memory, 0, buffer_size);
@@ -122,17 +127,20 @@ TensorAllocator SetTensorAllocator(TensorAllocator allocator) {
 
 }  // namespace internal
 
-std::shared_ptr<Tensor> FlowBufferFactory::AllocTensor(const std::vector<int64_t>& shape,
-                                                       TensorDataType dataType, uint32_t align) {
+std::shared_ptr<Tensor> FlowBufferFactory::AllocTensor(
+    const std::vector<int64_t>& shape, TensorDataType dataType,
+    uint32_t align) {
   // Validate here so the runtime's allocator and the fallback agree.
-  if (internal::ElementCount(shape) < 0 || internal::DataTypeBits(dataType) < 0 ||
-      !internal::IsValidAlign(align)) {
-    FLOW_FUNC_LOG_ERROR("AllocTensor: invalid request (%zu dims, dtype %d, align %u)",
-                        shape.size(), static_cast<int>(dataType), align);
+  if (internal::ElementCount(shape) < 0 ||
+      internal::DataTypeBits(dataType) < 0 || !internal::IsValidAlign(align)) {
+    FLOW_FUNC_LOG_ERROR(
+        "AllocTensor: invalid request (%zu dims, dtype %d, align %u)",
+        shape.size(), static_cast<int>(dataType), align);
     return nullptr;
   }
   try {
-    if (internal::tls_allocator) return internal::tls_allocator(shape, dataType, align);
+    if (internal::tls_allocator)
+      return internal::tls_allocator(shape, dataType, align);
     return internal::HostTensor::Create(shape, dataType, align);
   } catch (const std::exception& e) {
     FLOW_FUNC_LOG_ERROR("AllocTensor failed: %s", e.what());
