@@ -59,7 +59,7 @@ using MULTI_FUNC_WITH_Q_CREATOR_FUNC = std::function<int32_t(
 
 // Register a creator under `flowFuncName` (NUL-terminated). False when the
 // name is null/empty, the creator is empty, or the name is taken (the first
-// registration stays). Never throw.
+// registration stays). Never throws.
 FLOW_FUNC_VISIBILITY bool RegisterMultiFunc(
     const char* flowFuncName,
     const MULTI_FUNC_CREATOR_FUNC& funcCreator) noexcept;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tools/devices_command.h"
+#include "tools/validate_command.h"
 
 namespace {
 
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
            "\nRun 'hflow --help' (or 'hflow SUBCOMMAND --help') for usage.\n";
   });
   hflow::tools::AddDevicesCommand(&app);
+  hflow::tools::AddValidateCommand(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

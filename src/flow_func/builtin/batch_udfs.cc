@@ -110,8 +110,10 @@ void Rearm(const std::shared_ptr<BatchState<Batcher>>& st) {
   uint64_t gen = ++st->gen;
   if (next) {
     std::weak_ptr<BatchState<Batcher>> weak = st;
+    // +1: NowMs truncates, so a deadline of t ms could otherwise fire up to
+    // 1 ms before t ms have really passed.
     st->timer = TimerService::Instance().Schedule(
-        *next, [weak, gen] { OnTimer<Batcher>(weak, gen); });
+        *next + 1, [weak, gen] { OnTimer<Batcher>(weak, gen); });
   }
 }
 

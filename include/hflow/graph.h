@@ -1,0 +1,129 @@
+// The DataFlow graph model (GE dflow): FlowData (graph inputs), FlowNode
+// (compute nodes with one FunctionPp), FunctionPp (a UDF: compile config,
+// function name, init params) and FlowGraph. The same model loads from the
+// JSON graph file of FORMATS.md (hflow::LoadGraphFile).
+//
+//   FlowData a ─┐
+//               ├─ FlowNode add (FunctionPp "Add") ── graph output
+//   FlowData b ─┘
+//
+// FlowNode and FunctionPp are handles: copies refer to the same node, so
+// SetInput(…, upstream) links nodes as GE's operators do, and FlowGraph
+// finds every node by walking back from its outputs.
+//
+// Thread-safety: build a graph on one thread; a finished FlowGraph may be
+// read from any thread.
+#ifndef HFLOW_GRAPH_H_
+#define HFLOW_GRAPH_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "hflow/status.h"
+#include "hflow/types.h"
+
+namespace hflow {
+
+// Input attributes (FlowNode::MapInput): DataFlow's CountBatch / TimeBatch.
+struct CountBatch {
+  int64_t batch_size = 0;
+  int64_t slide_stride = 0;
+  int64_t timeout = 0;  // ms, 0 = wait until full
+  bool padding = false;
+  int64_t batch_dim = -1;  // -1: stack along a new leading dimension
+  bool drop_remainder = false;
+};
+struct TimeBatch {
+  int64_t time_window = 0;  // ms (-1: whole segments)
+  int64_t timeout = 0;
+  int64_t batch_dim = -1;
+  bool padding = false;
+  bool drop_remainder = false;
+};
+using InputAttr = std::variant<CountBatch, TimeBatch>;
+
+// An init param value (what GetAttr in the UDF sees).
+using InitParam =
+    std::variant<int64_t, float, bool, std::string, std::vector<int64_t>,
+                 std::vector<float>, std::vector<bool>, std::vector<std::string>,
+                 std::vector<std::vector<int64_t>>, DataType,
+                 std::vector<DataType>>;
+
+class FlowData {
+ public:
+  FlowData(std::string name, int32_t index);
+  const std::string& name() const { return name_; }
+  int32_t index() const { return index_; }
+
+ private:
+  std::string name_;
+  int32_t index_;
+};
+
+class FunctionPp {
+ public:
+  explicit FunctionPp(std::string name);
+  // GE compile config (FORMATS.md); its func_list names the functions.
+  FunctionPp& SetCompileConfig(std::string json_file);
+  // A registered function (built in, e.g. "_BuiltIn_Add", or loaded), for
+  // FunctionPps without a compile config.
+  FunctionPp& SetFunction(std::string function);
+  FunctionPp& SetInitParam(std::string name, InitParam value);
+
+  struct Impl;
+  const std::shared_ptr<Impl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+class FlowNode {
+ public:
+  FlowNode(std::string name, uint32_t input_num, uint32_t output_num);
+  // Input `dst_index` is graph input `src`, or output `src_index` of `src`.
+  FlowNode& SetInput(uint32_t dst_index, const FlowData& src);
+  FlowNode& SetInput(uint32_t dst_index, const FlowNode& src,
+                     uint32_t src_index = 0);
+  // One process point per node (as GE); inputs/outputs map in order unless
+  // MapInput/MapOutput say otherwise.
+  FlowNode& AddPp(const FunctionPp& pp);
+  FlowNode& MapInput(uint32_t node_input, const FunctionPp& pp,
+                     uint32_t pp_input, std::vector<InputAttr> attrs = {});
+  FlowNode& MapOutput(uint32_t node_output, const FunctionPp& pp,
+                      uint32_t pp_output);
+  const std::string& name() const;
+
+  struct Impl;
+  const std::shared_ptr<Impl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+class FlowGraph {
+ public:
+  explicit FlowGraph(std::string name);
+  FlowGraph& SetInputs(std::vector<FlowData> inputs);
+  // Every output of each node, in order.
+  FlowGraph& SetOutputs(std::vector<FlowNode> nodes);
+  // Chosen outputs: (node, output index) pairs.
+  FlowGraph& SetOutputs(std::vector<std::pair<FlowNode, uint32_t>> outputs);
+  // With exception catch, RaiseException in a UDF reaches the fetcher.
+  FlowGraph& SetExceptionCatch(bool enable);
+  // Placement (GE deploy info JSON text), as the graph file's "deploy".
+  FlowGraph& SetDeployInfo(std::string deploy_info_json);
+  const std::string& name() const;
+
+  struct Impl;
+  const std::shared_ptr<Impl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace hflow
+
+#endif  // HFLOW_GRAPH_H_

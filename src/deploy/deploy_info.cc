@@ -1,0 +1,231 @@
+// Deploy info parsing (see deploy_info.h).
+// Thread-safety: reentrant; nlohmann-json exceptions never escape.
+#include "deploy/deploy_info.h"
+
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace hflow {
+namespace deploy {
+namespace {
+
+using Json = nlohmann::json;
+constexpr int64_t kMaxExpanded = 4096;  // a typo guard, not a limit of hflow
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool ParseInt(std::string_view s, int64_t* v) {
+  s = Trim(s);
+  if (s.empty()) return false;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), *v);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size() && *v >= 0 &&
+         *v <= INT32_MAX;
+}
+
+// "3" or "2~5" -> [lo, hi].
+Status ParsePart(std::string_view part, std::string_view entry, int64_t* lo,
+                 int64_t* hi) {
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument("logic device '" + std::string(entry) +
+                                   "': " + why +
+                                   "; write cluster:node:device with numbers "
+                                   "or ranges a~b (e.g. 0:0:2~5)");
+  };
+  size_t tilde = part.find('~');
+  if (tilde == std::string_view::npos) {
+    if (!ParseInt(part, lo)) return bad("'" + std::string(part) + "' is not a number");
+    *hi = *lo;
+    return Status::OK();
+  }
+  if (!ParseInt(part.substr(0, tilde), lo) || !ParseInt(part.substr(tilde + 1), hi)) {
+    return bad("'" + std::string(part) + "' is not a range a~b");
+  }
+  if (*lo > *hi) return bad("range '" + std::string(part) + "' runs backwards");
+  return Status::OK();
+}
+
+Status ParseEntry(std::string_view entry, std::vector<LogicDevice>* out) {
+  std::vector<std::pair<int64_t, int64_t>> parts;
+  std::string_view rest = entry;
+  while (true) {
+    size_t colon = rest.find(':');
+    int64_t lo, hi;
+    HFLOW_RETURN_IF_ERROR(ParsePart(rest.substr(0, colon), entry, &lo, &hi));
+    parts.emplace_back(lo, hi);
+    if (colon == std::string_view::npos) break;
+    rest = rest.substr(colon + 1);
+  }
+  if (parts.size() < 3 || parts.size() > 4) {
+    return Status::InvalidArgument(
+        "logic device '" + std::string(entry) +
+        "': expected cluster:node:device[:numa], got " +
+        std::to_string(parts.size()) + " parts");
+  }
+  int64_t count = 1;
+  for (auto [lo, hi] : parts) count *= (hi - lo + 1);
+  if (count > kMaxExpanded) {
+    return Status::InvalidArgument("logic device '" + std::string(entry) +
+                                   "' expands to " + std::to_string(count) +
+                                   " devices; is a range mistyped?");
+  }
+  if (parts.size() == 3) parts.emplace_back(-1, -1);
+  for (int64_t c = parts[0].first; c <= parts[0].second; ++c)
+    for (int64_t n = parts[1].first; n <= parts[1].second; ++n)
+      for (int64_t d = parts[2].first; d <= parts[2].second; ++d)
+        for (int64_t m = parts[3].first; m <= parts[3].second; ++m)
+          out->push_back(LogicDevice{int32_t(c), int32_t(n), int32_t(d), int32_t(m)});
+  return Status::OK();
+}
+
+std::string Describe(const LogicDevice& d) {
+  return std::to_string(d.cluster) + ":" + std::to_string(d.node) + ":" +
+         std::to_string(d.device);
+}
+
+// Checks one logic device against the cluster (one cluster, id 0).
+Status CheckInCluster(const LogicDevice& d, const ClusterConfig& cluster) {
+  if (d.cluster != 0) {
+    return Status::InvalidArgument("cluster " + std::to_string(d.cluster) +
+                                   " does not exist (the cluster config "
+                                   "describes cluster 0)");
+  }
+  for (const ClusterNode& n : cluster.nodes) {
+    if (n.node_id != d.node) continue;
+    for (const DeviceDesc& dev : n.devices) {
+      if (dev.device_id == d.device) return Status::OK();
+    }
+    return Status::InvalidArgument("device " + std::to_string(d.device) +
+                                   " is not a device of cluster node " +
+                                   std::to_string(d.node));
+  }
+  return Status::InvalidArgument("cluster node " + std::to_string(d.node) +
+                                 " does not exist");
+}
+
+}  // namespace
+
+Status ParseLogicDeviceList(std::string_view text, std::vector<LogicDevice>* out) {
+  out->clear();
+  if (Trim(text).empty()) {
+    return Status::InvalidArgument("empty logic device list; e.g. 0:0:2~5");
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string_view entry = Trim(text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos
+                                               : comma - start));
+    if (entry.empty()) {
+      return Status::InvalidArgument("logic device list '" + std::string(text) +
+                                     "' has an empty entry");
+    }
+    HFLOW_RETURN_IF_ERROR(ParseEntry(entry, out));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  for (size_t i = 0; i < out->size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if ((*out)[i] == (*out)[j]) {
+        return Status::InvalidArgument("logic device list '" + std::string(text) +
+                                       "' names " + Describe((*out)[i]) +
+                                       " twice");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status ParseDeployInfo(std::string_view json_text, std::string_view source,
+                       const std::vector<std::string>& node_names,
+                       const ClusterConfig& cluster, DeployInfo* out) {
+  const std::string src(source);
+  auto bad = [&](const std::string& path, const std::string& what) {
+    return Status::InvalidArgument(src + ": " + path + ": " + what);
+  };
+  Json root = Json::parse(json_text, nullptr, false);
+  if (root.is_discarded() || !root.is_object()) {
+    return bad("(document)", "is not a JSON object; see FORMATS.md 'Deploy info'");
+  }
+  std::set<std::string> known(node_names.begin(), node_names.end());
+  DeployInfo info;
+  auto place = [&](const std::string& path, const Json& name_j,
+                   const std::vector<LogicDevice>& devs) -> Status {
+    if (!name_j.is_string()) return bad(path, "must be a node name string");
+    std::string name = name_j.get<std::string>();
+    if (!known.count(name)) {
+      return bad(path, "flow node '" + name + "' is not in the graph");
+    }
+    if (info.placement.count(name)) {
+      return bad(path, "flow node '" + name + "' is placed twice");
+    }
+    info.placement[name] = devs;
+    return Status::OK();
+  };
+  auto devices = [&](const std::string& path, const Json& j,
+                     std::vector<LogicDevice>* devs) -> Status {
+    if (!j.is_string()) return bad(path, "must be a string like \"0:0:2~5\"");
+    Status s = ParseLogicDeviceList(j.get<std::string>(), devs);
+    for (size_t i = 0; s.ok() && i < devs->size(); ++i) {
+      s = CheckInCluster((*devs)[i], cluster);
+    }
+    return s.ok() ? s : s.WithContext(src + ": " + path + ": ");
+  };
+  if (root.contains("batch_deploy_info")) {
+    const Json& list = root["batch_deploy_info"];
+    if (!list.is_array()) return bad("batch_deploy_info", "must be an array");
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string p = "batch_deploy_info[" + std::to_string(i) + "]";
+      const Json& e = list[i];
+      if (!e.is_object() || !e.contains("flow_node_list") ||
+          !e["flow_node_list"].is_array() || !e.contains("logic_device_list")) {
+        return bad(p, "needs \"flow_node_list\" (array) and \"logic_device_list\"");
+      }
+      std::vector<LogicDevice> devs;
+      HFLOW_RETURN_IF_ERROR(devices(p + ".logic_device_list", e["logic_device_list"], &devs));
+      for (size_t k = 0; k < e["flow_node_list"].size(); ++k) {
+        HFLOW_RETURN_IF_ERROR(place(p + ".flow_node_list[" + std::to_string(k) + "]",
+                                    e["flow_node_list"][k], devs));
+      }
+    }
+  }
+  if (root.contains("deploy_info")) {
+    const Json& list = root["deploy_info"];
+    if (!list.is_array()) return bad("deploy_info", "must be an array");
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string p = "deploy_info[" + std::to_string(i) + "]";
+      const Json& e = list[i];
+      if (!e.is_object() || !e.contains("flow_node_name") ||
+          !e.contains("logic_device_id")) {
+        return bad(p, "needs \"flow_node_name\" and \"logic_device_id\"");
+      }
+      std::vector<LogicDevice> devs;
+      HFLOW_RETURN_IF_ERROR(devices(p + ".logic_device_id", e["logic_device_id"], &devs));
+      HFLOW_RETURN_IF_ERROR(place(p + ".flow_node_name", e["flow_node_name"], devs));
+    }
+  }
+  *out = std::move(info);
+  return Status::OK();
+}
+
+Status LoadDeployInfoFile(const std::string& path,
+                          const std::vector<std::string>& node_names,
+                          const ClusterConfig& cluster, DeployInfo* out) {
+  std::ifstream in(path);
+  if (!in) {
+    return Status::NotFound(path + ": cannot read the deploy info file");
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseDeployInfo(ss.str(), path, node_names, cluster, out);
+}
+
+}  // namespace deploy
+}  // namespace hflow

@@ -1,0 +1,316 @@
+// Deployer (see deployer.h).
+// Thread-safety: deploy steps write disjoint slots of pre-sized vectors from
+// pool tasks; routes_ is read-only after Deploy returns.
+#include "deploy/deployer.h"
+
+#include <algorithm>
+
+#include "flow_func/compile_config.h"
+#include "flow_func/flow_func_defines.h"
+#include "flow_func/udf_library.h"
+
+namespace hflow {
+namespace deploy {
+namespace {
+
+std::atomic<uint64_t> g_next_deployment{1};
+
+std::string Dev(int32_t d) { return "device " + std::to_string(d); }
+
+uint32_t PpInputs(const NodeDef& n) {
+  if (n.input_map.empty()) return static_cast<uint32_t>(n.inputs.size());
+  return *std::max_element(n.input_map.begin(), n.input_map.end()) + 1;
+}
+
+uint32_t PpOutputs(const NodeDef& n) {
+  if (n.output_map.empty()) return n.output_num;
+  return *std::max_element(n.output_map.begin(), n.output_map.end()) + 1;
+}
+
+}  // namespace
+
+Deployment::Deployment(Plan plan, services::ExchangeService* svc,
+                       DeployOptions opts)
+    : plan_(std::move(plan)), svc_(svc), opts_(std::move(opts)) {
+  contexts_ = std::make_unique<DeviceContexts>(svc_->runtime());
+  pool_ = std::make_unique<ThreadPool>("deploy", opts_.pool_threads,
+                                       svc_->runtime());
+  id_ = g_next_deployment.fetch_add(1);
+}
+
+Deployment::~Deployment() { (void)Undeploy(); }
+
+std::string Deployment::GroupName() const {
+  return "hflow." + plan_.graph.name + "." + std::to_string(id_);
+}
+
+Status ResolveFunctions(
+    const GraphDef& graph, const flow_func::UdfBuildOptions& build,
+    std::map<std::string, std::vector<flow_func::FuncDesc>>* out) {
+  for (const NodeDef& n : graph.nodes) {
+    const std::string where = graph.source + ": node '" + n.name + "': ";
+    std::vector<flow_func::FuncDesc> funcs;
+    if (!n.pp.compile_config.empty()) {
+      flow_func::CompileConfig cfg;
+      HFLOW_RETURN_IF_ERROR(
+          flow_func::LoadCompileConfigFile(n.pp.compile_config, &cfg)
+              .WithContext(where));
+      HFLOW_RETURN_IF_ERROR(
+          flow_func::LoadUdfFromConfig(cfg, build).WithContext(where));
+      for (const auto& f : cfg.funcs) {
+        if (n.pp.function.empty() || f.name == n.pp.function) funcs.push_back(f);
+      }
+      if (funcs.empty()) {
+        return Status::NotFound(where + "function '" + n.pp.function +
+                                "' is not in the func_list of " + cfg.source);
+      }
+      if (cfg.input_num >= 0 && uint32_t(cfg.input_num) != PpInputs(n)) {
+        return Status::InvalidArgument(
+            where + "the compile config declares " +
+            std::to_string(cfg.input_num) + " inputs but the node feeds " +
+            std::to_string(PpInputs(n)));
+      }
+      if (cfg.output_num >= 0 && uint32_t(cfg.output_num) != PpOutputs(n)) {
+        return Status::InvalidArgument(
+            where + "the compile config declares " +
+            std::to_string(cfg.output_num) + " outputs but the node has " +
+            std::to_string(PpOutputs(n)));
+      }
+    } else if (n.pp.function.empty()) {
+      return Status::InvalidArgument(where +
+                                     "needs a function or a compile_config");
+    } else if (!flow_func::IsFunctionRegistered(n.pp.function)) {
+      return Status::NotFound(where + "function '" + n.pp.function +
+                              "' is not registered; give the node a "
+                              "compile_config or use a built-in "
+                              "(_BuiltIn_Identity, _BuiltIn_Add, "
+                              "_BuiltIn_CountBatch, _BuiltIn_TimeBatch)");
+    } else {
+      funcs.push_back(flow_func::FuncDesc{n.pp.function, {}, {}});
+    }
+    (*out)[n.name] = std::move(funcs);
+  }
+  return Status::OK();
+}
+
+Status Deployment::ResolveFunctions() {
+  return deploy::ResolveFunctions(plan_.graph, opts_.build, &funcs_);
+}
+
+Status Deployment::CreateGroups() {
+  std::vector<std::pair<std::optional<int32_t>, ThreadPool::Task>> tasks;
+  std::mutex mu;
+  for (int32_t d : plan_.devices) {
+    tasks.emplace_back(d, [this, d, &mu]() -> Status {
+      const PlanOptions& o = plan_.options;
+      HFLOW_RETURN_IF_ERROR(svc_->SubmitEventSync(
+          d, services::CreateGroupRequest{GroupName(), o.group_bytes},
+          nullptr, opts_.event_timeout_ms));
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        groups_.push_back(d);
+      }
+      return svc_->SubmitEventSync(
+          d,
+          services::AllocCacheRequest{GroupName(), o.cache_bytes,
+                                      o.max_alloc_bytes},
+          nullptr, opts_.event_timeout_ms);
+    });
+  }
+  return pool_->RunAll(std::move(tasks)).WithContext("deploy: memory group: ");
+}
+
+Status Deployment::CreateQueues() {
+  queue_ids_.assign(plan_.queues.size(), 0);
+  queues_.assign(plan_.queues.size(), nullptr);
+  std::vector<std::pair<std::optional<int32_t>, ThreadPool::Task>> tasks;
+  for (size_t i = 0; i < plan_.queues.size(); ++i) {
+    const QueuePlan& q = plan_.queues[i];
+    tasks.emplace_back(q.device, [this, i, &q]() -> Status {
+      uint32_t id = 0;
+      HFLOW_RETURN_IF_ERROR(
+          svc_->CreateQueue(q.device, q.depth, q.name, &id)
+              .WithContext("deploy: queue '" + q.name + "' on " +
+                           Dev(q.device) + ": "));
+      queue_ids_[i] = id;
+      return svc_->OpenQueue(id, &queues_[i]);
+    });
+  }
+  return pool_->RunAll(std::move(tasks));
+}
+
+flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
+  const NodeDef* n = plan_.graph.FindNode(inst.plan.node);
+  flow_func::InstanceEnv env;
+  env.node = n->name;
+  env.work_path = plan_.graph.base_dir;
+  env.device = inst.plan.device;
+  env.instance_id = inst.plan.replica;
+  env.instance_num = inst.plan.replicas;
+  env.input_num = PpInputs(*n);
+  env.output_num = PpOutputs(*n);
+  env.attrs = n->pp.init_params;
+  env.allocator = std::make_shared<flow_func::MsgAllocator>(
+      svc_, inst.plan.device, GroupName(), "deployer");
+  // UDF output `idx` is node output j where output_map[j] == idx.
+  std::vector<uint32_t> omap = n->output_map;
+  std::string node = n->name;
+  env.output = [this, node, omap](uint32_t idx,
+                                  std::shared_ptr<flow_func::MbufFlowMsg> msg) {
+    for (uint32_t j = 0; j < (omap.empty() ? idx + 1 : omap.size()); ++j) {
+      if ((omap.empty() ? j : omap[j]) != idx) continue;
+      if (!Route(OutputRef{node, j}, msg->mbuf(), -1).ok()) {
+        return FlowFunc::FLOW_FUNC_ERR_QUEUE_ERROR;
+      }
+    }
+    return FlowFunc::FLOW_FUNC_SUCCESS;
+  };
+  return env;
+}
+
+// One pool task per instance, already bound to its device by the pool.
+Status Deployment::LoadOne(DeployedInstance* inst) {
+  const int32_t d = inst->plan.device;
+  const std::string where = "deploy: node '" + inst->plan.node + "' replica " +
+                            std::to_string(inst->plan.replica) + " on " +
+                            Dev(d) + ": ";
+  HFLOW_RETURN_IF_ERROR(svc_->runtime()->DriverCall(d, rt::Op::kModelLoad)
+                            .WithContext(where));
+  inst->loaded = true;
+  std::unique_ptr<flow_func::UdfInstance> udf;
+  HFLOW_RETURN_IF_ERROR(
+      flow_func::UdfInstance::Create(inst->funcs, MakeEnv(*inst), &udf)
+          .WithContext(where));
+  ScopedDevice bound(contexts_.get(), d);
+  HFLOW_RETURN_IF_ERROR(bound.status().WithContext(where));
+  HFLOW_RETURN_IF_ERROR(udf->Init(bound).WithContext(where));
+  inst->udf = std::move(udf);
+  return Status::OK();
+}
+
+Status Deployment::LoadInstances() {
+  for (const InstancePlan& p : plan_.instances) {
+    auto inst = std::make_unique<DeployedInstance>();
+    inst->plan = p;
+    inst->funcs = funcs_[p.node];
+    const NodeDef* n = plan_.graph.FindNode(p.node);
+    for (uint32_t i = 0; i < n->inputs.size(); ++i) {
+      inst->inputs.push_back(queues_[plan_.InputQueue(p.node, p.replica, i)]);
+    }
+    instances_.push_back(std::move(inst));
+  }
+  std::vector<std::pair<std::optional<int32_t>, ThreadPool::Task>> tasks;
+  for (auto& inst : instances_) {
+    DeployedInstance* raw = inst.get();
+    tasks.emplace_back(raw->plan.device, [this, raw] { return LoadOne(raw); });
+  }
+  return pool_->RunAll(std::move(tasks));
+}
+
+void Deployment::BuildRoutes() {
+  for (size_t i = 0; i < plan_.queues.size(); ++i) {
+    const QueuePlan& q = plan_.queues[i];
+    auto& targets = routes_[q.producer.ToString()];
+    if (q.graph_output) {
+      targets.push_back({i});
+      continue;
+    }
+    // One target per consumer node, its replicas in replica order.
+    auto it = std::find_if(targets.begin(), targets.end(), [&](const auto& t) {
+      const QueuePlan& first = plan_.queues[t.front()];
+      return !first.graph_output && first.node == q.node &&
+             first.input == q.input;
+    });
+    if (it == targets.end()) {
+      targets.push_back({i});
+    } else {
+      it->push_back(i);
+    }
+  }
+}
+
+Status Deployment::Deliver(size_t qi, const services::MbufPtr& mbuf,
+                           int32_t timeout_ms) {
+  const QueuePlan& q = plan_.queues[qi];
+  services::MbufPtr m = mbuf;
+  if (m->device() != q.device) {
+    HFLOW_RETURN_IF_ERROR(
+        svc_->CopyMbuf(mbuf, q.device, GroupName(), "deployer", &m));
+  }
+  return svc_->Enqueue(*queues_[qi], std::move(m), timeout_ms);
+}
+
+Status Deployment::Route(const OutputRef& producer,
+                         const services::MbufPtr& mbuf, int32_t timeout_ms) {
+  auto it = routes_.find(producer.ToString());
+  if (it == routes_.end()) return Status::OK();  // an unconsumed output
+  for (const std::vector<size_t>& replicas : it->second) {
+    size_t pick = replicas[mbuf->head().trans_id % replicas.size()];
+    HFLOW_RETURN_IF_ERROR(Deliver(pick, mbuf, timeout_ms));
+  }
+  return Status::OK();
+}
+
+Status Deployment::Undeploy() {
+  std::lock_guard<std::mutex> lock(undeploy_mu_);
+  deployed_ = false;
+  Status first;
+  auto note = [&first](const Status& s) {
+    if (first.ok() && !s.ok()) first = s;
+  };
+  std::vector<std::pair<std::optional<int32_t>, ThreadPool::Task>> tasks;
+  for (auto& inst : instances_) {
+    if (!inst->loaded) continue;
+    DeployedInstance* raw = inst.get();
+    tasks.emplace_back(raw->plan.device, [this, raw]() -> Status {
+      raw->udf.reset();  // user destructors run bound to the device
+      raw->loaded = false;
+      return svc_->runtime()->DriverCall(raw->plan.device,
+                                         rt::Op::kModelUnload);
+    });
+  }
+  note(pool_->RunAll(std::move(tasks)));
+  instances_.clear();
+  tasks.clear();
+  for (size_t i = 0; i < queue_ids_.size(); ++i) {
+    if (queue_ids_[i] == 0) continue;
+    uint32_t id = queue_ids_[i];
+    tasks.emplace_back(plan_.queues[i].device,
+                       [this, id] { return svc_->DestroyQueue(id); });
+  }
+  note(pool_->RunAll(std::move(tasks)));
+  queue_ids_.clear();
+  queues_.clear();
+  tasks.clear();
+  for (int32_t d : groups_) {
+    tasks.emplace_back(d, [this, d]() -> Status {
+      Status s = svc_->DestroyGroup(d, GroupName());
+      // Messages the caller still holds keep their group alive; its memory
+      // returns when the last of them is released.
+      return s.code() == StatusCode::kFailedPrecondition ? Status::OK() : s;
+    });
+  }
+  note(pool_->RunAll(std::move(tasks)));
+  groups_.clear();
+  return first;
+}
+
+Status Deploy(const Plan& plan, services::ExchangeService* svc,
+              const DeployOptions& options, std::unique_ptr<Deployment>* out) {
+  std::unique_ptr<Deployment> d(new Deployment(plan, svc, options));
+  Status s = d->ResolveFunctions();
+  if (s.ok()) s = d->CreateGroups();
+  if (s.ok()) s = d->CreateQueues();
+  if (s.ok()) s = d->LoadInstances();
+  if (!s.ok()) {
+    (void)d->Undeploy();  // rollback: everything done so far
+    return s;
+  }
+  d->BuildRoutes();
+  d->deployed_ = true;
+  *out = std::move(d);
+  return Status::OK();
+}
+
+}  // namespace deploy
+}  // namespace hflow

@@ -1,0 +1,123 @@
+// Deployer: turns a Plan into running state on the devices. It resolves every
+// node's functions (builds and loads UDF libraries, checks names and arity)
+// on the host, then, on a named pool whose tasks carry their device, creates
+// a memory group per device, a queue per edge, and one UDF instance per
+// (node, replica): model load + Init. Undeploy unloads instances and
+// destroys queues in parallel. A failure anywhere rolls back everything done
+// so far and returns the first error, naming the node and device.
+//
+// Thread-safety: Deploy is reentrant. A Deployment's Route may be called
+// from many threads; Undeploy must not race with Route callers that have not
+// finished (the exec layer stops its threads first).
+#ifndef HFLOW_DEPLOY_DEPLOYER_H_
+#define HFLOW_DEPLOY_DEPLOYER_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "deploy/planner.h"
+#include "flow_func/udf_builder.h"
+#include "flow_func/udf_instance.h"
+#include "rt/device_binding.h"
+#include "rt/thread_pool.h"
+#include "services/exchange_service.h"
+
+namespace hflow {
+namespace deploy {
+
+struct DeployOptions {
+  int pool_threads = 4;
+  flow_func::UdfBuildOptions build;
+  int32_t event_timeout_ms = 60000;
+};
+
+struct DeployedInstance {
+  InstancePlan plan;
+  std::vector<flow_func::FuncDesc> funcs;  // functions of the node's pp
+  std::unique_ptr<flow_func::UdfInstance> udf;
+  // Input queue per node input (on this instance's device).
+  std::vector<std::shared_ptr<services::DeviceQueue>> inputs;
+  bool loaded = false;  // model loaded on the device (unload on undeploy)
+};
+
+class Deployment {
+ public:
+  ~Deployment();
+  Deployment(const Deployment&) = delete;
+  Deployment& operator=(const Deployment&) = delete;
+
+  const Plan& plan() const { return plan_; }
+  services::ExchangeService* exchange() const { return svc_; }
+  const std::vector<std::unique_ptr<DeployedInstance>>& instances() const {
+    return instances_;
+  }
+  // The queue of plan().queues[index].
+  const std::shared_ptr<services::DeviceQueue>& queue(size_t index) const {
+    return queues_[index];
+  }
+  // Memory group (name) messages on `device` come from.
+  std::string GroupName() const;
+  DeviceContexts* contexts() const { return contexts_.get(); }
+
+  // Delivers `mbuf`, produced by `producer` (a graph input or a node
+  // output), to every consumer queue: one replica per consumer node (by
+  // transaction id) and the graph output. Copies across devices.
+  Status Route(const OutputRef& producer, const services::MbufPtr& mbuf,
+               int32_t timeout_ms);
+
+  // Unloads every instance and destroys queues and groups, in parallel on
+  // the deploy pool. Idempotent; returns the first error.
+  Status Undeploy();
+  bool deployed() const { return deployed_; }
+
+ private:
+  friend Status Deploy(const Plan&, services::ExchangeService*,
+                       const DeployOptions&, std::unique_ptr<Deployment>*);
+  Deployment(Plan plan, services::ExchangeService* svc, DeployOptions opts);
+
+  Status ResolveFunctions();
+  Status CreateGroups();
+  Status CreateQueues();
+  Status LoadInstances();
+  Status LoadOne(DeployedInstance* inst);
+  flow_func::InstanceEnv MakeEnv(const DeployedInstance& inst);
+  Status Deliver(size_t queue_index, const services::MbufPtr& mbuf,
+                 int32_t timeout_ms);
+  void BuildRoutes();
+
+  Plan plan_;
+  services::ExchangeService* svc_;
+  DeployOptions opts_;
+  std::unique_ptr<DeviceContexts> contexts_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::map<std::string, std::vector<flow_func::FuncDesc>> funcs_;  // by node
+  std::vector<int32_t> groups_;  // devices with a group
+  std::vector<uint32_t> queue_ids_;
+  std::vector<std::shared_ptr<services::DeviceQueue>> queues_;
+  std::vector<std::unique_ptr<DeployedInstance>> instances_;
+  // Producer ("add:0", "a") -> targets; each target lists one consumer's
+  // queues by replica (a graph output is a one-queue target).
+  std::map<std::string, std::vector<std::vector<size_t>>> routes_;
+  uint64_t id_ = 0;
+  std::atomic<bool> deployed_{false};
+  std::mutex undeploy_mu_;
+};
+
+Status Deploy(const Plan& plan, services::ExchangeService* svc,
+              const DeployOptions& options, std::unique_ptr<Deployment>* out);
+
+// Host-side checks of every node's functions: compile configs load, UDF
+// libraries build and load, names are registered, arity matches. Fills the
+// functions of each node (by node name).
+Status ResolveFunctions(
+    const GraphDef& graph, const flow_func::UdfBuildOptions& build,
+    std::map<std::string, std::vector<flow_func::FuncDesc>>* out);
+
+}  // namespace deploy
+}  // namespace hflow
+
+#endif  // HFLOW_DEPLOY_DEPLOYER_H_

@@ -1,0 +1,84 @@
+// GraphDef: the plain, validated description of a flow graph that planning
+// and deployment work on. Both front ends produce it: the C++ graph API
+// (hflow::FlowGraph) and the JSON graph file (FORMATS.md).
+//
+// Thread-safety: plain values; functions are reentrant.
+#ifndef HFLOW_DEPLOY_GRAPH_DEF_H_
+#define HFLOW_DEPLOY_GRAPH_DEF_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flow_func/attr_values.h"
+#include "hflow/graph.h"
+#include "hflow/status.h"
+
+namespace hflow {
+namespace deploy {
+
+// A producer: graph input `op` (index unused), or output `index` of node `op`.
+struct OutputRef {
+  std::string op;
+  uint32_t index = 0;
+  bool operator==(const OutputRef& o) const {
+    return op == o.op && index == o.index;
+  }
+  std::string ToString() const;  // "add:0" or "a"
+};
+
+struct PpDef {
+  std::string name;
+  std::string compile_config;  // absolute path, or empty
+  std::string function;        // registered name when no compile config
+  flow_func::AttrMap init_params;
+};
+
+struct NodeDef {
+  std::string name;
+  std::vector<OutputRef> inputs;  // one per node input
+  uint32_t output_num = 0;
+  PpDef pp;
+  // Node input i feeds pp input input_map[i]; node output j is pp output
+  // output_map[j]. Identity when not mapped.
+  std::vector<uint32_t> input_map;
+  std::vector<uint32_t> output_map;
+  std::vector<std::vector<InputAttr>> input_attrs;  // per node input
+};
+
+struct GraphDef {
+  std::string name;
+  std::string source;    // file name or "FlowGraph <name>" (for messages)
+  std::string base_dir;  // resolves relative paths (compile configs, deploy)
+  std::vector<std::string> inputs;  // graph input names, by index
+  std::vector<NodeDef> nodes;
+  std::vector<OutputRef> outputs;
+  bool exception_catch = false;
+  std::string deploy_info_json;  // inline deploy info, or
+  std::string deploy_info_path;  // a deploy info file (absolute)
+
+  const NodeDef* FindNode(std::string_view name) const;
+  bool IsGraphInput(std::string_view name) const;
+};
+
+// The JSON graph file (FORMATS.md), paths relative to the file.
+Status LoadGraphFile(const std::string& path, GraphDef* out);
+Status ParseGraphJson(std::string_view text, std::string_view source,
+                      const std::string& base_dir, GraphDef* out);
+
+// The C++ graph API.
+Status GraphFromFlowGraph(const FlowGraph& graph, GraphDef* out);
+
+// Structure: unique names, every reference resolves (graph input or node
+// output within range), every node input connected, outputs valid, mappings
+// in range, no cycles. Each error names the source, node and field.
+Status ValidateGraphStructure(const GraphDef& graph);
+
+// Nodes in an order where every node comes after its producers.
+std::vector<const NodeDef*> TopologicalOrder(const GraphDef& graph);
+
+}  // namespace deploy
+}  // namespace hflow
+
+#endif  // HFLOW_DEPLOY_GRAPH_DEF_H_

@@ -1,0 +1,348 @@
+// The JSON graph file of FORMATS.md ("Graph file") into a GraphDef.
+//
+// Parsing checks each field where it stands, so every error names the file
+// and the JSON path ("g.json: nodes[1].inputs[0]: ...") and says what to do;
+// what needs the whole graph (cycles, mappings against arity) is left to
+// ValidateGraphStructure, whose messages name the file and node. nlohmann
+// exceptions never escape: the document is parsed with exceptions off and
+// every value is type-checked before it is read (typed checks and the
+// batch-attr parser live in graph_file_fields.cc).
+//
+// Accepted beyond FORMATS.md's example (extensions; unknown keys are
+// rejected so typos do not pass silently, except "description", "comment"
+// and keys starting with "_"):
+//   - "inputs" (graph) may be omitted: a graph of source nodes.
+//   - A reference "add" (no ":k") means output 0 of node add; a graph input
+//     may be written "a" or "a:0".
+//   - Per node, "function" and/or "compile_config" (at least one): with
+//     both, function picks one of the config's func_list; a compile config
+//     alone makes its whole func_list the node's functions. compile_config
+//     and a string "deploy" are relative to the graph file, made absolute.
+//   - Per node "input_map": [pp input for each node input] and
+//     "output_map": [pp output for each node output] (GE MapInput/MapOutput;
+//     omitted = identity).
+//   - Per node "input_attrs": {"<node input index>": {"count_batch":
+//     {"batch_size", "slide_stride", "timeout", "padding", "batch_dim",
+//     "drop_remainder"}}} or {"time_batch": {"time_window", "timeout",
+//     "batch_dim", "padding", "drop_remainder"}}; batch_size and time_window
+//     are required, the rest default as in hflow/graph.h.
+//   - "deploy" is an object (kept as JSON text) or a path to a deploy file.
+//
+// Thread-safety: reentrant.
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "deploy/graph_def.h"
+#include "deploy/graph_file_fields.h"
+
+namespace hflow {
+namespace deploy {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+std::string At(const std::string& path, size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+std::string Resolve(const std::string& base, const std::string& p) {
+  fs::path path(p);
+  if (path.is_relative()) path = fs::path(base) / path;
+  return path.lexically_normal().string();
+}
+
+// Field checks come from JsonFields (graph_file_fields.h).
+class Parser : public JsonFields {
+ public:
+  Parser(std::string_view source, const std::string& base_dir)
+      : JsonFields(source) {
+    std::error_code ec;
+    base_dir_ = fs::absolute(base_dir.empty() ? "." : base_dir, ec)
+                    .lexically_normal()
+                    .string();
+  }
+
+  Status Parse(const Json& root, GraphDef* out);
+
+ private:
+  Status Name(const Json& j, const std::string& path, std::string* out) const;
+  Status Names(const Json& root, GraphDef* g) const;
+  Status Node(const Json& j, const std::string& path, NodeDef* n) const;
+  Status Pp(const Json& j, const std::string& path, NodeDef* n) const;
+  Status Map(const Json& j, const std::string& path,
+             std::vector<uint32_t>* out) const;
+  Status Ref(const GraphDef& g, const Json& j, const std::string& path,
+             OutputRef* out) const;
+  Status Refs(const Json& root, GraphDef* g) const;
+  Status Deploy(const Json& j, GraphDef* g) const;
+
+  std::string base_dir_;
+};
+
+// Names may not contain ':', which separates a node from its output index.
+Status Parser::Name(const Json& j, const std::string& path,
+                    std::string* out) const {
+  HFLOW_RETURN_IF_ERROR(Str(j, path, out));
+  if (out->find(':') != std::string::npos) {
+    return Bad(path, "'" + *out +
+                         "': names may not contain ':' (it separates "
+                         "a node from its output index); rename it");
+  }
+  return Status::OK();
+}
+
+// Graph name, graph inputs, and node names (needed before any reference
+// resolves; duplicates are reported here, with their JSON path).
+Status Parser::Names(const Json& root, GraphDef* g) const {
+  if (!root.contains("name")) return Bad("name", "is missing; name the graph");
+  HFLOW_RETURN_IF_ERROR(Str(root["name"], "name", &g->name));
+  std::set<std::string> seen;
+  if (root.contains("inputs")) {
+    const Json& in = root["inputs"];
+    if (!in.is_array()) return Bad("inputs", "must be an array of names");
+    for (size_t i = 0; i < in.size(); ++i) {
+      std::string name;
+      HFLOW_RETURN_IF_ERROR(Name(in[i], At("inputs", i), &name));
+      if (!seen.insert(name).second) {
+        return Bad(At("inputs", i),
+                   "graph input '" + name + "' is declared twice; rename one");
+      }
+      g->inputs.push_back(name);
+    }
+  }
+  if (!root.contains("nodes") || !root["nodes"].is_array() ||
+      root["nodes"].empty()) {
+    return Bad("nodes", "must be a non-empty array of nodes");
+  }
+  for (size_t i = 0; i < root["nodes"].size(); ++i) {
+    const Json& n = root["nodes"][i];
+    const std::string path = At("nodes", i);
+    if (!n.is_object()) return Bad(path, "must be an object");
+    if (!n.contains("name")) return Bad(path + ".name", "is missing");
+    NodeDef node;
+    HFLOW_RETURN_IF_ERROR(Name(n["name"], path + ".name", &node.name));
+    if (!seen.insert(node.name).second) {
+      return Bad(path + ".name",
+                 "'" + node.name +
+                     "' is already the name of "
+                     "a graph input or node; give each its own name");
+    }
+    g->nodes.push_back(std::move(node));
+  }
+  return Status::OK();
+}
+
+// Everything of a node but its input references (Refs resolves those once
+// every node's output count is known).
+Status Parser::Node(const Json& j, const std::string& path, NodeDef* n) const {
+  HFLOW_RETURN_IF_ERROR(
+      CheckKeys(j, path,
+                {"name", "inputs", "outputs", "function", "compile_config",
+                 "init_params", "input_map", "output_map", "input_attrs"}));
+  if (!j.contains("inputs") || !j["inputs"].is_array()) {
+    return Bad(path + ".inputs",
+               "must be an array of references (graph "
+               "input names or 'node:output_index'); [] for a source node");
+  }
+  n->inputs.resize(j["inputs"].size());
+  if (!j.contains("outputs")) {
+    return Bad(path + ".outputs", "is missing; give the node's output count");
+  }
+  int64_t outputs = 0;
+  HFLOW_RETURN_IF_ERROR(Int(j["outputs"], path + ".outputs", 0, &outputs));
+  n->output_num = static_cast<uint32_t>(outputs);
+  HFLOW_RETURN_IF_ERROR(Pp(j, path, n));
+  if (j.contains("input_map")) {
+    HFLOW_RETURN_IF_ERROR(
+        Map(j["input_map"], path + ".input_map", &n->input_map));
+  }
+  if (j.contains("output_map")) {
+    HFLOW_RETURN_IF_ERROR(
+        Map(j["output_map"], path + ".output_map", &n->output_map));
+  }
+  if (j.contains("input_attrs")) {
+    HFLOW_RETURN_IF_ERROR(
+        ParseInputAttrs(*this, j["input_attrs"], path + ".input_attrs", n));
+  }
+  return Status::OK();
+}
+
+Status Parser::Pp(const Json& j, const std::string& path, NodeDef* n) const {
+  n->pp.name = n->name;
+  if (!j.contains("function") && !j.contains("compile_config")) {
+    return Bad(
+        path,
+        "node '" + n->name +
+            "' needs \"function\" (a registered "
+            "UDF name) or \"compile_config\" (a GE compile config), or both");
+  }
+  if (j.contains("function")) {
+    HFLOW_RETURN_IF_ERROR(
+        Str(j["function"], path + ".function", &n->pp.function));
+  }
+  if (j.contains("compile_config")) {
+    std::string rel;
+    HFLOW_RETURN_IF_ERROR(
+        Str(j["compile_config"], path + ".compile_config", &rel));
+    n->pp.compile_config = Resolve(base_dir_, rel);
+  }
+  if (j.contains("init_params")) {
+    HFLOW_RETURN_IF_ERROR(flow_func::AttrMapFromJson(
+        j["init_params"], source() + ": " + path + ".init_params",
+        &n->pp.init_params));
+  }
+  return Status::OK();
+}
+
+Status Parser::Map(const Json& j, const std::string& path,
+                   std::vector<uint32_t>* out) const {
+  if (!j.is_array()) return Bad(path, "must be an array of pp indexes");
+  for (size_t i = 0; i < j.size(); ++i) {
+    int64_t v = 0;
+    HFLOW_RETURN_IF_ERROR(Int(j[i], At(path, i), 0, &v));
+    out->push_back(static_cast<uint32_t>(v));
+  }
+  return Status::OK();
+}
+
+Status Parser::Ref(const GraphDef& g, const Json& j, const std::string& path,
+                   OutputRef* out) const {
+  if (!j.is_string() || j.get<std::string>().empty()) {
+    return Bad(path, "must be a graph input name or 'node:output_index'");
+  }
+  const std::string text = j.get<std::string>();
+  std::string op = text;
+  uint32_t index = 0;
+  const size_t colon = text.rfind(':');
+  if (!g.IsGraphInput(text) && !g.FindNode(text) &&
+      colon != std::string::npos) {
+    const std::string digits = text.substr(colon + 1);
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      return Bad(path, "'" + text +
+                           "': the output index after ':' must be a "
+                           "non-negative integer");
+    }
+    op = text.substr(0, colon);
+    index = static_cast<uint32_t>(std::stoul(digits));
+  }
+  if (g.IsGraphInput(op)) {
+    if (index != 0) {
+      return Bad(path, "'" + text + "': graph input '" + op +
+                           "' has a single output; write '" + op + "'");
+    }
+  } else if (const NodeDef* n = g.FindNode(op)) {
+    if (index >= n->output_num) {
+      return Bad(path, "'" + text + "' is out of range: node '" + op +
+                           "' has " + std::to_string(n->output_num) +
+                           " output(s), numbered from 0");
+    }
+  } else {
+    std::string known;
+    for (const auto& in : g.inputs) known += (known.empty() ? "" : ", ") + in;
+    for (const auto& n : g.nodes) known += (known.empty() ? "" : ", ") + n.name;
+    return Bad(path, "'" + text +
+                         "' is neither a graph input nor a node "
+                         "(known: " +
+                         known + ")");
+  }
+  *out = OutputRef{op, index};
+  return Status::OK();
+}
+
+Status Parser::Refs(const Json& root, GraphDef* g) const {
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    const Json& ins = root["nodes"][i]["inputs"];
+    for (size_t k = 0; k < ins.size(); ++k) {
+      HFLOW_RETURN_IF_ERROR(Ref(*g, ins[k], At(At("nodes", i) + ".inputs", k),
+                                &g->nodes[i].inputs[k]));
+    }
+  }
+  if (!root.contains("outputs") || !root["outputs"].is_array() ||
+      root["outputs"].empty()) {
+    return Bad("outputs",
+               "must be a non-empty array of node outputs "
+               "('node:output_index')");
+  }
+  for (size_t i = 0; i < root["outputs"].size(); ++i) {
+    OutputRef r;
+    HFLOW_RETURN_IF_ERROR(Ref(*g, root["outputs"][i], At("outputs", i), &r));
+    if (g->IsGraphInput(r.op)) {
+      return Bad(At("outputs", i), "'" + r.op +
+                                       "' is a graph input; graph "
+                                       "outputs must be node outputs");
+    }
+    g->outputs.push_back(r);
+  }
+  return Status::OK();
+}
+
+Status Parser::Deploy(const Json& j, GraphDef* g) const {
+  if (j.is_object()) {
+    g->deploy_info_json = j.dump();
+  } else if (j.is_string() && !j.get<std::string>().empty()) {
+    g->deploy_info_path = Resolve(base_dir_, j.get<std::string>());
+  } else {
+    return Bad("deploy",
+               "must be a deploy info object (FORMATS.md) or the "
+               "path of a deploy info file");
+  }
+  return Status::OK();
+}
+
+Status Parser::Parse(const Json& root, GraphDef* out) {
+  if (!root.is_object()) return Bad("(document)", "must be a JSON object");
+  HFLOW_RETURN_IF_ERROR(CheckKeys(
+      root, "",
+      {"name", "inputs", "nodes", "outputs", "exception_catch", "deploy"}));
+  GraphDef g;
+  g.source = source();
+  g.base_dir = base_dir_;
+  HFLOW_RETURN_IF_ERROR(Names(root, &g));
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    HFLOW_RETURN_IF_ERROR(Node(root["nodes"][i], At("nodes", i), &g.nodes[i]));
+  }
+  HFLOW_RETURN_IF_ERROR(Refs(root, &g));
+  if (root.contains("exception_catch")) {
+    HFLOW_RETURN_IF_ERROR(
+        Bool(root["exception_catch"], "exception_catch", &g.exception_catch));
+  }
+  if (root.contains("deploy"))
+    HFLOW_RETURN_IF_ERROR(Deploy(root["deploy"], &g));
+  HFLOW_RETURN_IF_ERROR(ValidateGraphStructure(g));
+  *out = std::move(g);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ParseGraphJson(std::string_view text, std::string_view source,
+                      const std::string& base_dir, GraphDef* out) {
+  Json root = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) {
+    return Status::InvalidArgument(std::string(source) +
+                                   ": (document): is not valid JSON; check "
+                                   "brackets, commas and quotes");
+  }
+  return Parser(source, base_dir).Parse(root, out);
+}
+
+Status LoadGraphFile(const std::string& path, GraphDef* out) {
+  std::ifstream in(path);
+  if (!in) {
+    return Status::NotFound(path +
+                            ": cannot read the graph file; check the "
+                            "path");
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseGraphJson(ss.str(), path, fs::path(path).parent_path().string(),
+                        out);
+}
+
+}  // namespace deploy
+}  // namespace hflow

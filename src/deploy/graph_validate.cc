@@ -1,0 +1,339 @@
+// Structural validation and ordering of a GraphDef (see graph_def.h): the
+// checks both front ends (graph file, C++ API) share, so a graph is judged
+// the same way whichever way it was written. Checks run in a fixed order —
+// names, node wiring, mappings, outputs, cycles — so each failure reports
+// the first problem a reader of the graph would meet, naming the source,
+// the node and the field, and what to do.
+//
+// Thread-safety: pure functions over a const GraphDef; reentrant.
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "deploy/graph_def.h"
+
+namespace hflow {
+namespace deploy {
+namespace {
+
+using NameIndex = std::unordered_map<std::string, size_t>;
+
+Status Bad(const GraphDef& g, const std::string& what) {
+  return Status::InvalidArgument(g.source + ": " + what);
+}
+
+std::string NodeWhere(const NodeDef& n) { return "node '" + n.name + "': "; }
+
+// "a, b, add": every name a reference may use, for "known: ..." hints.
+std::string KnownNames(const GraphDef& g) {
+  std::string s;
+  auto add = [&s](const std::string& n) { s += (s.empty() ? "" : ", ") + n; };
+  for (const auto& in : g.inputs) add(in);
+  for (const auto& n : g.nodes) add(n.name);
+  return s;
+}
+
+// A reference as the user would write it: graph inputs have no index.
+std::string RefText(const GraphDef& g, const OutputRef& r) {
+  return g.IsGraphInput(r.op) ? r.op : r.ToString();
+}
+
+Status CheckName(const GraphDef& g, const std::string& kind,
+                 const std::string& name) {
+  if (name.empty()) return Bad(g, kind + " has an empty name; name it");
+  if (name.find(':') != std::string::npos) {
+    return Bad(g, kind + " '" + name +
+                      "': names may not contain ':' (it "
+                      "separates a node from its output index); rename it");
+  }
+  return Status::OK();
+}
+
+// Unique, well-formed names; fills `nodes` with node name -> position.
+Status CheckNames(const GraphDef& g, NameIndex* nodes) {
+  if (g.name.empty()) return Bad(g, "the graph has an empty name; name it");
+  std::set<std::string> inputs;
+  for (const auto& in : g.inputs) {
+    HFLOW_RETURN_IF_ERROR(CheckName(g, "graph input", in));
+    if (!inputs.insert(in).second) {
+      return Bad(g, "graph input '" + in +
+                        "' is declared twice; give each "
+                        "graph input its own name");
+    }
+  }
+  if (g.nodes.empty()) return Bad(g, "the graph has no nodes; add one");
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const std::string& name = g.nodes[i].name;
+    HFLOW_RETURN_IF_ERROR(CheckName(g, "node", name));
+    if (inputs.count(name)) {
+      return Bad(g, "node '" + name +
+                        "' has the name of a graph input; "
+                        "rename one of them");
+    }
+    if (!nodes->emplace(name, i).second) {
+      return Bad(g, "node '" + name +
+                        "' is defined twice; give each node "
+                        "its own name");
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckNodeInputs(const GraphDef& g, const NameIndex& nodes,
+                       const NodeDef& n) {
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const OutputRef& r = n.inputs[i];
+    const std::string where = NodeWhere(n) + "input " + std::to_string(i);
+    if (r.op.empty()) {
+      return Bad(g, where +
+                        " is not connected; connect every node input to "
+                        "a graph input or a node output");
+    }
+    if (g.IsGraphInput(r.op)) continue;
+    auto it = nodes.find(r.op);
+    if (it == nodes.end()) {
+      return Bad(g, where + ": '" + r.ToString() +
+                        "' is neither a graph "
+                        "input nor a node (known: " +
+                        KnownNames(g) + ")");
+    }
+    const NodeDef& p = g.nodes[it->second];
+    if (r.index >= p.output_num) {
+      return Bad(g, where + ": '" + r.ToString() + "' is out of range: node '" +
+                        p.name + "' has " + std::to_string(p.output_num) +
+                        " output(s), numbered from 0");
+    }
+  }
+  return Status::OK();
+}
+
+// A mapping is empty (identity) or a permutation of [0, size).
+Status CheckMap(const GraphDef& g, const NodeDef& n, const char* field,
+                const std::vector<uint32_t>& map, size_t size) {
+  if (map.empty()) return Status::OK();
+  const std::string where = NodeWhere(n) + field;
+  if (map.size() != size) {
+    return Bad(g, where + " has " + std::to_string(map.size()) +
+                      " entries but the node has " + std::to_string(size) +
+                      "; map every one or none");
+  }
+  std::vector<bool> seen(size, false);
+  for (size_t i = 0; i < map.size(); ++i) {
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    if (map[i] >= size) {
+      return Bad(g, at + ": pp index " + std::to_string(map[i]) +
+                        " is out of range (the pp has " + std::to_string(size) +
+                        ")");
+    }
+    if (seen[map[i]]) {
+      return Bad(g, at + ": pp index " + std::to_string(map[i]) +
+                        " is mapped twice; each pp index takes one node index");
+    }
+    seen[map[i]] = true;
+  }
+  return Status::OK();
+}
+
+Status CheckAttr(const GraphDef& g, const std::string& where,
+                 const InputAttr& attr) {
+  if (const auto* c = std::get_if<CountBatch>(&attr)) {
+    if (c->batch_size < 1)
+      return Bad(g, where + ": count batch batch_size must be >= 1");
+    if (c->slide_stride < 0 || c->slide_stride > c->batch_size) {
+      return Bad(g, where +
+                        ": count batch slide_stride must be in [0, "
+                        "batch_size]");
+    }
+    if (c->timeout < 0)
+      return Bad(g, where + ": count batch timeout must be >= 0");
+    if (c->batch_dim < -1)
+      return Bad(g, where + ": count batch batch_dim must be >= -1");
+    return Status::OK();
+  }
+  const auto& t = std::get<TimeBatch>(attr);
+  if (t.time_window == 0 || t.time_window < -1) {
+    return Bad(g, where +
+                      ": time batch time_window must be > 0 ms, or -1 "
+                      "for whole segments");
+  }
+  if (t.timeout < 0) return Bad(g, where + ": time batch timeout must be >= 0");
+  if (t.batch_dim < -1)
+    return Bad(g, where + ": time batch batch_dim must be >= -1");
+  return Status::OK();
+}
+
+Status CheckInputAttrs(const GraphDef& g, const NodeDef& n) {
+  if (n.input_attrs.empty()) return Status::OK();
+  if (n.input_attrs.size() != n.inputs.size()) {
+    return Bad(g, NodeWhere(n) + "input attrs cover " +
+                      std::to_string(n.input_attrs.size()) +
+                      " inputs but the node has " +
+                      std::to_string(n.inputs.size()));
+  }
+  for (size_t i = 0; i < n.input_attrs.size(); ++i) {
+    const std::string where = NodeWhere(n) + "input " + std::to_string(i);
+    if (n.input_attrs[i].size() > 1) {
+      return Bad(g, where + ": " + std::to_string(n.input_attrs[i].size()) +
+                        " batch attrs; an input takes one (count or time)");
+    }
+    for (const auto& a : n.input_attrs[i]) {
+      HFLOW_RETURN_IF_ERROR(CheckAttr(g, where, a));
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckNode(const GraphDef& g, const NameIndex& nodes, const NodeDef& n) {
+  if (n.pp.function.empty() && n.pp.compile_config.empty()) {
+    return Bad(g, NodeWhere(n) +
+                      "has no function and no compile config; "
+                      "give it one or both");
+  }
+  HFLOW_RETURN_IF_ERROR(CheckNodeInputs(g, nodes, n));
+  HFLOW_RETURN_IF_ERROR(
+      CheckMap(g, n, "input_map", n.input_map, n.inputs.size()));
+  HFLOW_RETURN_IF_ERROR(
+      CheckMap(g, n, "output_map", n.output_map, n.output_num));
+  return CheckInputAttrs(g, n);
+}
+
+Status CheckOutputs(const GraphDef& g, const NameIndex& nodes) {
+  if (g.outputs.empty()) {
+    return Bad(g, "the graph has no outputs; name at least one node output");
+  }
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const OutputRef& r = g.outputs[i];
+    const std::string where =
+        "output " + std::to_string(i) + ": '" + RefText(g, r) + "'";
+    if (g.IsGraphInput(r.op)) {
+      return Bad(g, where +
+                        " is a graph input; graph outputs must be node "
+                        "outputs");
+    }
+    auto it = nodes.find(r.op);
+    if (it == nodes.end()) {
+      return Bad(g, where + " is not a node (known nodes and inputs: " +
+                        KnownNames(g) + ")");
+    }
+    if (r.index >= g.nodes[it->second].output_num) {
+      return Bad(g, where + " is out of range: node '" + r.op + "' has " +
+                        std::to_string(g.nodes[it->second].output_num) +
+                        " output(s), numbered from 0");
+    }
+  }
+  return Status::OK();
+}
+
+// consumers[p]: nodes reading an output of node p, in file order, once each.
+std::vector<std::vector<size_t>> Consumers(const GraphDef& g,
+                                           const NameIndex& nodes) {
+  std::vector<std::vector<size_t>> out(g.nodes.size());
+  for (size_t c = 0; c < g.nodes.size(); ++c) {
+    for (const auto& r : g.nodes[c].inputs) {
+      auto it = nodes.find(r.op);
+      if (it == nodes.end()) continue;
+      auto& list = out[it->second];
+      if (list.empty() || list.back() != c) list.push_back(c);
+    }
+  }
+  return out;
+}
+
+// Depth-first search along data flow; the first back edge closes a cycle,
+// reported producer first ("a -> b -> a") so it reads as the data flows.
+Status CheckAcyclic(const GraphDef& g, const NameIndex& nodes) {
+  const auto next = Consumers(g, nodes);
+  enum Color { kWhite, kGray, kBlack };
+  std::vector<Color> color(g.nodes.size(), kWhite);
+  std::vector<size_t> path;
+  std::string cycle;
+  std::function<bool(size_t)> visit = [&](size_t v) {
+    color[v] = kGray;
+    path.push_back(v);
+    for (size_t w : next[v]) {
+      if (color[w] == kGray) {
+        auto from = std::find(path.begin(), path.end(), w);
+        for (auto it = from; it != path.end(); ++it) {
+          cycle += g.nodes[*it].name + " -> ";
+        }
+        cycle += g.nodes[w].name;
+        return true;
+      }
+      if (color[w] == kWhite && visit(w)) return true;
+    }
+    path.pop_back();
+    color[v] = kBlack;
+    return false;
+  };
+  for (size_t v = 0; v < g.nodes.size(); ++v) {
+    if (color[v] == kWhite && visit(v)) {
+      return Bad(g, "cycle: " + cycle +
+                        "; a node may not depend on its own "
+                        "outputs, break the loop");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+std::string OutputRef::ToString() const {
+  return op + ":" + std::to_string(index);
+}
+
+const NodeDef* GraphDef::FindNode(std::string_view name) const {
+  for (const auto& n : nodes) {
+    if (n.name == name) return &n;
+  }
+  return nullptr;
+}
+
+bool GraphDef::IsGraphInput(std::string_view name) const {
+  return std::find(inputs.begin(), inputs.end(), name) != inputs.end();
+}
+
+Status ValidateGraphStructure(const GraphDef& graph) {
+  NameIndex nodes;
+  HFLOW_RETURN_IF_ERROR(CheckNames(graph, &nodes));
+  for (const auto& n : graph.nodes) {
+    HFLOW_RETURN_IF_ERROR(CheckNode(graph, nodes, n));
+  }
+  HFLOW_RETURN_IF_ERROR(CheckOutputs(graph, nodes));
+  return CheckAcyclic(graph, nodes);
+}
+
+// Kahn's algorithm with a min-heap of file positions: among ready nodes the
+// earliest in the file goes first, so the order is stable and predictable.
+// Nodes on a cycle never become ready and are left out (validate first).
+std::vector<const NodeDef*> TopologicalOrder(const GraphDef& graph) {
+  NameIndex nodes;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    nodes.emplace(graph.nodes[i].name, i);
+  }
+  const auto next = Consumers(graph, nodes);
+  std::vector<size_t> pending(graph.nodes.size(), 0);
+  for (const auto& list : next) {
+    for (size_t c : list) ++pending[c];
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (pending[i] == 0) ready.push(i);
+  }
+  std::vector<const NodeDef*> order;
+  while (!ready.empty()) {
+    size_t v = ready.top();
+    ready.pop();
+    order.push_back(&graph.nodes[v]);
+    for (size_t c : next[v]) {
+      if (--pending[c] == 0) ready.push(c);
+    }
+  }
+  return order;
+}
+
+}  // namespace deploy
+}  // namespace hflow

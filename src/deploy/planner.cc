@@ -1,0 +1,219 @@
+// Planning (see planner.h). Thread-safety: reentrant; plans are values.
+#include "deploy/planner.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+namespace hflow {
+namespace deploy {
+namespace {
+
+std::string InstanceName(const InstancePlan& i) {
+  return i.replicas > 1 ? i.node + "#" + std::to_string(i.replica) : i.node;
+}
+
+}  // namespace
+
+std::vector<size_t> Plan::InstancesOf(const std::string& node) const {
+  std::vector<size_t> v;
+  for (size_t i = 0; i < instances.size(); ++i) {
+    if (instances[i].node == node) v.push_back(i);
+  }
+  return v;
+}
+
+std::vector<size_t> Plan::QueuesFedBy(const OutputRef& producer) const {
+  std::vector<size_t> v;
+  for (size_t i = 0; i < queues.size(); ++i) {
+    if (queues[i].producer == producer) v.push_back(i);
+  }
+  return v;
+}
+
+int64_t Plan::InputQueue(const std::string& node, int32_t replica,
+                         uint32_t input) const {
+  for (size_t i = 0; i < queues.size(); ++i) {
+    const QueuePlan& q = queues[i];
+    if (!q.graph_output && q.node == node && q.replica == replica &&
+        q.input == input) {
+      return static_cast<int64_t>(i);
+    }
+  }
+  return -1;
+}
+
+int64_t Plan::OutputQueue(uint32_t graph_output) const {
+  for (size_t i = 0; i < queues.size(); ++i) {
+    if (queues[i].graph_output && queues[i].output_index == graph_output) {
+      return static_cast<int64_t>(i);
+    }
+  }
+  return -1;
+}
+
+Status DeployInfoForGraph(const GraphDef& graph,
+                          const std::string& override_path,
+                          const ClusterConfig& cluster, DeployInfo* out) {
+  std::vector<std::string> names;
+  for (const NodeDef& n : graph.nodes) names.push_back(n.name);
+  if (!override_path.empty()) {
+    return LoadDeployInfoFile(override_path, names, cluster, out);
+  }
+  if (!graph.deploy_info_path.empty()) {
+    return LoadDeployInfoFile(graph.deploy_info_path, names, cluster, out);
+  }
+  if (!graph.deploy_info_json.empty()) {
+    return ParseDeployInfo(graph.deploy_info_json, graph.source + " (deploy)",
+                           names, cluster, out);
+  }
+  *out = DeployInfo{};
+  return Status::OK();
+}
+
+Status MakePlan(const GraphDef& graph, const ClusterConfig& cluster,
+                const DeployInfo& deploy, const PlanOptions& options,
+                Plan* out) {
+  std::vector<int32_t> local = cluster.LocalDeviceIds();
+  if (local.empty()) {
+    return Status::InvalidArgument("plan: the cluster has no local devices");
+  }
+  Plan plan;
+  plan.graph = graph;
+  plan.options = options;
+  size_t rr = 0;  // round-robin cursor over local devices
+  for (const NodeDef* n : TopologicalOrder(graph)) {
+    std::vector<int32_t> devices;
+    auto it = deploy.placement.find(n->name);
+    if (it != deploy.placement.end()) {
+      for (const LogicDevice& d : it->second) {
+        if (d.node != cluster.LocalNode().node_id) {
+          return Status::NotSupported(
+              "plan: node '" + n->name + "' is placed on cluster node " +
+              std::to_string(d.node) + ", but only the local node (" +
+              std::to_string(cluster.LocalNode().node_id) +
+              ") runs instances in this version");
+        }
+        devices.push_back(d.device);
+      }
+    } else {
+      devices.push_back(local[rr++ % local.size()]);
+    }
+    for (size_t r = 0; r < devices.size(); ++r) {
+      plan.instances.push_back(InstancePlan{n->name, int32_t(r),
+                                            int32_t(devices.size()), devices[r]});
+    }
+  }
+  // A queue per (consumer instance, input), then per graph output.
+  for (const InstancePlan& inst : plan.instances) {
+    const NodeDef* n = graph.FindNode(inst.node);
+    for (uint32_t i = 0; i < n->inputs.size(); ++i) {
+      QueuePlan q;
+      q.name = InstanceName(inst) + ".in" + std::to_string(i);
+      q.device = inst.device;
+      q.depth = options.queue_depth;
+      q.producer = n->inputs[i];
+      q.node = inst.node;
+      q.replica = inst.replica;
+      q.input = i;
+      plan.queues.push_back(std::move(q));
+    }
+  }
+  for (uint32_t k = 0; k < graph.outputs.size(); ++k) {
+    QueuePlan q;
+    q.name = "out" + std::to_string(k);
+    const OutputRef& ref = graph.outputs[k];
+    auto producers = plan.InstancesOf(ref.op);
+    q.device = producers.empty() ? local.front()
+                                 : plan.instances[producers.front()].device;
+    q.depth = options.queue_depth;
+    q.producer = ref;
+    q.graph_output = true;
+    q.output_index = k;
+    plan.queues.push_back(std::move(q));
+  }
+  std::set<int32_t> used;
+  for (const auto& i : plan.instances) used.insert(i.device);
+  for (const auto& q : plan.queues) used.insert(q.device);
+  plan.devices.assign(used.begin(), used.end());
+  *out = std::move(plan);
+  return Status::OK();
+}
+
+std::string Plan::ToText() const {
+  std::ostringstream os;
+  os << "graph " << graph.name << ": " << instances.size() << " instances, "
+     << queues.size() << " queues on devices";
+  for (int32_t d : devices) os << " " << d;
+  os << "\n";
+  for (int32_t d : devices) {
+    os << "device " << d << ":\n";
+    for (const auto& i : instances) {
+      if (i.device != d) continue;
+      const NodeDef* n = graph.FindNode(i.node);
+      os << "  instance " << InstanceName(i) << " ("
+         << (n->pp.function.empty() ? n->pp.compile_config : n->pp.function)
+         << ")\n";
+    }
+    for (const auto& q : queues) {
+      if (q.device != d) continue;
+      os << "  queue " << q.name << " depth " << q.depth << " <- "
+         << q.producer.ToString() << "\n";
+    }
+    os << "  memory group: " << options.group_bytes << " bytes, cache "
+       << options.cache_bytes << " bytes\n";
+  }
+  return os.str();
+}
+
+std::string Plan::ToDot() const {
+  std::ostringstream os;
+  os << "digraph \"" << graph.name << "\" {\n  rankdir=LR;\n";
+  for (const std::string& in : graph.inputs) {
+    os << "  \"in:" << in << "\" [shape=invhouse,label=\"" << in << "\"];\n";
+  }
+  for (int32_t d : devices) {
+    os << "  subgraph cluster_device" << d << " {\n    label=\"device " << d
+       << "\";\n";
+    for (const auto& i : instances) {
+      if (i.device == d) {
+        os << "    \"" << InstanceName(i) << "\" [shape=box];\n";
+      }
+    }
+    for (const auto& q : queues) {
+      if (q.device == d) {
+        os << "    \"q:" << q.name << "\" [shape=ellipse,label=\"" << q.name
+           << "\"];\n";
+      }
+    }
+    os << "  }\n";
+  }
+  for (const auto& q : queues) {
+    // Producer -> queue (every producer instance), queue -> consumer.
+    if (graph.IsGraphInput(q.producer.op)) {
+      os << "  \"in:" << q.producer.op << "\" -> \"q:" << q.name << "\";\n";
+    } else {
+      for (size_t p : InstancesOf(q.producer.op)) {
+        os << "  \"" << InstanceName(instances[p]) << "\" -> \"q:" << q.name
+           << "\" [label=\"" << q.producer.index << "\"];\n";
+      }
+    }
+    if (q.graph_output) {
+      os << "  \"q:" << q.name << "\" -> \"out:" << q.output_index << "\";\n";
+      os << "  \"out:" << q.output_index << "\" [shape=house,label=\"output "
+         << q.output_index << "\"];\n";
+    } else {
+      for (size_t c : InstancesOf(q.node)) {
+        if (instances[c].replica == q.replica) {
+          os << "  \"q:" << q.name << "\" -> \"" << InstanceName(instances[c])
+             << "\";\n";
+        }
+      }
+    }
+  }
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace deploy
+}  // namespace hflow

@@ -1,0 +1,93 @@
+// The deployment plan: where every node instance runs, a queue for every
+// edge, and a memory group per device. Inspectable as text and as Graphviz
+// DOT with one cluster per device.
+//
+// Note [Queue placement]: a node input's queue lives on the device of the
+// consuming instance: the consumer dequeues locally in its hot loop, and a
+// producer on another device pays the one cross-device copy when it
+// enqueues (issued on the destination device). Replicated consumers have
+// one input queue per replica; a message with transaction id t goes to
+// replica t % replicas, so the messages of one transaction meet in one
+// instance. A graph output's queue lives on the device of the producing
+// node's first instance, so the common single-instance case copies nothing
+// before the fetch.
+//
+// Thread-safety: a Plan is an immutable value once made.
+#ifndef HFLOW_DEPLOY_PLANNER_H_
+#define HFLOW_DEPLOY_PLANNER_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "deploy/deploy_info.h"
+#include "deploy/graph_def.h"
+#include "hflow/cluster.h"
+
+namespace hflow {
+namespace deploy {
+
+struct InstancePlan {
+  std::string node;
+  int32_t replica = 0;
+  int32_t replicas = 1;
+  int32_t device = 0;
+};
+
+struct QueuePlan {
+  std::string name;  // "add#0.in1", "out0"
+  int32_t device = 0;
+  uint32_t depth = 0;
+  OutputRef producer;   // graph input or node output
+  // Consumer: an instance input, or a graph output.
+  bool graph_output = false;
+  uint32_t output_index = 0;   // graph output index
+  std::string node;            // consuming node
+  int32_t replica = 0;
+  uint32_t input = 0;          // node input index
+};
+
+struct PlanOptions {
+  uint32_t queue_depth = 64;
+  uint64_t group_bytes = 256ull << 20;     // per used device
+  uint64_t cache_bytes = 128ull << 20;     // one cache per group
+  uint64_t max_alloc_bytes = 32ull << 20;  // largest message
+};
+
+struct Plan {
+  GraphDef graph;
+  PlanOptions options;
+  std::vector<InstancePlan> instances;   // node order, then replica
+  std::vector<QueuePlan> queues;
+  std::vector<int32_t> devices;          // devices used, ascending
+
+  // Indexes into instances/queues.
+  std::vector<size_t> InstancesOf(const std::string& node) const;
+  // Queues fed by `producer` (one per consumer instance, plus outputs).
+  std::vector<size_t> QueuesFedBy(const OutputRef& producer) const;
+  // Input queue of (node, replica, input), or -1.
+  int64_t InputQueue(const std::string& node, int32_t replica,
+                     uint32_t input) const;
+  int64_t OutputQueue(uint32_t graph_output) const;
+
+  std::string ToText() const;
+  std::string ToDot() const;
+};
+
+// The graph's placement: `override_path` if given, else the graph's own
+// deploy info (inline or file), else none (all round-robin).
+Status DeployInfoForGraph(const GraphDef& graph,
+                          const std::string& override_path,
+                          const ClusterConfig& cluster, DeployInfo* out);
+
+// Places every node (deploy info, else round-robin over the cluster's local
+// devices in topological order) and lays out queues and groups.
+Status MakePlan(const GraphDef& graph, const ClusterConfig& cluster,
+                const DeployInfo& deploy, const PlanOptions& options,
+                Plan* out);
+
+}  // namespace deploy
+}  // namespace hflow
+
+#endif  // HFLOW_DEPLOY_PLANNER_H_

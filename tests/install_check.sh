@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the build tree into a temporary prefix and checks the install
+# layout of FORMATS.md: headers, devlib/linux/x86_64/libflow_func.so (SONAME
+# libflow_func.so), lib/libhflow.so with a CMake package and a pkg-config
+# file, bin/hflow; then builds a consumer with find_package(hflow) and a
+# GE-style UDF project against the installed prefix.
+# Usage: install_check.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1
+src=$2
+prefix=$(mktemp -d)
+work=$(mktemp -d)
+trap 'rm -rf "$prefix" "$work"' EXIT
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+for f in include/hflow/rt.h include/hflow/status.h \
+         include/flow_func/meta_flow_func.h include/flow_func/meta_multi_func.h \
+         devlib/linux/x86_64/libflow_func.so lib/libhflow.so \
+         lib/cmake/hflow/hflowConfig.cmake lib/pkgconfig/hflow.pc bin/hflow; do
+  [ -e "$prefix/$f" ] || { echo "missing $f in the install prefix" >&2; exit 1; }
+done
+readelf -d "$prefix/devlib/linux/x86_64/libflow_func.so" | grep -q 'SONAME.*\[libflow_func.so\]' \
+  || { echo "libflow_func.so has the wrong SONAME" >&2; exit 1; }
+"$prefix/bin/hflow" devices --devices 3,6,7 | grep -q "^0 *yes *6 " \
+  || { echo "installed hflow does not run" >&2; exit 1; }
+
+cmake -S "$src/tests/install_consumer" -B "$work/consumer" \
+      -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/consumer" >/dev/null
+"$work/consumer/consumer" | grep -q "devices: 2 3 4 5" \
+  || { echo "find_package(hflow) consumer failed" >&2; exit 1; }
+
+ASCEND_HOME_PATH="$prefix" cmake -S "$src/tests/udf_projects/single_add" \
+  -B "$work/udf" -DTOOLCHAIN=c++ -DRELEASE_DIR=release -DRESOURCE_TYPE=X86 \
+  -DUDF_TARGET_LIB=single_add >/dev/null
+cmake --build "$work/udf" >/dev/null
+[ -f "$work/udf/release/libsingle_add.so" ] \
+  || { echo "UDF did not build against the installed prefix" >&2; exit 1; }
+echo "install layout OK"
