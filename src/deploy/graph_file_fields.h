@@ -49,8 +49,8 @@ class JsonFields {
 
 // {"<node input index>": {"count_batch": {...}} | {"time_batch": {...}}}
 // into n->input_attrs (sized to n->inputs; call after inputs are sized).
-Status ParseInputAttrs(const JsonFields& f, const nlohmann::json& j,
-                       const std::string& path, NodeDef* n);
+inline Status ParseInputAttrs(const JsonFields& f, const nlohmann::json& j,
+                              const std::string& path, NodeDef* n);
 
 // ---- Definitions (inline: this header serves graph_file.cc alone). ----
 

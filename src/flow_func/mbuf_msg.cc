@@ -24,13 +24,18 @@ uint64_t PayloadOffset(const void* data, uint32_t align) {
 
 uint64_t Slack(uint32_t align) { return align > 64 ? align - 64 : 0; }
 
+Status TooLarge(const char* what) {
+  return Status::InvalidArgument(std::string(what) +
+                                 ": the shape's size overflows; check the "
+                                 "dimensions");
+}
+
 }  // namespace
 
 int64_t ElementCount(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (d < 0) return -1;
-    n *= d;
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
   }
   return n;
 }
@@ -38,7 +43,7 @@ int64_t ElementCount(const std::vector<int64_t>& shape) {
 uint64_t TensorBytes(TensorDataType dtype, int64_t count) {
   if (count <= 0) return 0;
   int64_t bytes = FlowFunc::internal::DataSizeBytes(dtype, count);
-  return bytes < 0 ? 0 : static_cast<uint64_t>(bytes);
+  return bytes < 0 ? kTooLarge : static_cast<uint64_t>(bytes);
 }
 
 MbufTensor::MbufTensor(services::MbufPtr mbuf, void* data, uint64_t capacity,
@@ -145,9 +150,11 @@ Status MsgAllocator::AllocTensorMsg(const std::vector<int64_t>& shape,
         ": invalid shape or data type");
   }
   uint64_t bytes = TensorBytes(dtype, count);
+  if (bytes == kTooLarge) return TooLarge("AllocTensorMsg");
   services::MbufPtr m;
   HFLOW_RETURN_IF_ERROR(AllocMbuf(bytes + Slack(align), &m));
   services::MbufHead& h = m->head();
+  h.align = align;
   h.msg_type = static_cast<uint16_t>(MsgType::MSG_TYPE_TENSOR_DATA);
   h.dtype = static_cast<int32_t>(dtype);
   h.shape = shape;
@@ -180,6 +187,7 @@ Status MsgAllocator::AllocTensorListMsg(
     d.shape = shapes[i];
     d.offset = AlignUp(total, a);
     d.bytes = TensorBytes(dtypes[i], count);
+    if (d.bytes == kTooLarge) return TooLarge("AllocTensorListMsg");
     total = d.offset + d.bytes;
     descs.push_back(std::move(d));
   }
@@ -188,6 +196,7 @@ Status MsgAllocator::AllocTensorListMsg(
   m->head().msg_type = static_cast<uint16_t>(MsgType::MSG_TYPE_TENSOR_LIST);
   m->head().tensor_list = std::move(descs);
   m->head().data_offset = PayloadOffset(m->data(), align);
+  m->head().align = align;
   *out = MbufFlowMsg::FromMbuf(std::move(m));
   return Status::OK();
 }
@@ -202,6 +211,7 @@ Status MsgAllocator::AllocRawMsg(int64_t size, uint32_t align,
   m->head().msg_type = static_cast<uint16_t>(MsgType::MSG_TYPE_RAW_MSG);
   m->head().shape = {size};  // the raw size travels as a 1-D shape
   m->head().data_offset = PayloadOffset(m->data(), align);
+  m->head().align = align;
   *out = MbufFlowMsg::FromMbuf(std::move(m));
   return Status::OK();
 }

@@ -78,9 +78,13 @@ class MbufFlowMsg final : public FlowFunc::FlowMsg {
   std::vector<std::unique_ptr<MbufTensor>> list_;
 };
 
-// Bytes of `count` elements of `dtype` (sub-byte types round up).
+// TensorBytes of a size that does not fit in 64 bits.
+inline constexpr uint64_t kTooLarge = ~0ull;
+
+// Bytes of `count` elements of `dtype` (sub-byte types round up); kTooLarge
+// on overflow.
 uint64_t TensorBytes(FlowFunc::TensorDataType dtype, int64_t count);
-// Element count of a shape; -1 for a negative dimension.
+// Element count of a shape; -1 for a negative dimension or on overflow.
 int64_t ElementCount(const std::vector<int64_t>& shape);
 
 class MsgAllocator {

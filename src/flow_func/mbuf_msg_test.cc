@@ -564,10 +564,10 @@ TEST(MbufMsgTest, TensorSurvivesCopyQMbufBetweenDeviceQueues) {
   EXPECT_TRUE(h.svc().DestroyQueue(dst).ok());
 }
 
-// The alignment a UDF asked for should hold for the receiver on another
-// device too: the copy keeps the sender's data_offset, computed for the
-// sender's block address.
-TEST(MbufMsgTest, DISABLED_AlignmentSurvivesCopyToAnotherDevice) {
+// Regression: the alignment a UDF asked for holds for the receiver on
+// another device too (the copy once kept the sender's data_offset, computed
+// for the sender's block address).
+TEST(MbufMsgTest, AlignmentSurvivesCopyToAnotherDevice) {
   UdfHarness h({2, 3}, 2);
   AddMsgGroup(h, 3);
   auto a = AllocatorOf(h);
@@ -620,12 +620,10 @@ TEST(MbufMsgTest, TooLargeTensorFailsCleanly) {
   EXPECT_EQ(msg, nullptr);
 }
 
-// A shape whose byte size (or element count) overflows int64 must be
-// rejected. mbuf_msg.cc's ElementCount multiplies without an overflow check
-// and TensorBytes maps DataSizeBytes' -1 (overflow) to 0, so a message
-// claiming 2^62 floats is "allocated" with no data at all; a UDF writing
-// GetElementCnt() elements then scribbles over the pool.
-TEST(MbufMsgTest, DISABLED_OverflowingShapesAreRejected) {
+// Regression: a shape whose byte size (or element count) overflows int64 is
+// rejected (it was once "allocated" with no data at all, and a UDF writing
+// GetElementCnt() elements would scribble over the pool).
+TEST(MbufMsgTest, OverflowingShapesAreRejected) {
   UdfHarness h;
   auto a = AllocatorOf(h);
   const std::vector<std::vector<int64_t>> shapes = {

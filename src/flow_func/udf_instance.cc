@@ -138,9 +138,14 @@ Status UdfInstance::CreateMulti() {
   for (size_t i = 0; i < funcs_.size(); ++i) {
     const char* name = funcs_[i].name.c_str();
     ffi::FunctionKind kind;
-    if (!ffi::LookupKind(name, &kind) || kind == ffi::FunctionKind::kFlowFunc) {
-      return Status::NotFound(Where(i) + ": not registered as a multi-function "
-                              "proc (FLOW_FUNC_REGISTRAR ... RegProcFunc)");
+    if (!ffi::LookupKind(name, &kind)) {
+      return Status::NotFound(Where(i) + ": not registered; load its UDF "
+                              "library or check the name");
+    }
+    if (kind == ffi::FunctionKind::kFlowFunc) {
+      return Status::InvalidArgument(
+          Where(i) + ": a single-function UDF (REGISTER_FLOW_FUNC) cannot be "
+          "combined with other functions in one FunctionPp");
     }
     // Every creator gets the same instance pointer: the first creates the
     // user's object, the rest attach their procs to it.

@@ -183,12 +183,9 @@ TEST_F(UdfInstanceTest, SingleFunctionCannotBeMixedWithOthers) {
   }
 }
 
-// The same mix with the multi-function proc first: the single-function name
-// is registered, so this is the same invalid combination, yet CreateMulti
-// (udf_instance.cc:124-128) reports kNotFound "not registered as a
-// multi-function proc". Suggested fix: when LookupKind succeeds with
-// kFlowFunc, return the kInvalidArgument of CreateSingle.
-TEST_F(UdfInstanceTest, DISABLED_SingleFunctionAfterAMultiProcIsInvalidArgument) {
+// Regression: the same mix with the multi-function proc first is the same
+// invalid combination (it was once reported as kNotFound).
+TEST_F(UdfInstanceTest, SingleFunctionAfterAMultiProcIsInvalidArgument) {
   UdfHarness h;
   std::unique_ptr<UdfInstance> inst;
   Status s = UdfInstance::Create(

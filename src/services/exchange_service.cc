@@ -3,6 +3,7 @@
 // it are shared_ptrs used outside it. Device work never runs under mu_.
 #include "services/exchange_service.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -281,12 +282,23 @@ Status ExchangeService::CopyMbuf(const MbufPtr& src, int32_t dst_device,
   HFLOW_RETURN_IF_ERROR(bound.status());
   MbufPtr copy;
   HFLOW_RETURN_IF_ERROR(g->Alloc(bound, member, src->size(), &copy));
-  if (src->size() > 0) {
-    HFLOW_RETURN_IF_ERROR(runtime_->Memcpy(dst_device, copy->data(),
-                                           src->data(), src->size(),
-                                           rt::MemcpyKind::kDeviceToDevice));
+  // An aligned payload is re-aligned in the new block: the slack allocated
+  // for alignment covers both offsets.
+  const MbufHead& h = src->head();
+  uint64_t from = h.data_offset, to = 0;
+  if (h.align > 1) {
+    auto p = reinterpret_cast<uintptr_t>(copy->data());
+    to = (h.align - p % h.align) % h.align;
   }
-  copy->head() = src->head();
+  uint64_t n = src->size() - std::min<uint64_t>(src->size(), std::max(from, to));
+  if (n > 0) {
+    HFLOW_RETURN_IF_ERROR(runtime_->Memcpy(
+        dst_device, static_cast<char*>(copy->data()) + to,
+        static_cast<const char*>(src->data()) + from, n,
+        rt::MemcpyKind::kDeviceToDevice));
+  }
+  copy->head() = h;
+  copy->head().data_offset = to;
   *out = std::move(copy);
   return Status::OK();
 }

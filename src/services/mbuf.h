@@ -46,6 +46,7 @@ struct MbufHead {
   uint32_t route_label = 0;
   std::vector<TensorDesc> tensor_list;  // MSG_TYPE_TENSOR_LIST only
   uint64_t data_offset = 0;  // payload start within the data part (alignment)
+  uint32_t align = 0;        // requested payload alignment (0: none)
   uint8_t user_data[kMaxUserData] = {};
   uint32_t user_data_len = 0;
 
