@@ -14,6 +14,7 @@ namespace deploy {
 namespace {
 
 std::atomic<uint64_t> g_next_deployment{1};
+thread_local uint64_t t_current_trans = 0;
 
 std::string Dev(int32_t d) { return "device " + std::to_string(d); }
 
@@ -43,6 +44,8 @@ Deployment::~Deployment() { (void)Undeploy(); }
 std::string Deployment::GroupName() const {
   return "hflow." + plan_.graph.name + "." + std::to_string(id_);
 }
+
+void SetCurrentTransaction(uint64_t trans_id) { t_current_trans = trans_id; }
 
 Status ResolveFunctions(
     const GraphDef& graph, const flow_func::UdfBuildOptions& build,
@@ -157,6 +160,7 @@ flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
   std::string node = n->name;
   env.output = [this, node, omap](uint32_t idx,
                                   std::shared_ptr<flow_func::MbufFlowMsg> msg) {
+    if (msg->head().trans_id == 0) msg->head().trans_id = t_current_trans;
     for (uint32_t j = 0; j < (omap.empty() ? idx + 1 : omap.size()); ++j) {
       if ((omap.empty() ? j : omap[j]) != idx) continue;
       if (!Route(OutputRef{node, j}, msg->mbuf(), -1).ok()) {
@@ -165,6 +169,13 @@ flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
     }
     return FlowFunc::FLOW_FUNC_SUCCESS;
   };
+  if (opts_.on_exception) {
+    auto raise = opts_.on_exception;
+    env.raise = [raise, node](int32_t code, uint64_t ctx) {
+      raise(node, code, ctx);
+    };
+  }
+  env.get_exception = opts_.get_exception;
   return env;
 }
 

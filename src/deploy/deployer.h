@@ -13,6 +13,7 @@
 #define HFLOW_DEPLOY_DEPLOYER_H_
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,11 @@ struct DeployOptions {
   int pool_threads = 4;
   flow_func::UdfBuildOptions build;
   int32_t event_timeout_ms = 60000;
+  // The exception channel of the UDFs (exec layer): RaiseException and
+  // GetException of every instance.
+  std::function<void(const std::string& node, int32_t code, uint64_t ctx)>
+      on_exception;
+  std::function<bool(int32_t* code, uint64_t* ctx)> get_exception;
 };
 
 struct DeployedInstance {
@@ -109,6 +115,11 @@ class Deployment {
 
 Status Deploy(const Plan& plan, services::ExchangeService* svc,
               const DeployOptions& options, std::unique_ptr<Deployment>* out);
+
+// The transaction the calling thread is processing (set by executors around
+// Proc): outputs a UDF leaves without a transaction id inherit it, so a
+// transaction stays one transaction through every node.
+void SetCurrentTransaction(uint64_t trans_id);
 
 // Host-side checks of every node's functions: compile configs load, UDF
 // libraries build and load, names are registered, arity matches. Fills the

@@ -150,6 +150,15 @@ TEST(GraphFileExtTest, FunctionOnlyCompileConfigOnlySourceNodesNoInputs) {
   EXPECT_TRUE(g.nodes[1].pp.compile_config.empty());
 }
 
+TEST(GraphFileExtTest, NodesUnreachableFromOutputsAreKept) {
+  Json j = Json::parse(kExample);
+  j["nodes"].push_back(
+      {{"name", "side"}, {"inputs", {"a"}}, {"outputs", 1}, {"function", "F"}});
+  GraphDef g = MustParse(j);
+  ASSERT_EQ(g.nodes.size(), 3u);
+  EXPECT_EQ(g.nodes[2].name, "side");
+}
+
 TEST(GraphFileExtTest, InputOutputMapsAndBatchAttrs) {
   Json j = Json::parse(R"({"name": "m", "inputs": ["a", "b", "c"], "nodes": [
       {"name": "n", "inputs": ["a", "b", "c"], "outputs": 2, "function": "F",

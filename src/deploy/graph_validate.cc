@@ -111,7 +111,8 @@ Status CheckNodeInputs(const GraphDef& g, const NameIndex& nodes,
   return Status::OK();
 }
 
-// A mapping is empty (identity) or a permutation of [0, size).
+// A mapping is empty (identity) or a permutation of [0, size): a node has
+// one pp, whose inputs and outputs are the node's (GE), only reordered.
 Status CheckMap(const GraphDef& g, const NodeDef& n, const char* field,
                 const std::vector<uint32_t>& map, size_t size) {
   if (map.empty()) return Status::OK();

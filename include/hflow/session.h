@@ -1,0 +1,134 @@
+// The host API (DataFlow style): Initialize/Finalize, and Session with
+// AddGraph, BuildGraph (compile + deploy), FeedData, FetchData and
+// RemoveGraph. Every entry point leaves the calling thread's current device
+// context exactly as it found it (ContextGuard), on success, on error and
+// when an exception passes through.
+//
+//   hflow::Initialize(options);
+//   hflow::Session s;
+//   s.AddGraph(1, graph);  s.BuildGraph(1);
+//   s.FeedData(1, {a, b}, info, 1000);  s.FetchData(1, &outs, &info, 1000);
+//
+// Thread-safety: a Session is safe for concurrent feeders and fetchers and
+// for several graphs; Initialize/Finalize must not race with other calls.
+#ifndef HFLOW_SESSION_H_
+#define HFLOW_SESSION_H_
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hflow/cluster.h"
+#include "hflow/graph.h"
+#include "hflow/status.h"
+#include "hflow/types.h"
+
+namespace hflow {
+
+inline constexpr uint32_t kFlowFlagEos = 1;
+inline constexpr uint32_t kFlowFlagSeg = 2;
+
+// Flow information travelling with a message (GE's FlowInfo).
+struct FlowInfo {
+  uint64_t start_time = 0;
+  uint64_t end_time = 0;
+  uint32_t flags = 0;           // kFlowFlagEos | kFlowFlagSeg
+  uint64_t transaction_id = 0;  // 0 on feed: the session assigns 1, 2, ...
+  std::vector<uint8_t> user_data;  // up to 64 bytes
+  int32_t ret_code = 0;            // on fetch: the UDF's code (0 = ok)
+};
+
+// A host tensor.
+struct Tensor {
+  DataType dtype = DataType::kFloat;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+
+  template <typename T>
+  static Tensor From(DataType dt, std::vector<int64_t> shape,
+                     const std::vector<T>& values) {
+    Tensor t;
+    t.dtype = dt;
+    t.shape = std::move(shape);
+    t.data.resize(values.size() * sizeof(T));
+    if (!values.empty()) std::memcpy(t.data.data(), values.data(), t.data.size());
+    return t;
+  }
+  template <typename T>
+  std::vector<T> As() const {
+    std::vector<T> v(data.size() / sizeof(T));
+    if (!v.empty()) std::memcpy(v.data(), data.data(), v.size() * sizeof(T));
+    return v;
+  }
+};
+
+// Bytes per element of a DataType (0 for unknown values).
+size_t DataTypeSize(DataType dt);
+// "int32", "float32", ... (numpy names) and back.
+const char* DataTypeName(DataType dt);
+bool ParseDataTypeName(const std::string& name, DataType* out);
+
+struct Options {
+  std::string backend = "sim";
+  ClusterConfig cluster = DefaultClusterConfig();
+  std::optional<int32_t> default_device;  // -1: none
+  int deploy_threads = 4;
+  uint32_t queue_depth = 64;
+  bool record_calls = false;  // sim: keep a call log (tests, --stats)
+};
+
+Status Initialize(const Options& options);
+Status Finalize();
+
+struct DeviceReport {
+  int32_t id = 0;
+  uint64_t contexts_created = 0;
+  uint64_t implicit_bindings = 0;
+  uint64_t submodels = 0;
+  uint64_t queues = 0;
+  uint64_t peak_mem_bytes = 0;
+};
+
+class GraphState;
+
+class Session {
+ public:
+  Session();
+  ~Session();  // removes its graphs
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  Status AddGraph(uint32_t graph_id, const FlowGraph& graph);
+  // The JSON graph file of FORMATS.md; `deploy_file` overrides its placement.
+  Status AddGraphFile(uint32_t graph_id, const std::string& path,
+                      const std::string& deploy_file = "");
+  Status BuildGraph(uint32_t graph_id);
+  // One tensor per graph input; timeout in ms (-1 = forever, 0 = try).
+  Status FeedData(uint32_t graph_id, const std::vector<Tensor>& inputs,
+                  const FlowInfo& info, int32_t timeout_ms);
+  // One tensor per graph output (of one transaction); a distinct kTimeout
+  // status when nothing arrives in time. A UDF failure comes back as
+  // info->ret_code with empty tensors.
+  Status FetchData(uint32_t graph_id, std::vector<Tensor>* outputs,
+                   FlowInfo* info, int32_t timeout_ms);
+  Status RemoveGraph(uint32_t graph_id);
+
+  // Per-device counters for every device of the cluster (hflow run --stats).
+  Status DeviceReports(uint32_t graph_id, std::vector<DeviceReport>* out);
+
+  std::vector<uint32_t> GraphIds();
+
+ private:
+  Status Find(uint32_t graph_id, std::shared_ptr<GraphState>* out);
+  std::mutex mu_;
+  std::map<uint32_t, std::shared_ptr<GraphState>> graphs_;
+};
+
+}  // namespace hflow
+
+#endif  // HFLOW_SESSION_H_

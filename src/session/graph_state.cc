@@ -1,0 +1,252 @@
+// GraphState (see graph_state.h).
+// Thread-safety: as documented there.
+#include "session/graph_state.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "deploy/planner.h"
+#include "flow_func/flow_func_defines.h"
+
+namespace hflow {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t Elements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
+  }
+  return n;
+}
+
+// What is left of a timeout that started at `t0` (-1 stays -1).
+int32_t Remaining(int32_t timeout_ms, Clock::time_point t0) {
+  if (timeout_ms < 0) return -1;
+  auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+                   Clock::now() - t0).count();
+  return spent >= timeout_ms ? 0 : static_cast<int32_t>(timeout_ms - spent);
+}
+
+}  // namespace
+
+GraphState::GraphState(uint32_t id, deploy::GraphDef def,
+                       std::string deploy_file,
+                       std::shared_ptr<session::Environment> env)
+    : id_(id),
+      def_(std::move(def)),
+      deploy_file_(std::move(deploy_file)),
+      env_(std::move(env)) {}
+
+GraphState::~GraphState() { (void)Remove(); }
+
+std::string GraphState::Where() const {
+  return "graph " + std::to_string(id_) + " ('" + def_.name + "'): ";
+}
+
+Status GraphState::Build() {
+  if (deployment_) return Status::OK();
+  deploy::DeployInfo info;
+  HFLOW_RETURN_IF_ERROR(deploy::DeployInfoForGraph(
+      def_, deploy_file_, env_->options.cluster, &info));
+  deploy::PlanOptions popts;
+  popts.queue_depth = env_->options.queue_depth;
+  deploy::Plan plan;
+  HFLOW_RETURN_IF_ERROR(
+      deploy::MakePlan(def_, env_->options.cluster, info, popts, &plan));
+  deploy::DeployOptions dopts;
+  dopts.pool_threads = env_->options.deploy_threads;
+  const bool catch_exceptions = def_.exception_catch;
+  dopts.on_exception = [this, catch_exceptions](const std::string&,
+                                                int32_t code, uint64_t ctx) {
+    std::lock_guard<std::mutex> lock(exc_mu_);
+    last_exception_ = {code, ctx};
+    has_exception_ = true;
+    if (catch_exceptions) exceptions_.emplace_back(code, ctx);
+  };
+  dopts.get_exception = [this](int32_t* code, uint64_t* ctx) {
+    std::lock_guard<std::mutex> lock(exc_mu_);
+    if (!has_exception_) return false;
+    *code = last_exception_.first;
+    *ctx = last_exception_.second;
+    return true;
+  };
+  HFLOW_RETURN_IF_ERROR(
+      deploy::Deploy(plan, env_->svc.get(), dopts, &deployment_));
+  runner_ = std::make_unique<exec::GraphRunner>(deployment_.get());
+  runner_->Start();
+  return Status::OK();
+}
+
+Status GraphState::CheckInputs(const std::vector<Tensor>& inputs) const {
+  if (inputs.size() != def_.inputs.size()) {
+    std::string names;
+    for (const auto& n : def_.inputs) names += (names.empty() ? "" : ", ") + n;
+    return Status::InvalidArgument(
+        Where() + "FeedData got " + std::to_string(inputs.size()) +
+        " tensors for " + std::to_string(def_.inputs.size()) + " inputs (" +
+        names + ")");
+  }
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Tensor& t = inputs[k];
+    size_t es = DataTypeSize(t.dtype);
+    int64_t n = Elements(t.shape);
+    if (es == 0 || n < 0 || uint64_t(n) * es != t.data.size()) {
+      return Status::InvalidArgument(
+          Where() + "input " + std::to_string(k) + " ('" + def_.inputs[k] +
+          "'): " + std::to_string(t.data.size()) +
+          " data bytes do not match its shape and dtype " +
+          DataTypeName(t.dtype));
+    }
+  }
+  return Status::OK();
+}
+
+Status GraphState::MakeInputMbuf(size_t k, const Tensor& t,
+                                 const FlowInfo& info, uint64_t trans,
+                                 services::MbufPtr* out) {
+  auto queues = deployment_->plan().QueuesFedBy({def_.inputs[k], 0});
+  if (queues.empty()) return Status::OK();  // an unused input
+  int32_t device = deployment_->plan().queues[queues.front()].device;
+  services::ExchangeService* svc = env_->svc.get();
+  HFLOW_RETURN_IF_ERROR(svc->AllocMbuf(device, deployment_->GroupName(),
+                                       "deployer", t.data.size(), out));
+  if (!t.data.empty()) {
+    HFLOW_RETURN_IF_ERROR(svc->WriteMbuf(*out, t.data.data(), t.data.size()));
+  }
+  services::MbufHead& h = (*out)->head();
+  h.msg_type = static_cast<uint16_t>(FlowFunc::MsgType::MSG_TYPE_TENSOR_DATA);
+  h.dtype = static_cast<int32_t>(t.dtype);
+  h.shape = t.shape;
+  h.trans_id = trans;
+  h.flags = info.flags;
+  h.start_time = info.start_time;
+  h.end_time = info.end_time;
+  return h.SetUserData(info.user_data.data(), info.user_data.size());
+}
+
+Status GraphState::Feed(const std::vector<Tensor>& inputs, const FlowInfo& info,
+                        int32_t timeout_ms) {
+  if (!deployment_) {
+    return Status::FailedPrecondition(Where() + "not built; call BuildGraph");
+  }
+  HFLOW_RETURN_IF_ERROR(CheckInputs(inputs));
+  if (info.user_data.size() > services::kMaxUserData) {
+    return Status::InvalidArgument(Where() + "user data over 64 bytes");
+  }
+  // All inputs of one transaction are routed together, so concurrent
+  // feeders never interleave their inputs.
+  std::lock_guard<std::mutex> lock(feed_mu_);
+  uint64_t trans = info.transaction_id != 0 ? info.transaction_id
+                                            : next_trans_.fetch_add(1);
+  std::vector<services::MbufPtr> mbufs(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    HFLOW_RETURN_IF_ERROR(MakeInputMbuf(k, inputs[k], info, trans, &mbufs[k]));
+  }
+  auto t0 = Clock::now();
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (!mbufs[k]) continue;
+    Status s = deployment_->Route({def_.inputs[k], 0}, mbufs[k],
+                                  Remaining(timeout_ms, t0));
+    if (!s.ok()) return s.WithContext(Where() + "FeedData: ");
+  }
+  return Status::OK();
+}
+
+Status GraphState::ToTensor(const services::MbufPtr& m, Tensor* out) {
+  const services::MbufHead& h = m->head();
+  out->shape = h.shape;
+  out->dtype = static_cast<DataType>(h.dtype);
+  int64_t n = Elements(h.shape);
+  size_t bytes = n < 0 ? 0 : size_t(n) * DataTypeSize(out->dtype);
+  if (h.msg_type == static_cast<uint16_t>(FlowFunc::MsgType::MSG_TYPE_RAW_MSG)) {
+    out->dtype = DataType::kUint8;
+    bytes = h.shape.empty() ? 0 : size_t(h.shape[0]);
+  }
+  out->data.assign(bytes, 0);
+  if (bytes == 0) return Status::OK();
+  return env_->svc->ReadMbuf(m, out->data.data(), bytes, h.data_offset);
+}
+
+Status GraphState::Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
+                         int32_t timeout_ms) {
+  if (!deployment_) {
+    return Status::FailedPrecondition(Where() + "not built; call BuildGraph");
+  }
+  {
+    std::lock_guard<std::mutex> lock(exc_mu_);
+    if (!exceptions_.empty()) {
+      *info = FlowInfo{};
+      info->ret_code = exceptions_.front().first;
+      info->transaction_id = exceptions_.front().second;
+      exceptions_.pop_front();
+      outputs->assign(def_.outputs.size(), Tensor{});
+      return Status::OK();
+    }
+  }
+  // One message per output of one transaction, taken together.
+  std::lock_guard<std::mutex> lock(fetch_mu_);
+  const deploy::Plan& plan = deployment_->plan();
+  std::vector<services::MbufPtr> got(def_.outputs.size());
+  auto t0 = Clock::now();
+  for (size_t k = 0; k < got.size(); ++k) {
+    auto& q = deployment_->queue(plan.OutputQueue(static_cast<uint32_t>(k)));
+    Status s = env_->svc->Dequeue(*q, &got[k], Remaining(timeout_ms, t0));
+    if (!s.ok()) {
+      // Nothing lost: put back what this fetch already took.
+      for (size_t j = k; j-- > 0;) {
+        auto& qj = deployment_->queue(plan.OutputQueue(static_cast<uint32_t>(j)));
+        (void)qj->Return(std::move(got[j]));
+      }
+      return s.WithContext(Where() + "FetchData: ");
+    }
+  }
+  *info = FlowInfo{};
+  const services::MbufHead& h0 = got[0]->head();
+  info->transaction_id = h0.trans_id;
+  info->start_time = h0.start_time;
+  info->end_time = h0.end_time;
+  info->flags = h0.flags;
+  info->user_data.assign(h0.user_data, h0.user_data + h0.user_data_len);
+  outputs->assign(got.size(), Tensor{});
+  for (size_t k = 0; k < got.size(); ++k) {
+    if (got[k]->head().ret_code != 0) {
+      if (info->ret_code == 0) info->ret_code = got[k]->head().ret_code;
+      continue;
+    }
+    HFLOW_RETURN_IF_ERROR(ToTensor(got[k], &(*outputs)[k]));
+  }
+  return Status::OK();
+}
+
+Status GraphState::Remove() {
+  if (runner_) runner_->Stop();
+  runner_.reset();
+  Status s;
+  if (deployment_) s = deployment_->Undeploy();
+  deployment_.reset();
+  return s;
+}
+
+Status GraphState::Reports(std::vector<DeviceReport>* out) {
+  out->clear();
+  for (int32_t d : env_->options.cluster.LocalDeviceIds()) {
+    DeviceReport r;
+    r.id = d;
+    rt::DeviceStats st;
+    if (env_->runtime->GetDeviceStats(d, &st).ok()) {
+      r.contexts_created = st.contexts_created;
+      r.implicit_bindings = st.implicit_bindings;
+      r.peak_mem_bytes = st.mem_peak_bytes;
+    }
+    if (deployment_) {
+      for (const auto& i : deployment_->plan().instances) r.submodels += i.device == d;
+      for (const auto& q : deployment_->plan().queues) r.queues += q.device == d;
+    }
+    out->push_back(r);
+  }
+  return Status::OK();
+}
+
+}  // namespace hflow

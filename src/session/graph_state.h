@@ -1,0 +1,65 @@
+// GraphState: one graph of a session: its definition, and once built, its
+// deployment and runner; feed/fetch on it. Internal to the session layer.
+//
+// Thread-safety: Feed and Fetch may run concurrently from many threads
+// (feeds of one transaction are routed atomically under feed_mu_); Build and
+// Remove are serialised by the session.
+#ifndef HFLOW_SESSION_GRAPH_STATE_H_
+#define HFLOW_SESSION_GRAPH_STATE_H_
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "deploy/deployer.h"
+#include "deploy/graph_def.h"
+#include "exec/graph_runner.h"
+#include "hflow/session.h"
+#include "session/environment.h"
+
+namespace hflow {
+
+class GraphState {
+ public:
+  GraphState(uint32_t id, deploy::GraphDef def, std::string deploy_file,
+             std::shared_ptr<session::Environment> env);
+  ~GraphState();
+
+  Status Build();
+  Status Feed(const std::vector<Tensor>& inputs, const FlowInfo& info,
+              int32_t timeout_ms);
+  Status Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
+               int32_t timeout_ms);
+  Status Remove();
+  Status Reports(std::vector<DeviceReport>* out);
+  bool built() const { return deployment_ != nullptr; }
+
+ private:
+  std::string Where() const;
+  Status CheckInputs(const std::vector<Tensor>& inputs) const;
+  Status MakeInputMbuf(size_t k, const Tensor& t, const FlowInfo& info,
+                       uint64_t trans, services::MbufPtr* out);
+  Status ToTensor(const services::MbufPtr& m, Tensor* out);
+
+  const uint32_t id_;
+  deploy::GraphDef def_;
+  const std::string deploy_file_;
+  std::shared_ptr<session::Environment> env_;
+  std::unique_ptr<deploy::Deployment> deployment_;
+  std::unique_ptr<exec::GraphRunner> runner_;
+  std::mutex feed_mu_;
+  std::mutex fetch_mu_;
+  std::atomic<uint64_t> next_trans_{1};
+  // Exceptions raised by UDFs (exception catch), delivered by Fetch.
+  std::mutex exc_mu_;
+  std::deque<std::pair<int32_t, uint64_t>> exceptions_;
+  std::pair<int32_t, uint64_t> last_exception_{0, 0};
+  bool has_exception_ = false;
+};
+
+}  // namespace hflow
+
+#endif  // HFLOW_SESSION_GRAPH_STATE_H_

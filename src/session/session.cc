@@ -1,0 +1,205 @@
+// hflow::Initialize/Finalize and Session (see hflow/session.h). Every public
+// entry point opens with a ContextGuard (invariant 2).
+// Thread-safety: g_env_mu guards the environment and the session registry;
+// a session's graph table is guarded by its mutex.
+#include <mutex>
+#include <set>
+
+#include "deploy/graph_def.h"
+#include "hflow/context_guard.h"
+#include "hflow/rt.h"
+#include "session/environment.h"
+#include "session/graph_state.h"
+
+namespace hflow {
+namespace session {
+namespace {
+
+std::mutex g_env_mu;
+std::shared_ptr<Environment> g_env;  // guarded by g_env_mu
+std::set<Session*>& Sessions() {
+  static auto* s = new std::set<Session*>();
+  return *s;
+}
+
+}  // namespace
+
+Status GetEnvironment(std::shared_ptr<Environment>* out) {
+  std::lock_guard<std::mutex> lock(g_env_mu);
+  if (!g_env) {
+    return Status::FailedPrecondition(
+        "hflow is not initialized (call hflow::Initialize first, and not "
+        "after hflow::Finalize)");
+  }
+  *out = g_env;
+  return Status::OK();
+}
+
+void RegisterSession(Session* s) {
+  std::lock_guard<std::mutex> lock(g_env_mu);
+  Sessions().insert(s);
+}
+
+void UnregisterSession(Session* s) {
+  std::lock_guard<std::mutex> lock(g_env_mu);
+  Sessions().erase(s);
+}
+
+}  // namespace session
+
+using session::Environment;
+
+Status Initialize(const Options& options) {
+  ContextGuard guard;
+  std::lock_guard<std::mutex> lock(session::g_env_mu);
+  if (session::g_env) {
+    return Status::FailedPrecondition(
+        "hflow::Initialize: already initialized; call Finalize first");
+  }
+  auto env = std::make_shared<Environment>();
+  env->options = options;
+  rt::RuntimeOptions ro;
+  ro.backend = options.backend;
+  ro.cluster = options.cluster;
+  ro.default_device = options.default_device;
+  HFLOW_RETURN_IF_ERROR(
+      rt::InitializeRuntime(ro, &env->runtime).WithContext("hflow::Initialize: "));
+  env->svc = std::make_unique<services::ExchangeService>(env->runtime.get());
+  session::g_env = std::move(env);
+  return Status::OK();
+}
+
+Status Finalize() {
+  ContextGuard guard;
+  std::set<Session*> sessions;
+  std::shared_ptr<Environment> env;
+  {
+    std::lock_guard<std::mutex> lock(session::g_env_mu);
+    if (!session::g_env) {
+      return Status::FailedPrecondition("hflow::Finalize: not initialized");
+    }
+    sessions = session::Sessions();
+    env = std::move(session::g_env);  // later calls now fail clearly
+  }
+  Status first;
+  for (Session* s : sessions) {
+    for (uint32_t id : s->GraphIds()) {
+      Status r = s->RemoveGraph(id);
+      if (first.ok() && !r.ok() && r.code() != StatusCode::kNotFound) first = r;
+    }
+  }
+  env->svc.reset();  // destroys queues and groups, stops the agents
+  return first;
+}
+
+Session::Session() { session::RegisterSession(this); }
+
+Session::~Session() {
+  session::UnregisterSession(this);
+  ContextGuard guard;
+  std::lock_guard<std::mutex> lock(mu_);
+  graphs_.clear();  // each GraphState removes itself
+}
+
+std::vector<uint32_t> Session::GraphIds() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<uint32_t> ids;
+  for (const auto& [id, g] : graphs_) ids.push_back(id);
+  return ids;
+}
+
+Status Session::Find(uint32_t graph_id, std::shared_ptr<GraphState>* out) {
+  std::shared_ptr<Environment> env;
+  HFLOW_RETURN_IF_ERROR(session::GetEnvironment(&env));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = graphs_.find(graph_id);
+  if (it == graphs_.end()) {
+    return Status::NotFound("graph " + std::to_string(graph_id) +
+                            " is not in this session (AddGraph first)");
+  }
+  *out = it->second;
+  return Status::OK();
+}
+
+namespace {
+Status AddDef(std::mutex& mu,
+              std::map<uint32_t, std::shared_ptr<GraphState>>& graphs,
+              uint32_t id, deploy::GraphDef def, std::string deploy_file) {
+  std::shared_ptr<Environment> env;
+  HFLOW_RETURN_IF_ERROR(session::GetEnvironment(&env));
+  std::lock_guard<std::mutex> lock(mu);
+  if (graphs.count(id)) {
+    return Status::AlreadyExists("graph " + std::to_string(id) +
+                                 " already exists in this session");
+  }
+  graphs[id] = std::make_shared<GraphState>(id, std::move(def),
+                                            std::move(deploy_file), env);
+  return Status::OK();
+}
+}  // namespace
+
+Status Session::AddGraph(uint32_t graph_id, const FlowGraph& graph) {
+  ContextGuard guard;
+  deploy::GraphDef def;
+  HFLOW_RETURN_IF_ERROR(deploy::GraphFromFlowGraph(graph, &def));
+  return AddDef(mu_, graphs_, graph_id, std::move(def), "");
+}
+
+Status Session::AddGraphFile(uint32_t graph_id, const std::string& path,
+                             const std::string& deploy_file) {
+  ContextGuard guard;
+  deploy::GraphDef def;
+  HFLOW_RETURN_IF_ERROR(deploy::LoadGraphFile(path, &def));
+  return AddDef(mu_, graphs_, graph_id, std::move(def), deploy_file);
+}
+
+Status Session::BuildGraph(uint32_t graph_id) {
+  ContextGuard guard;
+  std::shared_ptr<GraphState> g;
+  HFLOW_RETURN_IF_ERROR(Find(graph_id, &g));
+  return g->Build();
+}
+
+Status Session::FeedData(uint32_t graph_id, const std::vector<Tensor>& inputs,
+                         const FlowInfo& info, int32_t timeout_ms) {
+  ContextGuard guard;
+  std::shared_ptr<GraphState> g;
+  HFLOW_RETURN_IF_ERROR(Find(graph_id, &g));
+  return g->Feed(inputs, info, timeout_ms);
+}
+
+Status Session::FetchData(uint32_t graph_id, std::vector<Tensor>* outputs,
+                          FlowInfo* info, int32_t timeout_ms) {
+  ContextGuard guard;
+  if (outputs == nullptr || info == nullptr) {
+    return Status::InvalidArgument("FetchData: null outputs or info");
+  }
+  std::shared_ptr<GraphState> g;
+  HFLOW_RETURN_IF_ERROR(Find(graph_id, &g));
+  return g->Fetch(outputs, info, timeout_ms);
+}
+
+Status Session::RemoveGraph(uint32_t graph_id) {
+  ContextGuard guard;
+  std::shared_ptr<GraphState> g;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = graphs_.find(graph_id);
+    if (it == graphs_.end()) {
+      return Status::NotFound("graph " + std::to_string(graph_id) +
+                              " is not in this session");
+    }
+    g = std::move(it->second);
+    graphs_.erase(it);
+  }
+  return g->Remove();
+}
+
+Status Session::DeviceReports(uint32_t graph_id, std::vector<DeviceReport>* out) {
+  ContextGuard guard;
+  std::shared_ptr<GraphState> g;
+  HFLOW_RETURN_IF_ERROR(Find(graph_id, &g));
+  return g->Reports(out);
+}
+
+}  // namespace hflow
