@@ -118,6 +118,40 @@ TEST_F(SessionE2ETest, TimeoutsAndBadInputs) {
   EXPECT_LT(spent, std::chrono::seconds(2));
 }
 
+//   x ──[CountBatch 3]── id (replicas on 2..5) ── out
+TEST_F(SessionE2ETest, CountBatchInputAttrFeedsReplicas) {
+  FlowData x("x", 0);
+  FunctionPp pp("id_pp");
+  pp.SetFunction("_BuiltIn_Identity");
+  FlowNode id("id", 1, 1);
+  id.SetInput(0, x).AddPp(pp).MapInput(0, pp, 0, {CountBatch{3}});
+  FlowGraph g("batched");
+  g.SetInputs({x}).SetOutputs({id});
+  g.SetDeployInfo(R"({"batch_deploy_info": [
+      {"flow_node_list": ["id"], "logic_device_list": "0:0:2~5"}]})");
+  Session s;
+  ASSERT_TRUE(s.AddGraph(7, g).ok());
+  Status st = s.BuildGraph(7);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  for (int i = 1; i <= 6; ++i) {
+    ASSERT_TRUE(s.FeedData(7, {Tensor::From<int64_t>(DataType::kInt64, {1}, {i})},
+                           FlowInfo{}, 1000)
+                    .ok());
+  }
+  std::vector<std::vector<int64_t>> batches;
+  for (int b = 0; b < 2; ++b) {
+    std::vector<Tensor> out;
+    FlowInfo info;
+    st = s.FetchData(7, &out, &info, 5000);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(out[0].shape, (std::vector<int64_t>{3, 1}));
+    batches.push_back(out[0].As<int64_t>());
+  }
+  std::sort(batches.begin(), batches.end());
+  EXPECT_EQ(batches[0], (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(batches[1], (std::vector<int64_t>{4, 5, 6}));
+}
+
 TEST(SessionLifecycleTest, FinalizeWithMessagesInFlightReleasesEverything) {
   Options o;
   o.cluster = MakeLocalCluster({3, 6, 7});

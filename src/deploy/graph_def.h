@@ -45,6 +45,8 @@ struct NodeDef {
   std::vector<uint32_t> input_map;
   std::vector<uint32_t> output_map;
   std::vector<std::vector<InputAttr>> input_attrs;  // per node input
+  // Placed on the first device of this node (nodes hflow inserts).
+  std::string colocate_with;
 };
 
 struct GraphDef {
@@ -74,6 +76,11 @@ Status GraphFromFlowGraph(const FlowGraph& graph, GraphDef* out);
 // output within range), every node input connected, outputs valid, mappings
 // in range, no cycles. Each error names the source, node and field.
 Status ValidateGraphStructure(const GraphDef& graph);
+
+// Turns CountBatch/TimeBatch input attributes into built-in batch nodes in
+// front of the input ("<node>.batch<i>", placed with the node), so the
+// executor sees plain UDF nodes.
+Status ExpandInputAttrs(GraphDef* graph);
 
 // Nodes in an order where every node comes after its producers.
 std::vector<const NodeDef*> TopologicalOrder(const GraphDef& graph);

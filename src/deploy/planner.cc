@@ -2,6 +2,7 @@
 #include "deploy/planner.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -82,7 +83,20 @@ Status MakePlan(const GraphDef& graph, const ClusterConfig& cluster,
   plan.graph = graph;
   plan.options = options;
   size_t rr = 0;  // round-robin cursor over local devices
+  std::map<std::string, std::vector<int32_t>> placed;
+  auto add_instances = [&](const NodeDef* n, const std::vector<int32_t>& devs) {
+    placed[n->name] = devs;
+    for (size_t r = 0; r < devs.size(); ++r) {
+      plan.instances.push_back(
+          InstancePlan{n->name, int32_t(r), int32_t(devs.size()), devs[r]});
+    }
+  };
+  std::vector<const NodeDef*> colocated;
   for (const NodeDef* n : TopologicalOrder(graph)) {
+    if (!n->colocate_with.empty()) {
+      colocated.push_back(n);
+      continue;
+    }
     std::vector<int32_t> devices;
     auto it = deploy.placement.find(n->name);
     if (it != deploy.placement.end()) {
@@ -99,10 +113,12 @@ Status MakePlan(const GraphDef& graph, const ClusterConfig& cluster,
     } else {
       devices.push_back(local[rr++ % local.size()]);
     }
-    for (size_t r = 0; r < devices.size(); ++r) {
-      plan.instances.push_back(InstancePlan{n->name, int32_t(r),
-                                            int32_t(devices.size()), devices[r]});
-    }
+    add_instances(n, devices);
+  }
+  // Nodes hflow inserted run on the first device of the node they serve.
+  for (const NodeDef* n : colocated) {
+    auto it = placed.find(n->colocate_with);
+    add_instances(n, {it != placed.end() ? it->second.front() : local.front()});
   }
   // A queue per (consumer instance, input), then per graph output.
   for (const InstancePlan& inst : plan.instances) {

@@ -47,6 +47,7 @@ std::string GraphState::Where() const {
 
 Status GraphState::Build() {
   if (deployment_) return Status::OK();
+  HFLOW_RETURN_IF_ERROR(deploy::ExpandInputAttrs(&def_));
   deploy::DeployInfo info;
   HFLOW_RETURN_IF_ERROR(deploy::DeployInfoForGraph(
       def_, deploy_file_, env_->options.cluster, &info));

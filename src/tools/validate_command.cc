@@ -23,6 +23,8 @@ int RunValidate(const ValidateArgs& args, std::ostream& out,
   deploy::GraphDef graph;
   s = deploy::LoadGraphFile(args.graph, &graph);
   if (!s.ok()) return fail(s);
+  s = deploy::ExpandInputAttrs(&graph);
+  if (!s.ok()) return fail(s);
   deploy::DeployInfo info;
   s = deploy::DeployInfoForGraph(graph, args.deploy, cluster, &info);
   if (!s.ok()) return fail(s);
