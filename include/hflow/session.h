@@ -80,6 +80,9 @@ struct Options {
   int deploy_threads = 4;
   uint32_t queue_depth = 64;
   bool record_calls = false;  // sim: keep a call log (tests, --stats)
+  // Level of the UDF log (FlowFunc loggers): "debug", "info", "warn",
+  // "error" or "off"; empty keeps $HFLOW_FLOW_FUNC_LOG_LEVEL (default warn).
+  std::string udf_log_level;
 };
 
 Status Initialize(const Options& options);

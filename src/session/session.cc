@@ -6,6 +6,7 @@
 #include <set>
 
 #include "deploy/graph_def.h"
+#include "flow_func/lib/flow_func_internal.h"
 #include "hflow/context_guard.h"
 #include "hflow/rt.h"
 #include "session/environment.h"
@@ -55,6 +56,30 @@ Status Initialize(const Options& options) {
   if (session::g_env) {
     return Status::FailedPrecondition(
         "hflow::Initialize: already initialized; call Finalize first");
+  }
+  if (!options.udf_log_level.empty()) {
+    static const std::pair<const char*, FlowFunc::FlowFuncLogLevel> kLevels[] = {
+        {"debug", FlowFunc::FlowFuncLogLevel::DEBUG},
+        {"info", FlowFunc::FlowFuncLogLevel::INFO},
+        {"warn", FlowFunc::FlowFuncLogLevel::WARN},
+        {"error", FlowFunc::FlowFuncLogLevel::ERROR}};
+    bool known = false;
+    if (options.udf_log_level == "off") {
+      // One above ERROR: the loggers' "nothing enabled" level.
+      FlowFunc::internal::SetLogLevel(static_cast<FlowFunc::FlowFuncLogLevel>(4));
+      known = true;
+    }
+    for (const auto& [name, level] : kLevels) {
+      if (options.udf_log_level == name) {
+        FlowFunc::internal::SetLogLevel(level);
+        known = true;
+      }
+    }
+    if (!known) {
+      return Status::InvalidArgument(
+          "hflow::Initialize: udf_log_level '" + options.udf_log_level +
+          "' is not one of debug, info, warn, error, off");
+    }
   }
   auto env = std::make_shared<Environment>();
   env->options = options;

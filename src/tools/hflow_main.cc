@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tools/devices_command.h"
+#include "tools/run_command.h"
 #include "tools/validate_command.h"
 
 namespace {
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   });
   hflow::tools::AddDevicesCommand(&app);
   hflow::tools::AddValidateCommand(&app);
+  hflow::tools::AddRunCommand(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {
