@@ -1,0 +1,74 @@
+// `hflow validate`: prints the plan of a valid graph (instances and queues
+// per device), writes a DOT picture with one cluster per device, and exits 1
+// naming the file and field for bad graphs, bad placements and unknown
+// functions.
+#include <gmock/gmock.h>
+
+#include "cli_test_util.h"
+
+namespace hflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+class CliValidateTest : public testing::CliTest {
+ protected:
+  std::string Graph(const std::string& deploy = "") {
+    return Write("g.json", R"({"name": "add_pipeline", "inputs": ["a", "b"],
+      "nodes": [
+        {"name": "add", "inputs": ["a", "b"], "outputs": 1, "function": "_BuiltIn_Add"},
+        {"name": "twice", "inputs": ["add:0", "add:0"], "outputs": 1, "function": "_BuiltIn_Add"}],
+      "outputs": ["twice:0"])" + deploy + "}");
+  }
+};
+
+TEST_F(CliValidateTest, PrintsThePlanAndWritesDot) {
+  std::string g = Graph(R"(, "deploy": {"deploy_info": [
+      {"flow_node_name": "add", "logic_device_id": "0:0:3"},
+      {"flow_node_name": "twice", "logic_device_id": "0:0:7"}]})");
+  testing::CliResult r = Run("validate '" + g + "' --devices 3,6,7 --dot '" +
+                             dir_ + "/plan.dot'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("device 3:"));
+  EXPECT_THAT(r.out, HasSubstr("instance add"));
+  EXPECT_THAT(r.out, HasSubstr("device 7:"));
+  EXPECT_THAT(r.out, HasSubstr("instance twice"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("device 6:")));
+  std::string dot = Read(dir_ + "/plan.dot");
+  EXPECT_THAT(dot, HasSubstr("digraph"));
+  EXPECT_THAT(dot, HasSubstr("subgraph cluster_device3"));
+  EXPECT_THAT(dot, HasSubstr("subgraph cluster_device7"));
+}
+
+TEST_F(CliValidateTest, RejectsBadInputsNamingThem) {
+  // A device outside the cluster.
+  std::string g = Graph(R"(, "deploy": {"deploy_info": [
+      {"flow_node_name": "add", "logic_device_id": "0:0:9"}]})");
+  testing::CliResult r = Run("validate '" + g + "' --devices 2,3");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("deploy_info[0]"));
+  EXPECT_THAT(r.err, HasSubstr("device 9"));
+  // An unknown function.
+  std::string bad = Write("bad.json", R"({"name": "g", "inputs": ["a"],
+      "nodes": [{"name": "n", "inputs": ["a"], "outputs": 1, "function": "Nope"}],
+      "outputs": ["n:0"]})");
+  r = Run("validate '" + bad + "'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("node 'n'"));
+  EXPECT_THAT(r.err, HasSubstr("Nope"));
+  // A dangling reference.
+  std::string dangling = Write("d.json", R"({"name": "g", "inputs": ["a"],
+      "nodes": [{"name": "n", "inputs": ["x:0"], "outputs": 1, "function": "_BuiltIn_Identity"}],
+      "outputs": ["n:0"]})");
+  r = Run("validate '" + dangling + "'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("d.json"));
+  EXPECT_THAT(r.err, HasSubstr("nodes[0].inputs[0]"));
+  // A missing file.
+  r = Run("validate '" + dir_ + "/missing.json'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("missing.json"));
+}
+
+}  // namespace
+}  // namespace hflow
