@@ -47,6 +47,19 @@ std::string Deployment::GroupName() const {
 
 void SetCurrentTransaction(uint64_t trans_id) { t_current_trans = trans_id; }
 
+// Note [Replica choice]: a transaction's messages must meet in one replica,
+// so the choice depends on the transaction id alone; it is mixed (splitmix64)
+// rather than taken modulo, because ids often advance in strides (a batch of
+// 4 carries ids 4, 8, 12, ..., which modulo 4 replicas would all land on
+// replica 0).
+size_t ReplicaOf(uint64_t trans_id, size_t replicas) {
+  uint64_t z = trans_id + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<size_t>(z % replicas);
+}
+
 Status ResolveFunctions(
     const GraphDef& graph, const flow_func::UdfBuildOptions& build,
     std::map<std::string, std::vector<flow_func::FuncDesc>>* out) {
@@ -256,7 +269,7 @@ Status Deployment::Route(const OutputRef& producer,
   auto it = routes_.find(producer.ToString());
   if (it == routes_.end()) return Status::OK();  // an unconsumed output
   for (const std::vector<size_t>& replicas : it->second) {
-    size_t pick = replicas[mbuf->head().trans_id % replicas.size()];
+    size_t pick = replicas[ReplicaOf(mbuf->head().trans_id, replicas.size())];
     HFLOW_RETURN_IF_ERROR(Deliver(pick, mbuf, timeout_ms));
   }
   return Status::OK();

@@ -116,6 +116,9 @@ class Deployment {
 Status Deploy(const Plan& plan, services::ExchangeService* svc,
               const DeployOptions& options, std::unique_ptr<Deployment>* out);
 
+// The replica (of `replicas`) that transaction `trans_id` goes to.
+size_t ReplicaOf(uint64_t trans_id, size_t replicas);
+
 // The transaction the calling thread is processing (set by executors around
 // Proc): outputs a UDF leaves without a transaction id inherit it, so a
 // transaction stays one transaction through every node.

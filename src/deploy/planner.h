@@ -6,9 +6,9 @@
 // consuming instance: the consumer dequeues locally in its hot loop, and a
 // producer on another device pays the one cross-device copy when it
 // enqueues (issued on the destination device). Replicated consumers have
-// one input queue per replica; a message with transaction id t goes to
-// replica t % replicas, so the messages of one transaction meet in one
-// instance. A graph output's queue lives on the device of the producing
+// one input queue per replica; a message with transaction id t goes to the
+// replica ReplicaOf(t) picks (a hash of t: Note [Replica choice] in
+// deployer.cc), so the messages of one transaction meet in one instance. A graph output's queue lives on the device of the producing
 // node's first instance, so the common single-instance case copies nothing
 // before the fetch.
 //

@@ -61,10 +61,12 @@ Status GraphState::Build() {
   const bool catch_exceptions = def_.exception_catch;
   dopts.on_exception = [this, catch_exceptions](const std::string&,
                                                 int32_t code, uint64_t ctx) {
-    std::lock_guard<std::mutex> lock(exc_mu_);
-    last_exception_ = {code, ctx};
-    has_exception_ = true;
-    if (catch_exceptions) exceptions_.emplace_back(code, ctx);
+    {
+      std::lock_guard<std::mutex> lock(exc_mu_);
+      last_exception_ = {code, ctx};
+      has_exception_ = true;
+    }
+    if (catch_exceptions) DeliverException(code, ctx);
   };
   dopts.get_exception = [this](int32_t* code, uint64_t* ctx) {
     std::lock_guard<std::mutex> lock(exc_mu_);
@@ -175,17 +177,6 @@ Status GraphState::Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
   if (!deployment_) {
     return Status::FailedPrecondition(Where() + "not built; call BuildGraph");
   }
-  {
-    std::lock_guard<std::mutex> lock(exc_mu_);
-    if (!exceptions_.empty()) {
-      *info = FlowInfo{};
-      info->ret_code = exceptions_.front().first;
-      info->transaction_id = exceptions_.front().second;
-      exceptions_.pop_front();
-      outputs->assign(def_.outputs.size(), Tensor{});
-      return Status::OK();
-    }
-  }
   // One message per output of one transaction, taken together.
   std::lock_guard<std::mutex> lock(fetch_mu_);
   const deploy::Plan& plan = deployment_->plan();
@@ -219,6 +210,28 @@ Status GraphState::Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
     HFLOW_RETURN_IF_ERROR(ToTensor(got[k], &(*outputs)[k]));
   }
   return Status::OK();
+}
+
+// With exception catch, an exception reaches the fetcher like a failed
+// message: one error message (ret code = the exception code, transaction id
+// = the user context id) on every graph output, waking a waiting fetch.
+void GraphState::DeliverException(int32_t code, uint64_t ctx) {
+  deploy::Deployment* d = deployment_.get();
+  if (d == nullptr) return;  // raised during Init: deployment fails anyway
+  for (uint32_t k = 0; k < def_.outputs.size(); ++k) {
+    size_t qi = static_cast<size_t>(d->plan().OutputQueue(k));
+    services::MbufPtr m;
+    if (!env_->svc->AllocMbuf(d->plan().queues[qi].device, d->GroupName(),
+                              "deployer", 0, &m).ok()) {
+      return;
+    }
+    m->head().ret_code = code;
+    m->head().trans_id = ctx;
+    m->head().msg_type =
+        static_cast<uint16_t>(FlowFunc::MsgType::MSG_TYPE_TENSOR_DATA);
+    m->head().shape = {0};
+    (void)env_->svc->Enqueue(*d->queue(qi), std::move(m), -1);
+  }
 }
 
 Status GraphState::Remove() {

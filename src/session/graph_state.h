@@ -43,6 +43,7 @@ class GraphState {
   Status MakeInputMbuf(size_t k, const Tensor& t, const FlowInfo& info,
                        uint64_t trans, services::MbufPtr* out);
   Status ToTensor(const services::MbufPtr& m, Tensor* out);
+  void DeliverException(int32_t code, uint64_t ctx);
 
   const uint32_t id_;
   deploy::GraphDef def_;
@@ -55,7 +56,6 @@ class GraphState {
   std::atomic<uint64_t> next_trans_{1};
   // Exceptions raised by UDFs (exception catch), delivered by Fetch.
   std::mutex exc_mu_;
-  std::deque<std::pair<int32_t, uint64_t>> exceptions_;
   std::pair<int32_t, uint64_t> last_exception_{0, 0};
   bool has_exception_ = false;
 };

@@ -1,0 +1,398 @@
+// End to end through the public Session API, one test per example under
+// examples/ (each graph loaded from its graph file, UDF projects built by
+// hflow on BuildGraph with the build-tree SDK), values checked exactly; and,
+// once `hflow run` exists, each example's run.sh against the output its
+// header promises. Throughout, the calling thread's context is untouched.
+//
+//   add_pipeline     a, b ─[add, dev 0]─[twice, dev 1]─ out
+//   multi_function   x, y ─[ops: Scale | Sum, input_map/output_map]─ out0, out1
+//   replicas         x ─[CountBatch 4]─[stack x4]─[double x4]─ out  (devices 2..5)
+//   exception_catch  x ─[check: RaiseException on negatives]─ out
+//
+// Thread-safety: single-threaded tests.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hflow/hflow.h"
+#include "hflow/rt.h"
+
+#ifndef HFLOW_SOURCE_DIR
+#error "HFLOW_SOURCE_DIR must name the source tree"
+#endif
+
+namespace hflow {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int32_t kNegativeInput = 9900001;  // examples/exception_catch/udf
+
+std::string Example(const std::string& rel) {
+  return std::string(HFLOW_SOURCE_DIR) + "/examples/" + rel;
+}
+
+// UDF projects build under the build tree (unless the caller chose a folder)
+// against the build tree's SDK.
+void UseBuildTreeForUdfs() {
+#ifdef HFLOW_BUILD_SDK_DIR
+  const fs::path build = fs::path(HFLOW_BUILD_SDK_DIR).parent_path();
+  setenv("HFLOW_UDF_BUILD_DIR", (build / "examples_udf_builds").c_str(), 0);
+  setenv("HFLOW_SDK_DIR", HFLOW_BUILD_SDK_DIR, 0);
+#endif
+}
+
+class ExamplesTest : public ::testing::Test {
+ protected:
+  void Start(const std::vector<int32_t>& devices) {
+    UseBuildTreeForUdfs();
+    Options o;
+    o.cluster = MakeLocalCluster(devices);
+    Status s = Initialize(o);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    started_ = true;
+  }
+  void TearDown() override {
+    if (started_) {
+      session_.reset();
+      (void)Finalize();
+    }
+    // No call of the test left a binding on this thread.
+    EXPECT_EQ(rt::GetCurrentContext(), nullptr);
+  }
+  Session& S() {
+    if (!session_) session_ = std::make_unique<Session>();
+    return *session_;
+  }
+  void Load(const std::string& graph_file) {
+    Status s = S().AddGraphFile(1, Example(graph_file));
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    s = S().BuildGraph(1);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  void Feed(const std::vector<Tensor>& inputs, uint64_t trans = 0) {
+    FlowInfo info;
+    info.transaction_id = trans;
+    Status s = S().FeedData(1, inputs, info, 5000);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  void Fetch(std::vector<Tensor>* out, FlowInfo* info) {
+    Status s = S().FetchData(1, out, info, 10000);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  void ExpectNoImplicitBindings() {
+    std::vector<DeviceReport> reports;
+    ASSERT_TRUE(S().DeviceReports(1, &reports).ok());
+    for (const auto& r : reports) EXPECT_EQ(r.implicit_bindings, 0u) << r.id;
+  }
+
+  bool started_ = false;
+  std::unique_ptr<Session> session_;
+};
+
+Tensor I32(std::vector<int32_t> v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  return Tensor::From<int32_t>(DataType::kInt32, {n}, v);
+}
+
+// ---- add_pipeline: built-ins on devices 0 and 1 of the default cluster ----
+
+TEST_F(ExamplesTest, AddPipelineAcrossTwoDevices) {
+  Start({0, 1, 2, 3});
+  Load("add_pipeline/graph.json");
+  // The caller's own binding (a user context on device 1) survives every call.
+  rt::Context* mine = nullptr;
+  ASSERT_TRUE(rt::CreateContext(1, &mine).ok());
+  Feed({I32({1, 2, 3}), I32({10, 20, 30})});
+  Feed({I32({-5, 0, 7}), I32({5, 1, -7})});
+  std::vector<Tensor> out;
+  FlowInfo info;
+  Fetch(&out, &info);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(info.ret_code, 0);
+  EXPECT_EQ(info.transaction_id, 1u);
+  EXPECT_EQ(out[0].dtype, DataType::kInt32);
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{3}));
+  EXPECT_EQ(out[0].As<int32_t>(), (std::vector<int32_t>{22, 44, 66}));
+  Fetch(&out, &info);
+  EXPECT_EQ(info.transaction_id, 2u);
+  EXPECT_EQ(out[0].As<int32_t>(), (std::vector<int32_t>{0, 2, 0}));
+  EXPECT_EQ(rt::GetCurrentContext(), mine);
+
+  std::vector<DeviceReport> reports;
+  ASSERT_TRUE(S().DeviceReports(1, &reports).ok());
+  ASSERT_EQ(reports.size(), 4u);
+  EXPECT_EQ(reports[0].submodels, 1u);  // add
+  EXPECT_EQ(reports[1].submodels, 1u);  // twice
+  EXPECT_EQ(reports[2].contexts_created, 0u);  // devices 2, 3 untouched
+  EXPECT_EQ(reports[3].contexts_created, 0u);
+  for (const auto& r : reports) EXPECT_EQ(r.implicit_bindings, 0u) << r.id;
+  ASSERT_TRUE(rt::SetCurrentContext(nullptr).ok());
+}
+
+// ---- multi_function: Scale and Sum procs, node inputs/outputs swapped ----
+
+TEST_F(ExamplesTest, MultiFunctionProcsWithInputAndOutputMaps) {
+  Start({0, 1, 2, 3});
+  Load("multi_function/graph.json");
+  // Graph inputs (x, y); outputs (ops:0 = sum of y, ops:1 = x * factor 10).
+  Feed({I32({1, 2, 3}), I32({4, 5, 6})});
+  Feed({I32({-1, 0, 7, 9}), I32({100})});
+  std::vector<Tensor> out;
+  FlowInfo info;
+  Fetch(&out, &info);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(info.ret_code, 0);
+  EXPECT_EQ(info.transaction_id, 1u);
+  EXPECT_EQ(out[0].dtype, DataType::kInt32);
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{1}));
+  EXPECT_EQ(out[0].As<int32_t>(), (std::vector<int32_t>{15}));
+  EXPECT_EQ(out[1].shape, (std::vector<int64_t>{3}));
+  EXPECT_EQ(out[1].As<int32_t>(), (std::vector<int32_t>{10, 20, 30}));
+  Fetch(&out, &info);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(info.transaction_id, 2u);
+  EXPECT_EQ(out[0].As<int32_t>(), (std::vector<int32_t>{100}));
+  EXPECT_EQ(out[1].As<int32_t>(), (std::vector<int32_t>{-10, 0, 70, 90}));
+  ExpectNoImplicitBindings();
+  EXPECT_EQ(rt::GetCurrentContext(), nullptr);
+}
+
+TEST_F(ExamplesTest, MultiFunctionProcFailureComesBackAsRetCode) {
+  Start({0, 1, 2, 3});
+  Load("multi_function/graph.json");
+  // Sum takes int32 only: a float y fails it with FLOW_FUNC_ERR_PARAM_INVALID.
+  Feed({I32({1}), Tensor::From<float>(DataType::kFloat, {1}, {1.5f})});
+  std::vector<Tensor> out;
+  FlowInfo info;
+  Fetch(&out, &info);
+  EXPECT_EQ(info.ret_code, 164000);
+  EXPECT_EQ(info.transaction_id, 1u);
+}
+
+// ---- replicas: CountBatch 4 in front of two nodes replicated on 2..5 ----
+
+TEST_F(ExamplesTest, ReplicasWithCountBatching) {
+  Start({2, 3, 4, 5});
+  Load("replicas/graph.json");
+  // Eight transactions; x of transaction i is [i, 10i, 100i].
+  for (int32_t i = 1; i <= 8; ++i) Feed({I32({i, 10 * i, 100 * i})});
+  std::map<uint64_t, std::vector<int32_t>> batches;
+  for (int b = 0; b < 2; ++b) {
+    std::vector<Tensor> out;
+    FlowInfo info;
+    Fetch(&out, &info);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(info.ret_code, 0);
+    EXPECT_EQ(out[0].dtype, DataType::kInt32);
+    EXPECT_EQ(out[0].shape, (std::vector<int64_t>{4, 3}));
+    batches[info.transaction_id] = out[0].As<int32_t>();
+  }
+  // A batch carries the transaction id of its last message.
+  std::map<uint64_t, std::vector<int32_t>> want;
+  for (int32_t first : {1, 5}) {
+    std::vector<int32_t>& v = want[static_cast<uint64_t>(first + 3)];
+    for (int32_t i = first; i < first + 4; ++i) {
+      v.insert(v.end(), {2 * i, 20 * i, 200 * i});
+    }
+  }
+  EXPECT_EQ(batches, want);
+  std::vector<Tensor> out;
+  FlowInfo info;
+  EXPECT_EQ(S().FetchData(1, &out, &info, 100).code(), StatusCode::kTimeout);
+
+  std::vector<DeviceReport> reports;
+  ASSERT_TRUE(S().DeviceReports(1, &reports).ok());
+  ASSERT_EQ(reports.size(), 4u);
+  // stack and double on every device; the batch node with stack's first.
+  EXPECT_EQ(reports[0].submodels, 3u);
+  for (size_t d = 1; d < 4; ++d) EXPECT_EQ(reports[d].submodels, 2u) << d;
+  for (const auto& r : reports) EXPECT_EQ(r.implicit_bindings, 0u) << r.id;
+  EXPECT_EQ(rt::GetCurrentContext(), nullptr);
+}
+
+// ---- exception_catch: RaiseException reaches the fetcher ----
+
+struct Result {
+  int32_t ret_code = 0;
+  std::vector<int32_t> data;
+  bool operator==(const Result& o) const {
+    return ret_code == o.ret_code && data == o.data;
+  }
+};
+
+// Fetches `n` results by transaction id. An exception produces no output
+// message, and a fetch already waiting on the output queue is not woken by
+// one (it is delivered on the next FetchData), so poll with short timeouts.
+std::map<uint64_t, Result> FetchByTransaction(Session& s, size_t n) {
+  std::map<uint64_t, Result> got;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (got.size() < n && std::chrono::steady_clock::now() < deadline) {
+    std::vector<Tensor> out;
+    FlowInfo info;
+    Status st = s.FetchData(1, &out, &info, 50);
+    if (st.code() == StatusCode::kTimeout) continue;
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    if (!st.ok()) break;
+    EXPECT_EQ(out.size(), 1u);
+    EXPECT_EQ(got.count(info.transaction_id), 0u) << info.transaction_id;
+    got[info.transaction_id] = {info.ret_code,
+                                out.empty() ? std::vector<int32_t>{}
+                                            : out[0].As<int32_t>()};
+  }
+  return got;
+}
+
+TEST_F(ExamplesTest, ExceptionCatchDeliversCodeAndTransaction) {
+  Start({0, 1, 2, 3});
+  Load("exception_catch/graph.json");
+  Feed({I32({1, 2, 3})});
+  Feed({I32({1, -2, 3})});
+  Feed({I32({4, 5, 6})});
+  Feed({I32({-7})}, /*trans=*/42);  // the caller's own transaction id
+  std::map<uint64_t, Result> got = FetchByTransaction(S(), 4);
+  std::map<uint64_t, Result> want = {{1, {0, {1, 2, 3}}},
+                                     {2, {kNegativeInput, {}}},
+                                     {3, {0, {4, 5, 6}}},
+                                     {42, {kNegativeInput, {}}}};
+  EXPECT_EQ(got, want);
+  std::vector<Tensor> out;
+  FlowInfo info;
+  EXPECT_EQ(S().FetchData(1, &out, &info, 100).code(), StatusCode::kTimeout);
+  ExpectNoImplicitBindings();
+  EXPECT_EQ(rt::GetCurrentContext(), nullptr);
+}
+
+// The same UDF through the C++ graph API without exception catch: the
+// exception is not delivered, so the fetcher sees only the good transaction.
+TEST_F(ExamplesTest, ExceptionNotDeliveredWithoutExceptionCatch) {
+  Start({0, 1, 2, 3});
+  FlowData x("x", 0);
+  FunctionPp pp("check_pp");
+  pp.SetCompileConfig(Example("exception_catch/check_func.json"))
+      .SetFunction("CheckNonNegative");
+  FlowNode check("check", 1, 1);
+  check.SetInput(0, x).AddPp(pp);
+  FlowGraph g("exception_not_caught");
+  g.SetInputs({x}).SetOutputs({check}).SetExceptionCatch(false);
+  Status s = S().AddGraph(1, g);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  s = S().BuildGraph(1);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  Feed({I32({-1})});
+  Feed({I32({8})});
+  std::vector<Tensor> out;
+  FlowInfo info;
+  Fetch(&out, &info);
+  EXPECT_EQ(info.ret_code, 0);
+  EXPECT_EQ(info.transaction_id, 2u);
+  EXPECT_EQ(out[0].As<int32_t>(), (std::vector<int32_t>{8}));
+  EXPECT_EQ(S().FetchData(1, &out, &info, 100).code(), StatusCode::kTimeout);
+}
+
+// ---- run.sh of each example, through the built CLI ----
+
+#ifdef HFLOW_CLI_PATH
+struct CliRun {
+  int code = -1;
+  std::vector<nlohmann::json> lines;
+  std::string out;
+};
+
+// Runs examples/<script> with HFLOW set to the built CLI; `args` go to
+// `hflow run` after the script's own.
+CliRun RunScript(const std::string& script, const std::string& args = "") {
+  UseBuildTreeForUdfs();
+  CliRun r;
+  std::string cmd = "HFLOW='" + std::string(HFLOW_CLI_PATH) + "' bash '" +
+                    Example(script) + "' " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) r.lines.push_back(nlohmann::json::parse(line, nullptr, false));
+  }
+  return r;
+}
+
+nlohmann::json Line(const char* text) { return nlohmann::json::parse(text); }
+
+class ExamplesCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // CLI11 answers `hflow run --help` with the top-level help when there
+    // is no `run`: look for the subcommand in that list instead.
+    std::string cmd = "'" + std::string(HFLOW_CLI_PATH) +
+                      "' --help 2>/dev/null | grep -Eq '^ +run +'";
+    if (std::system(cmd.c_str()) != 0) {
+      GTEST_SKIP() << "this hflow has no `run` command yet";
+    }
+  }
+};
+
+TEST_F(ExamplesCliTest, AddPipelineRunScript) {
+  CliRun r = RunScript("add_pipeline/run.sh");
+  EXPECT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.lines.size(), 1u) << r.out;
+  EXPECT_EQ(r.lines[0], Line(R"({"output":0,"trans_id":1,"ret_code":0,
+      "dtype":"int32","shape":[3],"data":[22,44,66]})"));
+}
+
+TEST_F(ExamplesCliTest, MultiFunctionRunScript) {
+  CliRun r = RunScript("multi_function/run.sh");
+  EXPECT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.lines.size(), 2u) << r.out;
+  EXPECT_EQ(r.lines[0], Line(R"({"output":0,"trans_id":1,"ret_code":0,
+      "dtype":"int32","shape":[1],"data":[15]})"));
+  EXPECT_EQ(r.lines[1], Line(R"({"output":1,"trans_id":1,"ret_code":0,
+      "dtype":"int32","shape":[3],"data":[10,20,30]})"));
+}
+
+TEST_F(ExamplesCliTest, ReplicasRunScript) {
+  // 8 feeds, 2 batches back: `hflow run` must not wait for 8 results.
+  CliRun r = RunScript("replicas/run.sh", "--timeout 3000");
+  EXPECT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.lines.size(), 2u) << r.out;
+  std::sort(r.lines.begin(), r.lines.end(),
+            [](const nlohmann::json& a, const nlohmann::json& b) {
+              return a.value("trans_id", 0) < b.value("trans_id", 0);
+            });
+  for (int k = 0; k < 2; ++k) {
+    nlohmann::json want = Line(R"({"output":0,"trans_id":0,"ret_code":0,
+        "dtype":"int32","shape":[4,3],"data":[2,4,6,2,4,6,2,4,6,2,4,6]})");
+    want["trans_id"] = 4 * (k + 1);
+    EXPECT_EQ(r.lines[k], want);
+  }
+}
+
+TEST_F(ExamplesCliTest, ExceptionCatchRunScript) {
+  // run.sh exits 0 when the good run succeeds and the negative run fails.
+  CliRun r = RunScript("exception_catch/run.sh");
+  EXPECT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.lines.size(), 2u) << r.out;
+  EXPECT_EQ(r.lines[0], Line(R"({"output":0,"trans_id":1,"ret_code":0,
+      "dtype":"int32","shape":[3],"data":[1,2,3]})"));
+  EXPECT_EQ(r.lines[1].value("trans_id", 0), 1);
+  EXPECT_EQ(r.lines[1].value("ret_code", 0), kNegativeInput);
+}
+#endif  // HFLOW_CLI_PATH
+
+}  // namespace
+}  // namespace hflow
