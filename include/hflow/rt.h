@@ -46,6 +46,7 @@ struct RuntimeOptions {
   ClusterConfig cluster = DefaultClusterConfig();
   // Overrides the cluster's default device; -1 means none.
   std::optional<int32_t> default_device;
+  bool record_calls = false;  // sim: keep a call log from the start
 };
 
 // Creates the runtime `options` describe and installs it. Unknown backends

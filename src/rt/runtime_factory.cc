@@ -13,6 +13,7 @@ Status InitializeRuntime(const RuntimeOptions& options,
     SimOptions sim;
     sim.cluster = options.cluster;
     sim.default_device = options.default_device;
+    sim.record_calls = options.record_calls;
     std::shared_ptr<SimRuntime> s;
     HFLOW_RETURN_IF_ERROR(SimRuntime::Create(std::move(sim), &s));
     runtime = std::move(s);

@@ -46,7 +46,9 @@ std::string GraphState::Where() const {
 }
 
 Status GraphState::Build() {
+  std::unique_lock<std::shared_mutex> life(life_mu_);
   if (deployment_) return Status::OK();
+  if (removed_) return Status::NotFound(Where() + "was removed");
   HFLOW_RETURN_IF_ERROR(deploy::ExpandInputAttrs(&def_));
   deploy::DeployInfo info;
   HFLOW_RETURN_IF_ERROR(deploy::DeployInfoForGraph(
@@ -131,6 +133,8 @@ Status GraphState::MakeInputMbuf(size_t k, const Tensor& t,
 
 Status GraphState::Feed(const std::vector<Tensor>& inputs, const FlowInfo& info,
                         int32_t timeout_ms) {
+  std::shared_lock<std::shared_mutex> life(life_mu_);
+  if (removed_) return Status::NotFound(Where() + "was removed");
   if (!deployment_) {
     return Status::FailedPrecondition(Where() + "not built; call BuildGraph");
   }
@@ -174,6 +178,8 @@ Status GraphState::ToTensor(const services::MbufPtr& m, Tensor* out) {
 
 Status GraphState::Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
                          int32_t timeout_ms) {
+  std::shared_lock<std::shared_mutex> life(life_mu_);
+  if (removed_) return Status::NotFound(Where() + "was removed");
   if (!deployment_) {
     return Status::FailedPrecondition(Where() + "not built; call BuildGraph");
   }
@@ -235,7 +241,11 @@ void GraphState::DeliverException(int32_t code, uint64_t ctx) {
 }
 
 Status GraphState::Remove() {
+  removed_ = true;
+  // Wake every feed and fetch blocked on a queue, then wait for them to
+  // leave before anything is freed.
   if (runner_) runner_->Stop();
+  std::unique_lock<std::shared_mutex> life(life_mu_);
   runner_.reset();
   Status s;
   if (deployment_) s = deployment_->Undeploy();
@@ -244,6 +254,7 @@ Status GraphState::Remove() {
 }
 
 Status GraphState::Reports(std::vector<DeviceReport>* out) {
+  std::shared_lock<std::shared_mutex> life(life_mu_);
   out->clear();
   for (int32_t d : env_->options.cluster.LocalDeviceIds()) {
     DeviceReport r;

@@ -3,7 +3,7 @@
 //
 // Thread-safety: Feed and Fetch may run concurrently from many threads
 // (feeds of one transaction are routed atomically under feed_mu_); Build and
-// Remove are serialised by the session.
+// Remove exclude them (life_mu_).
 #ifndef HFLOW_SESSION_GRAPH_STATE_H_
 #define HFLOW_SESSION_GRAPH_STATE_H_
 
@@ -11,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -49,11 +50,16 @@ class GraphState {
   deploy::GraphDef def_;
   const std::string deploy_file_;
   std::shared_ptr<session::Environment> env_;
+  // Feed and Fetch hold it shared for their whole call; Build and Remove
+  // exclusively, so a graph is never undeployed under a running feed or
+  // fetch (Remove first closes the queues to wake them).
+  std::shared_mutex life_mu_;
   std::unique_ptr<deploy::Deployment> deployment_;
   std::unique_ptr<exec::GraphRunner> runner_;
   std::mutex feed_mu_;
   std::mutex fetch_mu_;
   std::atomic<uint64_t> next_trans_{1};
+  std::atomic<bool> removed_{false};
   // Exceptions raised by UDFs (exception catch), delivered by Fetch.
   std::mutex exc_mu_;
   std::pair<int32_t, uint64_t> last_exception_{0, 0};

@@ -87,6 +87,7 @@ Status Initialize(const Options& options) {
   ro.backend = options.backend;
   ro.cluster = options.cluster;
   ro.default_device = options.default_device;
+  ro.record_calls = options.record_calls;
   HFLOW_RETURN_IF_ERROR(
       rt::InitializeRuntime(ro, &env->runtime).WithContext("hflow::Initialize: "));
   env->svc = std::make_unique<services::ExchangeService>(env->runtime.get());

@@ -95,8 +95,8 @@ template <typename T>
 bool ParseInt(const std::string& s, std::vector<uint8_t>* data) {
   // strtoull accepts "-1" and wraps it; a negative is never unsigned.
   if (s.empty() || (std::is_unsigned_v<T> && s[0] == '-')) return false;
-  using Wide = std::conditional_t<std::is_signed_v<T>, long long,
-                                  unsigned long long>;
+  using Wide =
+      std::conditional_t<std::is_signed_v<T>, long long, unsigned long long>;
   errno = 0;
   char* end = nullptr;
   Wide v;
@@ -130,8 +130,8 @@ bool ParseFloat(const std::string& s, DataType dt, std::vector<uint8_t>* data) {
     return true;
   }
   bool half = dt == DataType::kFloat16;
-  uint16_t bits = half ? RoundToSmallFloat(v, 10, 15)
-                       : RoundToSmallFloat(v, 7, 127);
+  uint16_t bits =
+      half ? RoundToSmallFloat(v, 10, 15) : RoundToSmallFloat(v, 7, 127);
   double back = half ? HalfToFloat(bits) : Bf16ToFloat(bits);
   if (std::isinf(back) && !std::isinf(v)) return false;
   Append<uint16_t>(data, bits);
@@ -145,20 +145,46 @@ bool ParseBool(const std::string& s, std::vector<uint8_t>* data) {
   return true;
 }
 
+template <typename T>
+T Load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+template <typename T>
+std::string IntText(const uint8_t* p) {
+  return std::to_string(Load<T>(p));
+}
+
+// Parser and printer of each integer dtype, so one table serves both ways.
+struct IntCodec {
+  DataType dt;
+  bool (*parse)(const std::string&, std::vector<uint8_t>*);
+  std::string (*print)(const uint8_t*);
+};
+constexpr IntCodec kIntCodecs[] = {
+    {DataType::kInt8, ParseInt<int8_t>, IntText<int8_t>},
+    {DataType::kInt16, ParseInt<int16_t>, IntText<int16_t>},
+    {DataType::kInt32, ParseInt<int32_t>, IntText<int32_t>},
+    {DataType::kInt64, ParseInt<int64_t>, IntText<int64_t>},
+    {DataType::kUint8, ParseInt<uint8_t>, IntText<uint8_t>},
+    {DataType::kUint16, ParseInt<uint16_t>, IntText<uint16_t>},
+    {DataType::kUint32, ParseInt<uint32_t>, IntText<uint32_t>},
+    {DataType::kUint64, ParseInt<uint64_t>, IntText<uint64_t>}};
+
+const IntCodec* FindIntCodec(DataType dt) {
+  for (const IntCodec& c : kIntCodecs) {
+    if (c.dt == dt) return &c;
+  }
+  return nullptr;
+}
+
 bool ParseElement(const std::string& s, DataType dt,
                   std::vector<uint8_t>* data) {
-  switch (dt) {
-    case DataType::kInt8: return ParseInt<int8_t>(s, data);
-    case DataType::kInt16: return ParseInt<int16_t>(s, data);
-    case DataType::kInt32: return ParseInt<int32_t>(s, data);
-    case DataType::kInt64: return ParseInt<int64_t>(s, data);
-    case DataType::kUint8: return ParseInt<uint8_t>(s, data);
-    case DataType::kUint16: return ParseInt<uint16_t>(s, data);
-    case DataType::kUint32: return ParseInt<uint32_t>(s, data);
-    case DataType::kUint64: return ParseInt<uint64_t>(s, data);
-    case DataType::kBool: return ParseBool(s, data);
-    default: return ParseFloat(s, dt, data);
-  }
+  if (const IntCodec* c = FindIntCodec(dt)) return c->parse(s, data);
+  if (dt == DataType::kBool) return ParseBool(s, data);
+  return ParseFloat(s, dt, data);
 }
 
 std::string ShapeText(const std::vector<int64_t>& shape) {
@@ -279,9 +305,9 @@ Status NpyDescr(const std::string& descr, DataType* dt) {
     if (kind != k) continue;
     char order = descr[0];
     if (order == '>' && DataTypeSize(t) > 1) {
-      return Status::InvalidArgument(
-          "big-endian dtype '" + descr + "' is not supported; save it as '<" +
-          kind + "' (arr.astype('<" + kind + "'))");
+      return Status::InvalidArgument("big-endian dtype '" + descr +
+                                     "' is not supported; save it as '<" +
+                                     kind + "' (arr.astype('<" + kind + "'))");
     }
     if (order != '<' && order != '|' && order != '=' && order != '>') break;
     *dt = t;
@@ -295,18 +321,21 @@ Status NpyDescr(const std::string& descr, DataType* dt) {
 Status ParseNpyHeader(const std::string& header, Tensor* out) {
   auto bad = [](const char* what) { return Status::InvalidArgument(what); };
   size_t p = 0;
-  if (!FindKey(header, "descr", &p) || (header[p] != '\'' && header[p] != '"')) {
+  if (!FindKey(header, "descr", &p) ||
+      (header[p] != '\'' && header[p] != '"')) {
     return bad("header has no 'descr' string");
   }
   size_t close = header.find(header[p], p + 1);
   if (close == std::string::npos) return bad("header has a broken 'descr'");
-  HFLOW_RETURN_IF_ERROR(NpyDescr(header.substr(p + 1, close - p - 1), &out->dtype));
+  HFLOW_RETURN_IF_ERROR(
+      NpyDescr(header.substr(p + 1, close - p - 1), &out->dtype));
   if (!FindKey(header, "fortran_order", &p)) {
     return bad("header has no 'fortran_order'");
   }
   if (header.compare(p, 5, "False") != 0) {
-    return bad("Fortran-order arrays are not supported; save "
-               "np.ascontiguousarray(arr)");
+    return bad(
+        "Fortran-order arrays are not supported; save "
+        "np.ascontiguousarray(arr)");
   }
   if (!FindKey(header, "shape", &p) || header[p] != '(' ||
       (close = header.find(')', p)) == std::string::npos) {
@@ -338,24 +367,11 @@ std::string Shortest(double v, int max_digits, Same same) {
   return buf;
 }
 
-template <typename T>
-T Load(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
 std::string ElementText(DataType dt, const uint8_t* p) {
+  if (const IntCodec* c = FindIntCodec(dt)) return c->print(p);
   switch (dt) {
-    case DataType::kInt8: return std::to_string(Load<int8_t>(p));
-    case DataType::kInt16: return std::to_string(Load<int16_t>(p));
-    case DataType::kInt32: return std::to_string(Load<int32_t>(p));
-    case DataType::kInt64: return std::to_string(Load<int64_t>(p));
-    case DataType::kUint8: return std::to_string(Load<uint8_t>(p));
-    case DataType::kUint16: return std::to_string(Load<uint16_t>(p));
-    case DataType::kUint32: return std::to_string(Load<uint32_t>(p));
-    case DataType::kUint64: return std::to_string(Load<uint64_t>(p));
-    case DataType::kBool: return *p ? "true" : "false";
+    case DataType::kBool:
+      return *p ? "true" : "false";
     case DataType::kDouble: {
       double v = Load<double>(p);
       return Shortest(v, 17, [v](double r) { return r == v; });
@@ -376,8 +392,9 @@ std::string ElementText(DataType dt, const uint8_t* p) {
         return RoundToSmallFloat(r, 7, 127) == b;
       });
     }
+    default:
+      return "null";
   }
-  return "null";
 }
 
 }  // namespace
@@ -394,8 +411,10 @@ float Bf16ToFloat(uint16_t b) {
 bool ParseInputDataType(const std::string& name, DataType* out) {
   if (ParseDataTypeName(name, out)) return true;
   static const std::pair<const char*, DataType> kAliases[] = {
-      {"bf16", DataType::kBf16},    {"fp16", DataType::kFloat16},
-      {"fp32", DataType::kFloat},   {"fp64", DataType::kDouble},
+      {"bf16", DataType::kBf16},
+      {"fp16", DataType::kFloat16},
+      {"fp32", DataType::kFloat},
+      {"fp64", DataType::kDouble},
       {"bool_", DataType::kBool}};
   for (const auto& [alias, dt] : kAliases) {
     if (name == alias) {
@@ -473,7 +492,8 @@ std::string OutputJsonLine(size_t output, uint64_t trans_id, int32_t ret_code,
   line += ",\"dtype\":\"" + std::string(DataTypeName(tensor.dtype)) +
           "\",\"shape\":" + ShapeText(tensor.shape) + ",\"data\":[";
   size_t size = DataTypeSize(tensor.dtype);
-  for (size_t at = 0; size != 0 && at + size <= tensor.data.size(); at += size) {
+  for (size_t at = 0; size != 0 && at + size <= tensor.data.size();
+       at += size) {
     if (at) line += ',';
     line += ElementText(tensor.dtype, tensor.data.data() + at);
   }

@@ -1,12 +1,14 @@
 // Values on the `hflow run` command line and results printed by it
 // (FORMATS.md "Command line"):
 //
-//   --input NAME=VALUE   VALUE is  DTYPE:v1,v2,...        a 1-D tensor
-//                                  DTYPE[d0,d1,...]:v1,...  that shape ([] = scalar)
-//                                  @file.npy              a NumPy file (v1-v3)
+//   --input NAME=VALUE, VALUE one of
+//     DTYPE:v1,v2,...           a 1-D tensor
+//     DTYPE[d0,d1,...]:v1,...   that shape ([] is a scalar)
+//     @file.npy                 a NumPy file (format 1.0 to 3.0)
 //
 // and one JSON line per fetched output message:
-//   {"output":0,"trans_id":1,"ret_code":0,"dtype":"int32","shape":[3],"data":[2,3,4]}
+//   {"output":0,"trans_id":1,"ret_code":0,"dtype":"int32","shape":[3],
+//    "data":[2,3,4]}   (on one line)
 //
 // Parsing is strict (every value must parse completely and fit its dtype)
 // because a silently truncated or wrapped input would make a run look

@@ -4,6 +4,8 @@
 // need no NumPy.
 //
 // Thread-safety: single-threaded; each test uses its own temp dir.
+#include "tools/input_value.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -14,14 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "tools/input_value.h"
-
-// input_value.cc is compiled into the hflow CLI, not into libhflow. Until
-// the test target links it (then define HFLOW_TESTS_LINK_TOOLS), compile it
-// into this file.
-#ifndef HFLOW_TESTS_LINK_TOOLS
-#include "tools/input_value.cc"  // NOLINT(build/include)
-#endif
 
 namespace hflow::tools {
 namespace {
@@ -212,67 +206,86 @@ class InputValueNpyTest : public ::testing::Test {
 
 TEST_F(InputValueNpyTest, ReadsSeveralDtypesAndVersions) {
   std::vector<int32_t> i32 = {1, 2, 3, 4, 5, 6};
-  Tensor t = MustLoad(Write("i4.npy", 1,
-      "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", Bytes(i32)));
+  Tensor t = MustLoad(
+      Write("i4.npy", 1,
+            "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }",
+            Bytes(i32)));
   EXPECT_EQ(t.dtype, DataType::kInt32);
   EXPECT_EQ(t.shape, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(t.As<int32_t>(), i32);
 
   std::vector<float> f32 = {0.5f, -1.25f, 3};
-  t = MustLoad(Write("f4.npy", 2,
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", Bytes(f32)));
+  t = MustLoad(Write(
+      "f4.npy", 2, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
+      Bytes(f32)));
   EXPECT_EQ(t.dtype, DataType::kFloat);
   EXPECT_EQ(t.shape, (std::vector<int64_t>{3}));
   EXPECT_EQ(t.As<float>(), f32);
 
   std::vector<double> f8 = {2.5};
-  t = MustLoad(Write("f8.npy", 3,
-      "{\"descr\": \"<f8\", \"fortran_order\": False, \"shape\": ()}", Bytes(f8)));
+  t = MustLoad(
+      Write("f8.npy", 3,
+            "{\"descr\": \"<f8\", \"fortran_order\": False, \"shape\": ()}",
+            Bytes(f8)));
   EXPECT_EQ(t.dtype, DataType::kDouble);
   EXPECT_TRUE(t.shape.empty());
   EXPECT_EQ(t.As<double>(), f8);
 
   std::vector<uint8_t> b1 = {1, 0, 1};
-  t = MustLoad(Write("b1.npy", 1,
-      "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", Bytes(b1)));
+  t = MustLoad(Write(
+      "b1.npy", 1, "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }",
+      Bytes(b1)));
   EXPECT_EQ(t.dtype, DataType::kBool);
   EXPECT_EQ(t.data, b1);
 
   std::vector<uint16_t> f2 = {0x3C00, 0xC000};
-  t = MustLoad(Write("f2.npy", 1,
-      "{'descr': '<f2', 'fortran_order': False, 'shape': (2,), }", Bytes(f2)));
+  t = MustLoad(Write(
+      "f2.npy", 1, "{'descr': '<f2', 'fortran_order': False, 'shape': (2,), }",
+      Bytes(f2)));
   EXPECT_EQ(t.dtype, DataType::kFloat16);
   EXPECT_EQ(t.As<uint16_t>(), f2);
 
   std::vector<int64_t> i8 = {-1, 1LL << 40};
-  t = MustLoad(Write("i8.npy", 1,
-      "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2), }", Bytes(i8)));
+  t = MustLoad(
+      Write("i8.npy", 1,
+            "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2), }",
+            Bytes(i8)));
   EXPECT_EQ(t.dtype, DataType::kInt64);
   EXPECT_EQ(t.As<int64_t>(), i8);
 
   std::vector<uint8_t> u1 = {7, 255};
-  t = MustLoad(Write("u1.npy", 1,
-      "{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }", Bytes(u1)));
+  t = MustLoad(Write(
+      "u1.npy", 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }",
+      Bytes(u1)));
   EXPECT_EQ(t.dtype, DataType::kUint8);
   EXPECT_EQ(t.data, u1);
 }
 
 TEST_F(InputValueNpyTest, RejectsWhatItCannotRead) {
   std::string four(4, '\0');
-  EXPECT_HAS(LoadError(Write("be.npy", 1,
-      "{'descr': '>i4', 'fortran_order': False, 'shape': (1,), }", four)),
+  EXPECT_HAS(
+      LoadError(Write(
+          "be.npy", 1,
+          "{'descr': '>i4', 'fortran_order': False, 'shape': (1,), }", four)),
       "big-endian dtype '>i4' is not supported");
-  EXPECT_HAS(LoadError(Write("fo.npy", 1,
-      "{'descr': '<i4', 'fortran_order': True, 'shape': (1,), }", four)),
+  EXPECT_HAS(
+      LoadError(Write(
+          "fo.npy", 1,
+          "{'descr': '<i4', 'fortran_order': True, 'shape': (1,), }", four)),
       "Fortran-order arrays are not supported");
-  EXPECT_HAS(LoadError(Write("short.npy", 1,
-      "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", four)),
+  EXPECT_HAS(
+      LoadError(Write(
+          "short.npy", 1,
+          "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", four)),
       "holds 4 data bytes; shape [2] of int32 needs 8");
-  EXPECT_HAS(LoadError(Write("c8.npy", 1,
-      "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", four + four)),
-      "dtype '<c8' is not supported");
+  EXPECT_HAS(LoadError(Write(
+                 "c8.npy", 1,
+                 "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }",
+                 four + four)),
+             "dtype '<c8' is not supported");
   EXPECT_HAS(LoadError(Write("noshape.npy", 1,
-      "{'descr': '<i4', 'fortran_order': False}", four)), "no 'shape'");
+                             "{'descr': '<i4', 'fortran_order': False}", four)),
+             "no 'shape'");
   std::string v9 = Write("v9.npy", 9, "{}", "");
   EXPECT_HAS(LoadError(v9), "unsupported format version 9.0");
 
@@ -299,7 +312,8 @@ TEST(InputValueJsonTest, FormatsEveryDtype) {
     return line.substr(line.find("\"data\":") + 7);
   };
   EXPECT_EQ(data("float32:0.3333333333,1e20,-0"), "[0.33333334,1e+20,-0]}");
-  EXPECT_EQ(data("float64:0.1,0.3333333333333333"), "[0.1,0.3333333333333333]}");
+  EXPECT_EQ(data("float64:0.1,0.3333333333333333"),
+            "[0.1,0.3333333333333333]}");
   EXPECT_EQ(data("float32:nan,inf"), "[null,null]}");
   EXPECT_EQ(data("float16:0.1,1,-2.5,65504"), "[0.1,1,-2.5,65504]}");
   EXPECT_EQ(data("bfloat16:3.14159,1"), "[3.14,1]}");
@@ -319,8 +333,8 @@ TEST(InputValueJsonTest, FailedMessageHasNoData) {
 
 TEST(InputValueJsonTest, FloatTextReadsBackExactly) {
   for (float f : {0.1f, 1.0f / 3, 123456.789f, 1e-45f, 3.4028235e38f, -7e-3f}) {
-    std::string line = OutputJsonLine(0, 1, 0, Tensor::From<float>(
-                                                   DataType::kFloat, {1}, {f}));
+    std::string line = OutputJsonLine(
+        0, 1, 0, Tensor::From<float>(DataType::kFloat, {1}, {f}));
     std::string text = line.substr(line.find("\"data\":[") + 8);
     EXPECT_EQ(std::strtof(text.c_str(), nullptr), f) << line;
   }
