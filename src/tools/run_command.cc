@@ -26,6 +26,7 @@
 #include "deploy/graph_def.h"
 #include "hflow/rt.h"
 #include "hflow/session.h"
+#include "rt/thread_util.h"
 #include "tools/input_value.h"
 
 namespace hflow::tools {
@@ -115,6 +116,8 @@ class Feeder {
 
  private:
   void Loop() {
+    // No device work happens here directly: FeedData binds what it needs.
+    SetCurrentThreadName("run-feeder");
     Status s;
     for (int64_t i = 1; i <= n_ && !stop_ && s.ok(); ++i) {
       FlowInfo info;
