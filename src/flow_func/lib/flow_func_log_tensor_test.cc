@@ -306,8 +306,13 @@ TEST(OutOptions, BalanceConfigIsCreatedOnDemand) {
   config->SetDataPos({{0, 1}, {1, 2}});
   const BalanceConfig* read = options.GetBalanceConfig();
   EXPECT_EQ(read->GetAffinityPolicy(), AffinityPolicy::COL_AFFINITY);
-  EXPECT_EQ(read->GetBalanceWeight().colNum, 3);
-  EXPECT_EQ(read->GetBalanceWeight().matrix, matrix);
+  // BalanceWeight is packed (GE's layout): copy members out before gtest
+  // takes them by reference, or the reference would be misaligned.
+  const BalanceWeight got = read->GetBalanceWeight();
+  const int32_t cols = got.colNum;
+  const int32_t* got_matrix = got.matrix;
+  EXPECT_EQ(cols, 3);
+  EXPECT_EQ(got_matrix, matrix);
   EXPECT_EQ(read->GetDataPos(),
             (std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {1, 2}}));
 }
