@@ -76,6 +76,26 @@ TEST_F(SessionE2ETest, AddPipelineAcrossTwoDevices) {
   for (const auto& r : reports) EXPECT_EQ(r.implicit_bindings, 0u);
 }
 
+TEST_F(SessionE2ETest, UserDataAndTimesTravelWithTheTransaction) {
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, AddPipeline()).ok());
+  ASSERT_TRUE(s.BuildGraph(1).ok());
+  FlowInfo in;
+  in.user_data = {7, 8, 9};
+  in.transaction_id = 42;
+  in.start_time = 100;
+  in.end_time = 200;
+  Tensor t = Tensor::From<int32_t>(DataType::kInt32, {1}, {5});
+  ASSERT_TRUE(s.FeedData(1, {t, t}, in, 1000).ok());
+  std::vector<Tensor> out;
+  FlowInfo info;
+  ASSERT_TRUE(s.FetchData(1, &out, &info, 5000).ok());
+  EXPECT_EQ(info.transaction_id, 42u);
+  EXPECT_EQ(info.user_data, (std::vector<uint8_t>{7, 8, 9}));
+  EXPECT_EQ(info.start_time, 100u);  // _BuiltIn_Add copies the times
+  EXPECT_EQ(out[0].As<int32_t>(), std::vector<int32_t>{20});
+}
+
 TEST_F(SessionE2ETest, UdfFailureArrivesAsRetCodeAndNothingIsLost) {
   Session s;
   ASSERT_TRUE(s.AddGraph(1, AddPipeline()).ok());

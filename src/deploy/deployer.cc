@@ -15,6 +15,7 @@ namespace {
 
 std::atomic<uint64_t> g_next_deployment{1};
 thread_local uint64_t t_current_trans = 0;
+thread_local const services::MbufHead* t_current_input = nullptr;
 
 std::string Dev(int32_t d) { return "device " + std::to_string(d); }
 
@@ -45,7 +46,10 @@ std::string Deployment::GroupName() const {
   return "hflow." + plan_.graph.name + "." + std::to_string(id_);
 }
 
-void SetCurrentTransaction(uint64_t trans_id) { t_current_trans = trans_id; }
+void SetCurrentTransaction(uint64_t trans_id, const services::MbufHead* input) {
+  t_current_trans = trans_id;
+  t_current_input = input;
+}
 
 // Note [Replica choice]: a transaction's messages must meet in one replica,
 // so the choice depends on the transaction id alone; it is mixed (splitmix64)
@@ -173,7 +177,12 @@ flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
   std::string node = n->name;
   env.output = [this, node, omap](uint32_t idx,
                                   std::shared_ptr<flow_func::MbufFlowMsg> msg) {
-    if (msg->head().trans_id == 0) msg->head().trans_id = t_current_trans;
+    services::MbufHead& h = msg->head();
+    if (h.trans_id == 0) h.trans_id = t_current_trans;
+    if (h.user_data_len == 0 && t_current_input != nullptr) {
+      (void)h.SetUserData(t_current_input->user_data,
+                          t_current_input->user_data_len);
+    }
     for (uint32_t j = 0; j < (omap.empty() ? idx + 1 : omap.size()); ++j) {
       if ((omap.empty() ? j : omap[j]) != idx) continue;
       if (!Route(OutputRef{node, j}, msg->mbuf(), -1).ok()) {

@@ -120,9 +120,11 @@ Status Deploy(const Plan& plan, services::ExchangeService* svc,
 size_t ReplicaOf(uint64_t trans_id, size_t replicas);
 
 // The transaction the calling thread is processing (set by executors around
-// Proc): outputs a UDF leaves without a transaction id inherit it, so a
-// transaction stays one transaction through every node.
-void SetCurrentTransaction(uint64_t trans_id);
+// Proc, with the head of its first input): outputs a UDF leaves without a
+// transaction id or user data inherit them, so a transaction stays one
+// transaction, with its user data, through every node.
+void SetCurrentTransaction(uint64_t trans_id,
+                           const services::MbufHead* input = nullptr);
 
 // Host-side checks of every node's functions: compile configs load, UDF
 // libraries build and load, names are registered, arity matches. Fills the

@@ -157,12 +157,13 @@ void GraphRunner::Run(Worker* w) {
       EmitError(inst, upstream_rc, trans);
       continue;
     }
+    services::MbufPtr first = got[0];  // its head outlives the Proc call
     std::vector<std::shared_ptr<FlowFunc::FlowMsg>> msgs;
     for (auto& m : got) msgs.push_back(flow_func::MbufFlowMsg::FromMbuf(std::move(m)));
     int32_t rc;
     {
       std::lock_guard<std::mutex> l(lock);
-      deploy::SetCurrentTransaction(trans);
+      deploy::SetCurrentTransaction(trans, &first->head());
       rc = inst.udf->Proc(bound, w->func, msgs);
       deploy::SetCurrentTransaction(0);
     }
