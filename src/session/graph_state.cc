@@ -7,19 +7,12 @@
 
 #include "deploy/planner.h"
 #include "flow_func/flow_func_defines.h"
+#include "flow_func/mbuf_msg.h"
 
 namespace hflow {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int64_t Elements(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
-  }
-  return n;
-}
 
 // What is left of a timeout that started at `t0` (-1 stays -1).
 int32_t Remaining(int32_t timeout_ms, Clock::time_point t0) {
@@ -96,7 +89,7 @@ Status GraphState::CheckInputs(const std::vector<Tensor>& inputs) const {
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Tensor& t = inputs[k];
     size_t es = DataTypeSize(t.dtype);
-    int64_t n = Elements(t.shape);
+    int64_t n = flow_func::ElementCount(t.shape);
     if (es == 0 || n < 0 || uint64_t(n) * es != t.data.size()) {
       return Status::InvalidArgument(
           Where() + "input " + std::to_string(k) + " ('" + def_.inputs[k] +
@@ -165,7 +158,7 @@ Status GraphState::ToTensor(const services::MbufPtr& m, Tensor* out) {
   const services::MbufHead& h = m->head();
   out->shape = h.shape;
   out->dtype = static_cast<DataType>(h.dtype);
-  int64_t n = Elements(h.shape);
+  int64_t n = flow_func::ElementCount(h.shape);
   size_t bytes = n < 0 ? 0 : size_t(n) * DataTypeSize(out->dtype);
   if (h.msg_type == static_cast<uint16_t>(FlowFunc::MsgType::MSG_TYPE_RAW_MSG)) {
     out->dtype = DataType::kUint8;
