@@ -14,55 +14,16 @@
 #include <sstream>
 #include <string>
 
-#ifndef HFLOW_CLI_PATH
-#error "HFLOW_CLI_PATH must name the built hflow binary"
-#endif
+#include "cli_test_util.h"
 
 namespace {
 
-struct CliResult {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using hflow::testing::CliResult;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class CliDevicesTest : public ::testing::Test {
+class CliDevicesTest : public hflow::testing::CliTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "hflow_cli_devices_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::string cmd = "rm -rf '" + dir_ + "'";
-    (void)std::system(cmd.c_str());
-  }
-
-  // Writes `text` to dir_/name and returns the path.
   std::string WriteFile(const std::string& name, const std::string& text) {
-    std::string path = dir_ + "/" + name;
-    std::ofstream(path) << text;
-    return path;
-  }
-
-  // Runs `hflow <args>`; args are passed through the shell as written.
-  CliResult Run(const std::string& args) {
-    std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
-    std::string cmd = std::string("'") + HFLOW_CLI_PATH + "' " + args + " >'" +
-                      out + "' 2>'" + err + "'";
-    int status = std::system(cmd.c_str());
-    CliResult r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = ReadFile(out);
-    r.err = ReadFile(err);
-    return r;
+    return Write(name, text);
   }
 
   // Runs with --json and parses stdout (failing the test on bad JSON).
@@ -83,8 +44,6 @@ class CliDevicesTest : public ::testing::Test {
     }
     return ids;
   }
-
-  std::string dir_;
 };
 
 TEST_F(CliDevicesTest, DefaultClusterHasDevicesZeroToThree) {

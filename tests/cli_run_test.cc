@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#ifndef HFLOW_CLI_PATH
-#error "HFLOW_CLI_PATH must name the built hflow binary"
-#endif
+#include "cli_test_util.h"
 
 namespace {
+
+using hflow::testing::CliResult;
 
 constexpr char kAddGraph[] =
     R"({"name":"add_pipeline","inputs":["a","b"],"nodes":[{"name":"add",)"
@@ -40,19 +40,6 @@ constexpr char kPairGraph[] =
     R"("inputs":["x","y"],"outputs":2,"function":"_BuiltIn_Identity"}],)"
     R"("outputs":["id:0","id:1"]})";
 
-struct CliResult {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -65,35 +52,14 @@ std::string AddLine(int trans, const std::string& data) {
          R"(,"ret_code":0,"dtype":"int32","shape":[3],"data":[)" + data + "]}";
 }
 
-class CliRunTest : public ::testing::Test {
+class CliRunTest : public hflow::testing::CliTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "hflow_cli_run_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    (void)std::system(("rm -rf '" + dir_ + "'").c_str());
-  }
-
   std::string WriteFile(const std::string& name, const std::string& text) {
-    std::string path = dir_ + "/" + name;
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
+    return Write(name, text);
   }
-
+  static std::string ReadFile(const std::string& path) { return Read(path); }
   // Runs `hflow run <args>`; args go through the shell as written.
-  CliResult Run(const std::string& args) {
-    std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
-    std::string cmd = std::string("'") + HFLOW_CLI_PATH + "' run " + args +
-                      " >'" + out + "' 2>'" + err + "'";
-    int status = std::system(cmd.c_str());
-    CliResult r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = ReadFile(out);
-    r.err = ReadFile(err);
-    return r;
-  }
+  CliResult Run(const std::string& args) { return CliTest::Run("run " + args); }
 
   nlohmann::json Stats() {
     nlohmann::json doc =
@@ -103,8 +69,6 @@ class CliRunTest : public ::testing::Test {
   }
 
   std::string StatsArg() { return " --stats '" + dir_ + "/stats.json'"; }
-
-  std::string dir_;
 };
 
 TEST_F(CliRunTest, AddPrintsOneLinePerTransaction) {
