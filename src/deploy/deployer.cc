@@ -46,6 +46,19 @@ std::string Deployment::GroupName() const {
   return "hflow." + plan_.graph.name + "." + std::to_string(id_);
 }
 
+Status Deployment::AllocErrorMbuf(int32_t device, int32_t rc,
+                                  uint64_t trans_id,
+                                  services::MbufPtr* out) const {
+  HFLOW_RETURN_IF_ERROR(
+      svc_->AllocMbuf(device, GroupName(), "deployer", 0, out));
+  services::MbufHead& h = (*out)->head();
+  h.ret_code = rc;
+  h.trans_id = trans_id;
+  h.msg_type = static_cast<uint16_t>(FlowFunc::MsgType::MSG_TYPE_TENSOR_DATA);
+  h.shape = {0};
+  return Status::OK();
+}
+
 void SetCurrentTransaction(uint64_t trans_id, const services::MbufHead* input) {
   t_current_trans = trans_id;
   t_current_input = input;
@@ -183,8 +196,15 @@ flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
       (void)h.SetUserData(t_current_input->user_data,
                           t_current_input->user_data_len);
     }
-    for (uint32_t j = 0; j < (omap.empty() ? idx + 1 : omap.size()); ++j) {
-      if ((omap.empty() ? j : omap[j]) != idx) continue;
+    std::vector<uint32_t> outputs;  // node outputs fed by UDF output idx
+    if (omap.empty()) {
+      outputs.push_back(idx);
+    } else {
+      for (uint32_t j = 0; j < omap.size(); ++j) {
+        if (omap[j] == idx) outputs.push_back(j);
+      }
+    }
+    for (uint32_t j : outputs) {
       if (!Route(OutputRef{node, j}, msg->mbuf(), -1).ok()) {
         return FlowFunc::FLOW_FUNC_ERR_QUEUE_ERROR;
       }

@@ -67,6 +67,11 @@ class Deployment {
   }
   // Memory group (name) messages on `device` come from.
   std::string GroupName() const;
+  // A data-less message carrying a failure (ret code `rc`) of transaction
+  // `trans_id`, allocated on `device`: how failures and caught exceptions
+  // travel to the fetcher.
+  Status AllocErrorMbuf(int32_t device, int32_t rc, uint64_t trans_id,
+                        services::MbufPtr* out) const;
   DeviceContexts* contexts() const { return contexts_.get(); }
 
   // Delivers `mbuf`, produced by `producer` (a graph input or a node

@@ -126,13 +126,9 @@ void GraphRunner::EmitError(const deploy::DeployedInstance& inst, int32_t rc,
   failures_.fetch_add(1);
   const deploy::NodeDef* n = deployment_->plan().graph.FindNode(inst.plan.node);
   services::MbufPtr m;
-  Status s = deployment_->exchange()->AllocMbuf(
-      inst.plan.device, deployment_->GroupName(), "deployer", 0, &m);
-  if (!s.ok()) return;  // the pool is gone: the graph is shutting down
-  m->head().ret_code = rc;
-  m->head().trans_id = trans_id;
-  m->head().msg_type = static_cast<uint16_t>(FlowFunc::MsgType::MSG_TYPE_TENSOR_DATA);
-  m->head().shape = {0};
+  if (!deployment_->AllocErrorMbuf(inst.plan.device, rc, trans_id, &m).ok()) {
+    return;  // the pool is gone: the graph is shutting down
+  }
   for (uint32_t j = 0; j < n->output_num; ++j) {
     (void)deployment_->Route(deploy::OutputRef{n->name, j}, m, -1);
   }

@@ -220,15 +220,9 @@ void GraphState::DeliverException(int32_t code, uint64_t ctx) {
   for (uint32_t k = 0; k < def_.outputs.size(); ++k) {
     size_t qi = static_cast<size_t>(d->plan().OutputQueue(k));
     services::MbufPtr m;
-    if (!env_->svc->AllocMbuf(d->plan().queues[qi].device, d->GroupName(),
-                              "deployer", 0, &m).ok()) {
+    if (!d->AllocErrorMbuf(d->plan().queues[qi].device, code, ctx, &m).ok()) {
       return;
     }
-    m->head().ret_code = code;
-    m->head().trans_id = ctx;
-    m->head().msg_type =
-        static_cast<uint16_t>(FlowFunc::MsgType::MSG_TYPE_TENSOR_DATA);
-    m->head().shape = {0};
     (void)env_->svc->Enqueue(*d->queue(qi), std::move(m), -1);
   }
 }
