@@ -78,6 +78,9 @@ struct Options {
   ClusterConfig cluster = DefaultClusterConfig();
   std::optional<int32_t> default_device;  // -1: none
   int deploy_threads = 4;
+  // Executor threads per graph; 0: one per hardware thread (at least 2). A
+  // UDF that blocks inside Proc holds one of them (docs/performance.md).
+  int exec_threads = 0;
   uint32_t queue_depth = 64;
   bool record_calls = false;  // sim: keep a call log (tests, --stats)
   // Level of the UDF log (FlowFunc loggers): "debug", "info", "warn",

@@ -16,6 +16,7 @@ namespace {
 std::atomic<uint64_t> g_next_deployment{1};
 thread_local uint64_t t_current_trans = 0;
 thread_local const services::MbufHead* t_current_input = nullptr;
+thread_local bool t_non_blocking_delivery = false;
 
 std::string Dev(int32_t d) { return "device " + std::to_string(d); }
 
@@ -38,13 +39,12 @@ Deployment::Deployment(Plan plan, services::ExchangeService* svc,
   pool_ = std::make_unique<ThreadPool>("deploy", opts_.pool_threads,
                                        svc_->runtime());
   id_ = g_next_deployment.fetch_add(1);
+  group_name_ = "hflow." + plan_.graph.name + "." + std::to_string(id_);
 }
 
 Deployment::~Deployment() { (void)Undeploy(); }
 
-std::string Deployment::GroupName() const {
-  return "hflow." + plan_.graph.name + "." + std::to_string(id_);
-}
+const std::string& Deployment::GroupName() const { return group_name_; }
 
 Status Deployment::AllocErrorMbuf(int32_t device, int32_t rc,
                                   uint64_t trans_id,
@@ -63,6 +63,8 @@ void SetCurrentTransaction(uint64_t trans_id, const services::MbufHead* input) {
   t_current_trans = trans_id;
   t_current_input = input;
 }
+
+void SetNonBlockingDelivery(bool enabled) { t_non_blocking_delivery = enabled; }
 
 // Note [Replica choice]: a transaction's messages must meet in one replica,
 // so the choice depends on the transaction id alone; it is mixed (splitmix64)
@@ -185,32 +187,35 @@ flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
   env.attrs = n->pp.init_params;
   env.allocator = std::make_shared<flow_func::MsgAllocator>(
       svc_, inst.plan.device, GroupName(), "deployer");
-  // UDF output `idx` is node output j where output_map[j] == idx.
-  std::vector<uint32_t> omap = n->output_map;
-  std::string node = n->name;
-  env.output = [this, node, omap](uint32_t idx,
-                                  std::shared_ptr<flow_func::MbufFlowMsg> msg) {
+  // UDF output `idx` feeds node outputs j where output_map[j] == idx (or j ==
+  // idx without a map). Their routes are resolved here, once, so emitting a
+  // message builds no strings and searches no maps (Note [Proc hot path] in
+  // udf_instance.cc).
+  std::vector<std::vector<const RouteTargets*>> by_output(PpOutputs(*n));
+  for (uint32_t j = 0; j < n->output_num; ++j) {
+    uint32_t idx = n->output_map.empty() ? j : n->output_map[j];
+    auto it = routes_.find(OutputRef{n->name, j}.ToString());
+    if (idx < by_output.size() && it != routes_.end()) {
+      by_output[idx].push_back(&it->second);
+    }
+  }
+  env.output = [this, by_output](uint32_t idx,
+                                 std::shared_ptr<flow_func::MbufFlowMsg> msg) {
     services::MbufHead& h = msg->head();
     if (h.trans_id == 0) h.trans_id = t_current_trans;
     if (h.user_data_len == 0 && t_current_input != nullptr) {
       (void)h.SetUserData(t_current_input->user_data,
                           t_current_input->user_data_len);
     }
-    std::vector<uint32_t> outputs;  // node outputs fed by UDF output idx
-    if (omap.empty()) {
-      outputs.push_back(idx);
-    } else {
-      for (uint32_t j = 0; j < omap.size(); ++j) {
-        if (omap[j] == idx) outputs.push_back(j);
-      }
-    }
-    for (uint32_t j : outputs) {
-      if (!Route(OutputRef{node, j}, msg->mbuf(), -1).ok()) {
+    if (idx >= by_output.size()) return FlowFunc::FLOW_FUNC_SUCCESS;
+    for (const RouteTargets* targets : by_output[idx]) {
+      if (!RouteTo(*targets, msg->mbuf(), -1).ok()) {
         return FlowFunc::FLOW_FUNC_ERR_QUEUE_ERROR;
       }
     }
     return FlowFunc::FLOW_FUNC_SUCCESS;
   };
+  const std::string node = n->name;
   if (opts_.on_exception) {
     auto raise = opts_.on_exception;
     env.raise = [raise, node](int32_t code, uint64_t ctx) {
@@ -290,6 +295,9 @@ Status Deployment::Deliver(size_t qi, const services::MbufPtr& mbuf,
     HFLOW_RETURN_IF_ERROR(
         svc_->CopyMbuf(mbuf, q.device, GroupName(), "deployer", &m));
   }
+  if (t_non_blocking_delivery) {
+    return svc_->EnqueueOverDepth(*queues_[qi], std::move(m));
+  }
   return svc_->Enqueue(*queues_[qi], std::move(m), timeout_ms);
 }
 
@@ -297,7 +305,12 @@ Status Deployment::Route(const OutputRef& producer,
                          const services::MbufPtr& mbuf, int32_t timeout_ms) {
   auto it = routes_.find(producer.ToString());
   if (it == routes_.end()) return Status::OK();  // an unconsumed output
-  for (const std::vector<size_t>& replicas : it->second) {
+  return RouteTo(it->second, mbuf, timeout_ms);
+}
+
+Status Deployment::RouteTo(const RouteTargets& targets,
+                           const services::MbufPtr& mbuf, int32_t timeout_ms) {
+  for (const std::vector<size_t>& replicas : targets) {
     size_t pick = replicas[ReplicaOf(mbuf->head().trans_id, replicas.size())];
     HFLOW_RETURN_IF_ERROR(Deliver(pick, mbuf, timeout_ms));
   }
@@ -354,12 +367,13 @@ Status Deploy(const Plan& plan, services::ExchangeService* svc,
   Status s = d->ResolveFunctions();
   if (s.ok()) s = d->CreateGroups();
   if (s.ok()) s = d->CreateQueues();
+  // Routes before instances: each instance resolves its outputs' routes once.
+  if (s.ok()) d->BuildRoutes();
   if (s.ok()) s = d->LoadInstances();
   if (!s.ok()) {
     (void)d->Undeploy();  // rollback: everything done so far
     return s;
   }
-  d->BuildRoutes();
   d->deployed_ = true;
   *out = std::move(d);
   return Status::OK();

@@ -66,7 +66,7 @@ class Deployment {
     return queues_[index];
   }
   // Memory group (name) messages on `device` come from.
-  std::string GroupName() const;
+  const std::string& GroupName() const;
   // A data-less message carrying a failure (ret code `rc`) of transaction
   // `trans_id`, allocated on `device`: how failures and caught exceptions
   // travel to the fetcher.
@@ -112,7 +112,13 @@ class Deployment {
   std::vector<std::unique_ptr<DeployedInstance>> instances_;
   // Producer ("add:0", "a") -> targets; each target lists one consumer's
   // queues by replica (a graph output is a one-queue target).
-  std::map<std::string, std::vector<std::vector<size_t>>> routes_;
+  // Per producer output: one target per consumer node, each the queue
+  // indexes of its replicas. Built before instances load; read-only after.
+  using RouteTargets = std::vector<std::vector<size_t>>;
+  Status RouteTo(const RouteTargets& targets, const services::MbufPtr& mbuf,
+                 int32_t timeout_ms);
+  std::map<std::string, RouteTargets> routes_;
+  std::string group_name_;
   uint64_t id_ = 0;
   std::atomic<bool> deployed_{false};
   std::mutex undeploy_mu_;
@@ -130,6 +136,12 @@ size_t ReplicaOf(uint64_t trans_id, size_t replicas);
 // transaction, with its user data, through every node.
 void SetCurrentTransaction(uint64_t trans_id,
                            const services::MbufHead* input = nullptr);
+
+// Marks the calling thread as an executor pool thread: its deliveries never
+// wait on a full queue (they push over the depth; the executor keeps the
+// bound by not running producers whose outputs are full). Other threads
+// (feeders, UDF timers) wait as usual.
+void SetNonBlockingDelivery(bool enabled);
 
 // Host-side checks of every node's functions: compile configs load, UDF
 // libraries build and load, names are registered, arity matches. Fills the

@@ -1,28 +1,40 @@
 // GraphRunner (see graph_runner.h).
-// Thread-safety: each worker owns its pending buffers; Proc calls on one
-// instance are serialised by locks_; counters are atomic.
+// Thread-safety: a worker's gather state is touched only by the pool thread
+// running it (ExecPool runs an item on one thread at a time); Proc calls on
+// one instance are serialised by locks_; counters are atomic.
 #include "exec/graph_runner.h"
 
 #include <algorithm>
 #include <deque>
+#include <thread>
 
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/mbuf_msg.h"
-#include "rt/thread_util.h"
 
 namespace hflow {
 namespace exec {
 
-struct GraphRunner::Worker {
-  deploy::DeployedInstance* inst = nullptr;
-  size_t func = 0;
-  std::vector<size_t> inputs;  // node input indexes, in the function's order
-  // Messages that arrived ahead of their partners, by input then trans id.
-  std::vector<std::map<uint64_t, std::deque<services::MbufPtr>>> pending;
-  std::thread thread;
-};
+// Note [Executor design]
+// A thread per (instance, function) is simple, but every message then
+// crosses one thread per stage: on a machine with fewer cores than stages
+// each hop is a context switch, and a chain of light nodes spends its time
+// in the scheduler. Instead a pool of about one thread per core runs the
+// stages as work items. A pool thread that makes work for another stage
+// keeps it for itself (it takes it as soon as the current item returns), so
+// a chain runs back to back on one warm thread; other threads are woken only
+// for work to spare (replicas, parallel branches). The device binding moves
+// with the work: each run binds the instance's device for its duration.
+//
+// A pool thread must never wait on a queue (it could be the thread the
+// consumer needs), so outputs are pushed over the depth and an item whose
+// output queues are full is simply not run; the consumer's dequeue that
+// makes room schedules it again. Feeders and UDF timer threads still wait
+// on full queues as before. A UDF that blocks in Proc holds a pool thread:
+// size the pool (Options::exec_threads) for such graphs.
 
 namespace {
+
+constexpr int kBudget = 32;  // messages per run before others get a turn
 
 // Node inputs feeding function `f` of `inst`, in the function's input order.
 std::vector<size_t> InputsOf(const deploy::Deployment& dep,
@@ -46,10 +58,34 @@ std::vector<size_t> InputsOf(const deploy::Deployment& dep,
   return out;
 }
 
+int DefaultThreads() {
+  return std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 }  // namespace
 
-GraphRunner::GraphRunner(deploy::Deployment* deployment)
-    : deployment_(deployment) {}
+struct GraphRunner::Worker final : ExecPool::Item {
+  GraphRunner* runner = nullptr;
+  deploy::DeployedInstance* inst = nullptr;
+  std::mutex* lock = nullptr;  // the instance's Proc lock
+  size_t func = 0;
+  std::vector<size_t> inputs;  // node input indexes, in the function's order
+  std::vector<services::DeviceQueue*> in_queues;   // per entry of inputs
+  std::vector<services::DeviceQueue*> out_queues;  // every queue it feeds
+  // Messages that arrived ahead of their partners, by input then trans id.
+  std::vector<std::map<uint64_t, std::deque<services::MbufPtr>>> pending;
+  // The input set being gathered: got[0..next) hold transaction `trans`.
+  std::vector<services::MbufPtr> got;
+  size_t next = 0;
+  uint64_t trans = 0;
+  bool dead = false;  // an input queue failed (closed, device lost)
+
+  bool Run() override { return runner->RunWorker(this); }
+};
+
+GraphRunner::GraphRunner(deploy::Deployment* deployment, int threads)
+    : deployment_(deployment),
+      threads_(threads > 0 ? threads : DefaultThreads()) {}
 
 GraphRunner::~GraphRunner() { Stop(); }
 
@@ -60,65 +96,123 @@ void GraphRunner::Start() {
     locks_[inst.get()] = std::make_unique<std::mutex>();
     for (size_t f = 0; f < inst->funcs.size(); ++f) {
       auto w = std::make_unique<Worker>();
+      w->runner = this;
       w->inst = inst.get();
+      w->lock = locks_[inst.get()].get();
       w->func = f;
       w->inputs = InputsOf(*deployment_, *inst, f);
+      for (size_t i : w->inputs) w->in_queues.push_back(inst->inputs[i].get());
       w->pending.resize(w->inputs.size());
+      w->got.resize(w->inputs.size());
       workers_.push_back(std::move(w));
     }
   }
-  for (auto& w : workers_) {
-    Worker* raw = w.get();
-    raw->thread = std::thread([this, raw] { Run(raw); });
+  pool_ = std::make_unique<ExecPool>("exec-", threads_);
+  Wire();
+}
+
+// Listeners: a queue schedules its consumer when it gains a message and its
+// producers when it drains below its depth.
+void GraphRunner::Wire() {
+  const deploy::Plan& plan = deployment_->plan();
+  for (size_t qi = 0; qi < plan.queues.size(); ++qi) {
+    services::DeviceQueue* q = deployment_->queue(qi).get();
+    std::vector<Worker*> consumers, producers;
+    for (auto& w : workers_) {
+      if (std::find(w->in_queues.begin(), w->in_queues.end(), q) !=
+          w->in_queues.end()) {
+        consumers.push_back(w.get());
+      }
+      if (w->inst->plan.node == plan.queues[qi].producer.op) {
+        producers.push_back(w.get());
+        w->out_queues.push_back(q);
+      }
+    }
+    ExecPool* pool = pool_.get();
+    q->SetListeners(
+        [pool, consumers] {
+          for (Worker* w : consumers) pool->Schedule(w);
+        },
+        [pool, producers] {
+          for (Worker* w : producers) pool->Schedule(w);
+        });
   }
 }
 
 void GraphRunner::Stop() {
   if (!started_) return;
-  // Every queue, not only the inputs: a worker may be blocked enqueueing
-  // into a full downstream or graph-output queue.
+  // Every queue: feeders and fetchers wake with the reason. Listeners go
+  // after the close, so no late enqueue reaches the pool.
   for (size_t i = 0; i < deployment_->plan().queues.size(); ++i) {
-    deployment_->queue(i)->Close(Status::Cancelled("the graph is stopping"));
+    const auto& q = deployment_->queue(i);
+    q->Close(Status::Cancelled("the graph is stopping"));
+    q->SetListeners(nullptr, nullptr);
   }
-  for (auto& w : workers_) {
-    if (w->thread.joinable()) w->thread.join();
-  }
+  pool_->Stop();
+  pool_.reset();
   workers_.clear();
   started_ = false;
 }
 
+bool GraphRunner::OutputsFull(const Worker& w) const {
+  for (services::DeviceQueue* q : w.out_queues) {
+    if (q->Size() >= q->depth()) return true;
+  }
+  return false;
+}
+
 // One message per input with the same transaction id: the first input's
 // next message sets the id; other inputs are read (buffering messages of
-// other transactions) until their partner arrives.
-Status GraphRunner::Gather(Worker* w, std::vector<services::MbufPtr>* got) {
+// other transactions) until their partner arrives. Only queues that hold
+// something are read, so an empty try costs no runtime call.
+bool GraphRunner::TryGather(Worker* w) {
   services::ExchangeService* svc = deployment_->exchange();
-  got->assign(w->inputs.size(), nullptr);
-  auto take = [&](size_t k, uint64_t* trans, bool any) -> Status {
+  while (w->next < w->inputs.size()) {
+    const size_t k = w->next;
+    const bool any = k == 0;
     auto& pend = w->pending[k];
-    auto it = any ? pend.begin() : pend.find(*trans);
+    auto it = any ? pend.begin() : pend.find(w->trans);
     if (it != pend.end()) {
-      (*got)[k] = std::move(it->second.front());
+      w->got[k] = std::move(it->second.front());
       it->second.pop_front();
       if (it->second.empty()) pend.erase(it);
-      *trans = (*got)[k]->head().trans_id;
-      return Status::OK();
-    }
-    for (;;) {
-      services::MbufPtr m;
-      HFLOW_RETURN_IF_ERROR(svc->Dequeue(*w->inst->inputs[w->inputs[k]], &m, -1));
-      if (any || m->head().trans_id == *trans) {
-        *trans = m->head().trans_id;
-        (*got)[k] = std::move(m);
-        return Status::OK();
+    } else {
+      for (;;) {
+        services::DeviceQueue& q = *w->in_queues[k];
+        if (q.Size() == 0) return false;
+        services::MbufPtr m;
+        if (!svc->Dequeue(q, &m, 0).ok()) {
+          w->dead = true;
+          return false;
+        }
+        if (any || m->head().trans_id == w->trans) {
+          w->got[k] = std::move(m);
+          break;
+        }
+        pend[m->head().trans_id].push_back(std::move(m));
       }
-      pend[m->head().trans_id].push_back(std::move(m));
     }
-  };
-  uint64_t trans = 0;
-  for (size_t k = 0; k < w->inputs.size(); ++k) {
-    HFLOW_RETURN_IF_ERROR(take(k, &trans, /*any=*/k == 0));
+    w->trans = w->got[k]->head().trans_id;
+    ++w->next;
   }
-  return Status::OK();
+  w->next = 0;
+  return true;
+}
+
+bool GraphRunner::RunWorker(Worker* w) {
+  if (w->dead || w->inputs.empty()) return false;
+  // Bind for this run only (invariant 1); the pool thread's own binding is
+  // restored when the run returns.
+  ScopedDevice bound(deployment_->contexts(), w->inst->plan.device);
+  if (!bound.status().ok()) return false;
+  deploy::SetNonBlockingDelivery(true);
+  bool more = true;
+  for (int n = 0; n < kBudget && more; ++n) {
+    more = !OutputsFull(*w) && TryGather(w);
+    if (more) ProcessOne(w, bound);
+  }
+  deploy::SetNonBlockingDelivery(false);
+  return more;
 }
 
 void GraphRunner::EmitError(const deploy::DeployedInstance& inst, int32_t rc,
@@ -134,38 +228,35 @@ void GraphRunner::EmitError(const deploy::DeployedInstance& inst, int32_t rc,
   }
 }
 
-void GraphRunner::Run(Worker* w) {
+void GraphRunner::ProcessOne(Worker* w, const ScopedDevice& bound) {
   const deploy::DeployedInstance& inst = *w->inst;
-  SetCurrentThreadName("exec-" + inst.plan.node + "#" +
-                       std::to_string(inst.plan.replica));
-  // Bind once, at thread start (invariant 1): every Proc runs on this token.
-  ScopedDevice bound(deployment_->contexts(), inst.plan.device);
-  if (!bound.status().ok()) return;
-  std::mutex& lock = *locks_[w->inst];
-  std::vector<services::MbufPtr> got;
-  while (Gather(w, &got).ok()) {
-    uint64_t trans = got[0]->head().trans_id;
-    int32_t upstream_rc = 0;
-    for (const auto& m : got) {
-      if (m->head().ret_code != 0 && upstream_rc == 0) upstream_rc = m->head().ret_code;
+  const uint64_t trans = w->trans;
+  int32_t upstream_rc = 0;
+  for (const auto& m : w->got) {
+    if (m->head().ret_code != 0 && upstream_rc == 0) {
+      upstream_rc = m->head().ret_code;
     }
-    if (upstream_rc != 0) {  // a failure travels on, Proc is not called
-      EmitError(inst, upstream_rc, trans);
-      continue;
-    }
-    services::MbufPtr first = got[0];  // its head outlives the Proc call
-    std::vector<std::shared_ptr<FlowFunc::FlowMsg>> msgs;
-    for (auto& m : got) msgs.push_back(flow_func::MbufFlowMsg::FromMbuf(std::move(m)));
-    int32_t rc;
-    {
-      std::lock_guard<std::mutex> l(lock);
-      deploy::SetCurrentTransaction(trans, &first->head());
-      rc = inst.udf->Proc(bound, w->func, msgs);
-      deploy::SetCurrentTransaction(0);
-    }
-    procs_.fetch_add(1);
-    if (rc != FlowFunc::FLOW_FUNC_SUCCESS) EmitError(inst, rc, trans);
   }
+  if (upstream_rc != 0) {  // a failure travels on, Proc is not called
+    for (auto& m : w->got) m.reset();
+    EmitError(inst, upstream_rc, trans);
+    return;
+  }
+  services::MbufPtr first = w->got[0];  // its head outlives the Proc call
+  std::vector<std::shared_ptr<FlowFunc::FlowMsg>> msgs;
+  msgs.reserve(w->got.size());
+  for (auto& m : w->got) {
+    msgs.push_back(flow_func::MbufFlowMsg::FromMbuf(std::move(m)));
+  }
+  int32_t rc;
+  {
+    std::lock_guard<std::mutex> l(*w->lock);
+    deploy::SetCurrentTransaction(trans, &first->head());
+    rc = inst.udf->Proc(bound, w->func, msgs);
+    deploy::SetCurrentTransaction(0);
+  }
+  procs_.fetch_add(1);
+  if (rc != FlowFunc::FLOW_FUNC_SUCCESS) EmitError(inst, rc, trans);
 }
 
 }  // namespace exec

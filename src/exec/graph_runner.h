@@ -1,13 +1,20 @@
-// GraphRunner: runs a deployed graph. One worker thread per (instance,
-// function), named after its node and bound to the instance's device when it
-// starts; it takes one message per input (aligned by transaction id), calls
-// the UDF's Proc, and lets the deployment route the outputs. A failed Proc,
-// or an input that already carries a failure, becomes an error message (its
-// ret code set, no data) on every output, so the fetcher sees the code and
-// nothing is silently lost. Workers block on their queues (no polling) and
-// exit when Stop closes them.
+// GraphRunner: runs a deployed graph on a small pool of executor threads
+// (ExecPool). Each (instance, function) is a work item, scheduled when one of
+// its input queues gains a message or one of its output queues drains below
+// its depth. A run binds the instance's device (ScopedDevice: the pool
+// thread restores its previous binding when the run ends), takes one message
+// per input (aligned by transaction id), calls the UDF's Proc and lets the
+// deployment route the outputs. A failed Proc, or an input that already
+// carries a failure, becomes an error message (its ret code set, no data) on
+// every output, so the fetcher sees the code and nothing is silently lost.
 //
-// Thread-safety: Start/Stop from one thread; workers are internal.
+// Pool threads never wait on queues: outputs are pushed over the depth, and
+// an item whose output queues are full is not run until they drain, so the
+// bound holds up to one Proc's outputs. Stop closes every queue and joins.
+//
+// Thread-safety: Start/Stop from one thread; items are run by one pool
+// thread at a time; Proc calls on one instance are serialised by a lock
+// (multi-function instances have an item per function).
 #ifndef HFLOW_EXEC_GRAPH_RUNNER_H_
 #define HFLOW_EXEC_GRAPH_RUNNER_H_
 
@@ -15,39 +22,46 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "deploy/deployer.h"
+#include "exec/exec_pool.h"
 
 namespace hflow {
 namespace exec {
 
 class GraphRunner {
  public:
-  explicit GraphRunner(deploy::Deployment* deployment);
+  // `threads` <= 0: one per hardware thread (at least 2).
+  explicit GraphRunner(deploy::Deployment* deployment, int threads = 0);
   ~GraphRunner();
 
   void Start();
-  // Closes every queue of the deployment (waking workers blocked on input
-  // or output) and joins the workers. Call before undeploying.
+  // Closes every queue of the deployment (waking feeders and fetchers) and
+  // joins the pool. Call before undeploying.
   void Stop();
 
   uint64_t procs() const { return procs_.load(); }
   uint64_t failures() const { return failures_.load(); }
+  int threads() const { return threads_; }
 
  private:
   struct Worker;
-  void Run(Worker* w);
-  Status Gather(Worker* w, std::vector<services::MbufPtr>* got);
+  void Wire();
+  bool RunWorker(Worker* w);
+  bool OutputsFull(const Worker& w) const;
+  // Fills w->got without waiting. False while some input has no message for
+  // the transaction (yet); sets w->dead when an input queue fails.
+  bool TryGather(Worker* w);
+  void ProcessOne(Worker* w, const ScopedDevice& bound);
   void EmitError(const deploy::DeployedInstance& inst, int32_t rc,
                  uint64_t trans_id);
 
   deploy::Deployment* const deployment_;
+  const int threads_;
   std::vector<std::unique_ptr<Worker>> workers_;
-  // One Proc at a time per instance (multi-function instances have several
-  // workers).
   std::map<const deploy::DeployedInstance*, std::unique_ptr<std::mutex>> locks_;
+  std::unique_ptr<ExecPool> pool_;
   std::atomic<uint64_t> procs_{0};
   std::atomic<uint64_t> failures_{0};
   bool started_ = false;

@@ -37,24 +37,14 @@ class CallQueue final : public FlowFunc::FlowMsgQueue {
 };
 
 // Per-call thread-local hooks of libflow_func: the log prefix and the
-// allocator behind FlowBufferFactory. Restored on exit.
+// allocator behind FlowBufferFactory. Restored on exit. Both are built once
+// per instance (Note [Proc hot path]); the allocator captures only a raw
+// pointer so installing it copies no heap state.
 class CallHooks {
  public:
-  explicit CallHooks(const std::shared_ptr<ContextCore>& core) {
-    std::string header = "[" + core->env().node + "@device" +
-                         std::to_string(core->env().device) + "] ";
+  CallHooks(const std::string& header, const ffi::TensorAllocator& alloc) {
     ffi::SetLogExtHeader(header.c_str());
-    std::weak_ptr<ContextCore> weak = core;
-    previous_ = ffi::SetTensorAllocator(
-        [weak](const std::vector<int64_t>& shape, FlowFunc::TensorDataType dt,
-               uint32_t align) -> std::shared_ptr<FlowFunc::Tensor> {
-          auto c = weak.lock();
-          if (!c) return nullptr;
-          std::shared_ptr<FlowMsg> msg = c->AllocTensor(shape, dt, align);
-          if (!msg) return nullptr;
-          // The tensor keeps its message (and mbuf) alive.
-          return std::shared_ptr<FlowFunc::Tensor>(msg, msg->GetTensor());
-        });
+    previous_ = ffi::SetTensorAllocator(alloc);
   }
   ~CallHooks() {
     ffi::SetTensorAllocator(std::move(previous_));
@@ -66,14 +56,16 @@ class CallHooks {
 };
 
 // Runs user code, converting escaping exceptions into FLOW_FUNC_FAILED.
-template <typename F>
-int32_t Guarded(const std::string& where, F&& f) {
+// `where` is only called when something was thrown: naming the call costs
+// string building that the per-message path must not pay.
+template <typename Where, typename F>
+int32_t Guarded(Where&& where, F&& f) {
   try {
     return f();
   } catch (const std::exception& e) {
-    FLOW_FUNC_LOG_ERROR("%s threw: %s", where.c_str(), e.what());
+    FLOW_FUNC_LOG_ERROR("%s threw: %s", where().c_str(), e.what());
   } catch (...) {
-    FLOW_FUNC_LOG_ERROR("%s threw a non-standard exception", where.c_str());
+    FLOW_FUNC_LOG_ERROR("%s threw a non-standard exception", where().c_str());
   }
   return FlowFunc::FLOW_FUNC_FAILED;
 }
@@ -93,6 +85,22 @@ Status UdfInstance::Create(std::vector<FuncDesc> funcs, InstanceEnv env,
   inst->funcs_ = std::move(funcs);
   inst->core_ = std::make_shared<ContextCore>(
       std::make_shared<const InstanceEnv>(std::move(env)));
+  inst->log_header_ = "[" + inst->env().node + "@device" +
+                      std::to_string(inst->env().device) + "] ";
+  // Note [Proc hot path]
+  // Everything a Proc call needs besides the messages is built here, once:
+  // the log prefix, this allocator and the call names (only built on
+  // failure). A raw pointer is enough: the hook is installed only while a
+  // call of this instance runs, and the instance outlives its calls.
+  ContextCore* core = inst->core_.get();
+  inst->allocator_ = [core](const std::vector<int64_t>& shape,
+                            FlowFunc::TensorDataType dt,
+                            uint32_t align) -> std::shared_ptr<FlowFunc::Tensor> {
+    std::shared_ptr<FlowMsg> msg = core->AllocTensor(shape, dt, align);
+    if (!msg) return nullptr;
+    // The tensor keeps its message (and mbuf) alive.
+    return std::shared_ptr<FlowFunc::Tensor>(msg, msg->GetTensor());
+  };
   ffi::FunctionKind kind;
   const std::string& first = inst->funcs_[0].name;
   if (!ffi::LookupKind(first.c_str(), &kind)) {
@@ -121,7 +129,7 @@ Status UdfInstance::CreateSingle() {
   }
   FlowFunc::FLOW_FUNC_CREATOR_FUNC creator;
   ffi::LookupFlowFunc(funcs_[0].name.c_str(), &creator);
-  int32_t rc = Guarded(Where(0) + " creator", [&] {
+  int32_t rc = Guarded([&] { return Where(0) + " creator"; }, [&] {
     single_ = creator ? creator() : nullptr;
     return single_ ? FlowFunc::FLOW_FUNC_SUCCESS : FlowFunc::FLOW_FUNC_FAILED;
   });
@@ -149,7 +157,7 @@ Status UdfInstance::CreateMulti() {
     }
     // Every creator gets the same instance pointer: the first creates the
     // user's object, the rest attach their procs to it.
-    int32_t rc = Guarded(Where(i) + " creator", [&] {
+    int32_t rc = Guarded([&] { return Where(i) + " creator"; }, [&] {
       if (kind == ffi::FunctionKind::kMultiFunc) {
         FlowFunc::MULTI_FUNC_CREATOR_FUNC c;
         ffi::LookupMultiFunc(name, &c);
@@ -171,8 +179,8 @@ Status UdfInstance::CreateMulti() {
 
 Status UdfInstance::Init(const ScopedDevice& bound) {
   HFLOW_RETURN_IF_ERROR(bound.Require(env().device));
-  CallHooks hooks(core_);
-  int32_t rc = Guarded(Where(0) + " Init", [&] {
+  CallHooks hooks(log_header_, allocator_);
+  int32_t rc = Guarded([&] { return Where(0) + " Init"; }, [&] {
     return single_ ? single_->Init() : multi_->Init(params_);
   });
   if (rc != FlowFunc::FLOW_FUNC_SUCCESS) {
@@ -188,9 +196,10 @@ int32_t UdfInstance::Proc(const ScopedDevice& bound, size_t index,
   if (!bound.Require(env().device).ok() || index >= funcs_.size()) {
     return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
   }
-  CallHooks hooks(core_);
+  CallHooks hooks(log_header_, allocator_);
   core_->SetCurrentInputs(&inputs);
-  int32_t rc = Guarded(Where(index) + " Proc", [&]() -> int32_t {
+  int32_t rc = Guarded([&] { return Where(index) + " Proc"; },
+                       [&]() -> int32_t {
     if (single_) return single_->Proc(inputs);
     FlowFunc::AscendString name(funcs_[index].name.c_str());
     auto it = procs_.find(name);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "flow_func/compile_config.h"
+#include "flow_func/lib/flow_func_internal.h"
 #include "flow_func/meta_flow_func.h"
 #include "flow_func/meta_multi_func.h"
 #include "flow_func/udf_context.h"
@@ -49,6 +50,8 @@ class UdfInstance {
 
   std::vector<FuncDesc> funcs_;
   std::shared_ptr<ContextCore> core_;
+  std::string log_header_;                     // "[node@deviceN] "
+  FlowFunc::internal::TensorAllocator allocator_;  // FlowBufferFactory's
   std::shared_ptr<MetaContextImpl> context_;
   std::shared_ptr<FlowFunc::MetaParams> params_;
   std::shared_ptr<FlowFunc::MetaRunContext> run_context_;

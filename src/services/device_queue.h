@@ -6,14 +6,22 @@
 // by polling. Closing the queue (destroy, device loss) wakes every waiter
 // with the reason.
 //
+// Executors that must never block (a pool thread waiting on a full queue
+// could starve the very consumer it waits for) push with PushOverDepth and
+// keep the bound themselves: listeners tell them when a queue gains an item
+// and when it drops below its depth (exec/graph_runner.h).
+//
 // Thread-safety: all methods are thread-safe; any number of producers and
-// consumers.
+// consumers. Listeners run on the thread that caused the transition, under
+// the queue's lock (so clearing them after Close is final): they must be
+// short and must not call back into the queue.
 #ifndef HFLOW_SERVICES_DEVICE_QUEUE_H_
 #define HFLOW_SERVICES_DEVICE_QUEUE_H_
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -33,6 +41,15 @@ class DeviceQueue {
 
   Status Enqueue(MbufPtr mbuf, int32_t timeout_ms);
   Status Dequeue(MbufPtr* out, int32_t timeout_ms);
+
+  // Appends ignoring the depth (the caller bounds the queue by not
+  // producing while it is full); wakes a waiting consumer.
+  Status PushOverDepth(MbufPtr mbuf);
+
+  // `on_item` runs after every successful enqueue; `on_space` after a
+  // dequeue that takes the queue from full (size >= depth) to not full.
+  using Listener = std::function<void()>;
+  void SetListeners(Listener on_item, Listener on_space);
 
   // Puts back an mbuf just dequeued (a consumer that failed to process it)
   // at the front, ignoring the depth for this one slot, so it is not lost.
@@ -66,6 +83,8 @@ class DeviceQueue {
   bool is_closed_ = false;
   int waiting_consumers_ = 0;
   int waiting_producers_ = 0;
+  Listener on_item_;
+  Listener on_space_;
 };
 
 }  // namespace services

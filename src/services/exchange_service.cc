@@ -264,6 +264,13 @@ Status ExchangeService::Enqueue(DeviceQueue& q, MbufPtr mbuf,
   return q.Enqueue(std::move(mbuf), timeout_ms);
 }
 
+Status ExchangeService::EnqueueOverDepth(DeviceQueue& q, MbufPtr mbuf) {
+  ScopedDevice bound(contexts_.get(), q.device());
+  HFLOW_RETURN_IF_ERROR(bound.status());
+  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q.device(), rt::Op::kQueueEnqueue));
+  return q.PushOverDepth(std::move(mbuf));
+}
+
 Status ExchangeService::Dequeue(DeviceQueue& q, MbufPtr* out,
                                 int32_t timeout_ms) {
   ScopedDevice bound(contexts_.get(), q.device());

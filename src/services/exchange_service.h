@@ -78,6 +78,9 @@ class ExchangeService {
   Status OpenQueue(uint32_t id, std::shared_ptr<DeviceQueue>* out) const;
   Status Enqueue(DeviceQueue& q, MbufPtr mbuf, int32_t timeout_ms);
   Status Dequeue(DeviceQueue& q, MbufPtr* out, int32_t timeout_ms);
+  // Enqueue that never waits: the depth is the caller's to keep
+  // (DeviceQueue::PushOverDepth). Same binding and driver call as Enqueue.
+  Status EnqueueOverDepth(DeviceQueue& q, MbufPtr mbuf);
 
   // Copies `src` (data and head) into a new mbuf of `dst_group` on
   // `dst_device`; the copy is issued on the destination device.

@@ -72,7 +72,8 @@ Status GraphState::Build() {
   };
   HFLOW_RETURN_IF_ERROR(
       deploy::Deploy(plan, env_->svc.get(), dopts, &deployment_));
-  runner_ = std::make_unique<exec::GraphRunner>(deployment_.get());
+  runner_ = std::make_unique<exec::GraphRunner>(deployment_.get(),
+                                                env_->options.exec_threads);
   runner_->Start();
   return Status::OK();
 }

@@ -1,0 +1,70 @@
+// ExecPool: a fixed set of named threads that run ready work items, one
+// item on one thread at a time. An item is scheduled whenever it may have
+// work (an input arrived, an output queue drained); scheduling an item that
+// is queued or running only makes sure it runs once more, so no wake-up is
+// lost and none is duplicated. Threads yield a few times before parking, and
+// a thread that schedules work for itself does not wake another one: a chain
+// of stages runs back to back on one thread unless there is work to spare
+// (Note [Executor design] in graph_runner.cc).
+//
+// Thread-safety: Schedule may be called from any thread, also from inside
+// Item::Run; Stop from the owner only, after which Schedule is a no-op.
+#ifndef HFLOW_EXEC_EXEC_POOL_H_
+#define HFLOW_EXEC_EXEC_POOL_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace hflow {
+namespace exec {
+
+class ExecPool {
+ public:
+  class Item {
+   public:
+    virtual ~Item() = default;
+    // Does a bounded amount of work. Returns true when work is left (the
+    // item is queued again, behind the others).
+    virtual bool Run() = 0;
+
+   private:
+    friend class ExecPool;
+    std::atomic<int> state_{0};  // ExecPool::State
+  };
+
+  // `threads` >= 1; threads are named "<prefix><i>".
+  ExecPool(std::string prefix, int threads);
+  ~ExecPool();
+  ExecPool(const ExecPool&) = delete;
+  ExecPool& operator=(const ExecPool&) = delete;
+
+  void Schedule(Item* item);
+  // Lets running items finish, drops queued ones and joins the threads.
+  void Stop();
+
+  int threads() const { return static_cast<int>(threads_.size()); }
+
+ private:
+  enum State { kIdle = 0, kQueued = 1, kRunning = 2, kRerun = 3 };
+  void Push(Item* item);
+  Item* Pop();
+  void Loop(int index);
+
+  const std::string prefix_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item*> ready_;
+  int parked_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace exec
+}  // namespace hflow
+
+#endif  // HFLOW_EXEC_EXEC_POOL_H_
