@@ -1,6 +1,8 @@
 // Test helpers (see test_util.h).
 #include "test_util.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <thread>
 
@@ -57,6 +59,53 @@ uint64_t ImplicitBindings(rt::SimRuntime& sim,
     if (sim.GetDeviceStats(d, &s).ok()) n += s.implicit_bindings;
   }
   return n;
+}
+
+std::string SimHoldings::ToString() const {
+  return std::to_string(mem_bytes) + " bytes in " +
+         std::to_string(allocations) + " allocations, " +
+         std::to_string(contexts) + " contexts";
+}
+
+SimHoldings Holdings(const rt::SimRuntime& sim) {
+  SimHoldings h;
+  for (const rt::DeviceStats& s : sim.AllDeviceStats()) {
+    h.mem_bytes += s.mem_used_bytes;
+    h.allocations += s.live_allocations;
+    h.contexts += s.contexts_alive;
+  }
+  return h;
+}
+
+Watchdog::Watchdog(std::chrono::milliseconds limit, std::string what)
+    : what_(std::move(what)) {
+  thread_ = std::thread([this, limit] {
+    SetCurrentThreadName("test-watchdog");
+    std::unique_lock<std::mutex> lock(mu_);
+    if (cv_.wait_for(lock, limit, [this] { return disarmed_; })) return;
+    std::fprintf(stderr, "watchdog: '%s' did not finish within %lld ms\n",
+                 what_.c_str(), static_cast<long long>(limit.count()));
+    std::fflush(stderr);
+    std::abort();
+  });
+}
+
+Watchdog::~Watchdog() {
+  Disarm();
+  thread_.join();
+}
+
+void Watchdog::SetWhat(std::string what) {
+  std::lock_guard<std::mutex> lock(mu_);
+  what_ = std::move(what);
+}
+
+void Watchdog::Disarm() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    disarmed_ = true;
+  }
+  cv_.notify_all();
 }
 
 }  // namespace testing

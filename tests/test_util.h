@@ -5,10 +5,15 @@
 #ifndef HFLOW_TESTS_TEST_UTIL_H_
 #define HFLOW_TESTS_TEST_UTIL_H_
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hflow/cluster.h"
@@ -38,6 +43,41 @@ void RunOnFreshThread(const std::function<void()>& fn,
 uint64_t ContextsCreated(rt::SimRuntime& sim, const std::vector<int32_t>& devices);
 uint64_t ImplicitBindings(rt::SimRuntime& sim,
                           const std::vector<int32_t>& devices);
+
+// What a sim runtime holds, summed over its devices: device memory in use,
+// live allocations and live contexts (default and user). All three are zero
+// once everything hflow made has been released.
+struct SimHoldings {
+  uint64_t mem_bytes = 0;
+  uint64_t allocations = 0;
+  uint64_t contexts = 0;
+  bool empty() const {
+    return mem_bytes == 0 && allocations == 0 && contexts == 0;
+  }
+  std::string ToString() const;
+};
+SimHoldings Holdings(const rt::SimRuntime& sim);
+
+// Aborts the process, naming `what`, unless destroyed (or Disarm()ed) within
+// `limit`: a hang then fails the test at once instead of blocking ctest
+// until its own timeout. The watchdog thread does no device work.
+class Watchdog {
+ public:
+  Watchdog(std::chrono::milliseconds limit, std::string what);
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+  // Replaces the description printed on expiry (e.g. the current step).
+  void SetWhat(std::string what);
+  void Disarm();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool disarmed_ = false;
+  std::string what_;
+  std::thread thread_;
+};
 
 }  // namespace testing
 }  // namespace hflow
