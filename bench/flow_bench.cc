@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -397,6 +398,9 @@ int main(int argc, char** argv) {
   CalibrateSpin();
   hflow::Options o;
   o.cluster = hflow::MakeLocalCluster({2, 3, 4, 5});
+  if (const char* t = std::getenv("HFLOW_BENCH_EXEC_THREADS")) {
+    o.exec_threads = std::atoi(t);
+  }
   Status st = hflow::Initialize(o);
   if (!st.ok()) {
     std::fprintf(stderr, "flow_bench: %s\n", st.ToString().c_str());

@@ -58,6 +58,13 @@ std::vector<size_t> InputsOf(const deploy::Deployment& dep,
   return out;
 }
 
+// "node 'n' replica r on device d: " for error messages.
+std::string Where(const deploy::DeployedInstance& inst) {
+  return "node '" + inst.plan.node + "' replica " +
+         std::to_string(inst.plan.replica) + " on device " +
+         std::to_string(inst.plan.device) + ": ";
+}
+
 int DefaultThreads() {
   return std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
 }
@@ -76,6 +83,7 @@ struct GraphRunner::Worker final : ExecPool::Item {
   std::vector<std::map<uint64_t, std::deque<services::MbufPtr>>> pending;
   // The input set being gathered: got[0..next) hold transaction `trans`.
   std::vector<services::MbufPtr> got;
+  std::vector<std::shared_ptr<FlowFunc::FlowMsg>> msgs;  // reused per Proc
   size_t next = 0;
   uint64_t trans = 0;
   bool dead = false;  // an input queue failed (closed, device lost)
@@ -181,8 +189,12 @@ bool GraphRunner::TryGather(Worker* w) {
         services::DeviceQueue& q = *w->in_queues[k];
         if (q.Size() == 0) return false;
         services::MbufPtr m;
-        if (!svc->Dequeue(q, &m, 0).ok()) {
+        Status s = svc->Dequeue(q, &m, 0);
+        if (!s.ok()) {
+          // This input is unreadable: the stage cannot go on, and must not
+          // go quiet (Note [Failing a graph] in deployer.cc).
           w->dead = true;
+          deployment_->Fail(s.WithContext(Where(*w->inst) + "reading an input: "));
           return false;
         }
         if (any || m->head().trans_id == w->trans) {
@@ -204,7 +216,11 @@ bool GraphRunner::RunWorker(Worker* w) {
   // Bind for this run only (invariant 1); the pool thread's own binding is
   // restored when the run returns.
   ScopedDevice bound(deployment_->contexts(), w->inst->plan.device);
-  if (!bound.status().ok()) return false;
+  if (!bound.status().ok()) {
+    w->dead = true;
+    deployment_->Fail(bound.status().WithContext(Where(*w->inst) + "binding: "));
+    return false;
+  }
   deploy::SetNonBlockingDelivery(true);
   bool more = true;
   for (int n = 0; n < kBudget && more; ++n) {
@@ -220,11 +236,13 @@ void GraphRunner::EmitError(const deploy::DeployedInstance& inst, int32_t rc,
   failures_.fetch_add(1);
   const deploy::NodeDef* n = deployment_->plan().graph.FindNode(inst.plan.node);
   services::MbufPtr m;
-  if (!deployment_->AllocErrorMbuf(inst.plan.device, rc, trans_id, &m).ok()) {
-    return;  // the pool is gone: the graph is shutting down
+  Status s = deployment_->AllocErrorMbuf(inst.plan.device, rc, trans_id, &m);
+  for (uint32_t j = 0; s.ok() && j < n->output_num; ++j) {
+    s = deployment_->Route(deploy::OutputRef{n->name, j}, m, -1);
   }
-  for (uint32_t j = 0; j < n->output_num; ++j) {
-    (void)deployment_->Route(deploy::OutputRef{n->name, j}, m, -1);
+  // An error message that cannot travel would leave the fetcher waiting.
+  if (!s.ok()) {
+    deployment_->Fail(s.WithContext(Where(inst) + "passing on a failure: "));
   }
 }
 
@@ -243,18 +261,17 @@ void GraphRunner::ProcessOne(Worker* w, const ScopedDevice& bound) {
     return;
   }
   services::MbufPtr first = w->got[0];  // its head outlives the Proc call
-  std::vector<std::shared_ptr<FlowFunc::FlowMsg>> msgs;
-  msgs.reserve(w->got.size());
   for (auto& m : w->got) {
-    msgs.push_back(flow_func::MbufFlowMsg::FromMbuf(std::move(m)));
+    w->msgs.push_back(flow_func::MbufFlowMsg::FromMbuf(std::move(m)));
   }
   int32_t rc;
   {
     std::lock_guard<std::mutex> l(*w->lock);
     deploy::SetCurrentTransaction(trans, &first->head());
-    rc = inst.udf->Proc(bound, w->func, msgs);
+    rc = inst.udf->Proc(bound, w->func, w->msgs);
     deploy::SetCurrentTransaction(0);
   }
+  w->msgs.clear();  // the inputs' memory returns as soon as Proc is done
   procs_.fetch_add(1);
   if (rc != FlowFunc::FLOW_FUNC_SUCCESS) EmitError(inst, rc, trans);
 }

@@ -73,15 +73,16 @@ int32_t MbufTensor::Reshape(const std::vector<int64_t>& shape) {
   return FlowFunc::FLOW_FUNC_SUCCESS;
 }
 
-MbufFlowMsg::MbufFlowMsg(services::MbufPtr mbuf) : mbuf_(std::move(mbuf)) {}
+MbufFlowMsg::MbufFlowMsg(Key, services::MbufPtr mbuf) : mbuf_(std::move(mbuf)) {}
 
 std::shared_ptr<MbufFlowMsg> MbufFlowMsg::FromMbuf(services::MbufPtr mbuf) {
-  std::shared_ptr<MbufFlowMsg> msg(new MbufFlowMsg(std::move(mbuf)));
-  msg->BuildViews();
-  return msg;
+  // One allocation for the message and its count.
+  return std::make_shared<MbufFlowMsg>(Key{}, std::move(mbuf));
 }
 
-void MbufFlowMsg::BuildViews() {
+void MbufFlowMsg::BuildViews() const {
+  std::lock_guard<std::mutex> lock(views_mu_);
+  if (views_built_.load(std::memory_order_relaxed)) return;
   const services::MbufHead& h = mbuf_->head();
   char* base = static_cast<char*>(mbuf_->data()) + h.data_offset;
   uint64_t avail = mbuf_->size() > h.data_offset ? mbuf_->size() - h.data_offset : 0;
@@ -102,6 +103,7 @@ void MbufFlowMsg::BuildViews() {
     default:
       break;
   }
+  views_built_.store(true, std::memory_order_release);
 }
 
 FlowFunc::MsgType MbufFlowMsg::GetMsgType() const {
@@ -113,6 +115,7 @@ void MbufFlowMsg::SetMsgType(MsgType t) {
 }
 
 const std::vector<FlowFunc::Tensor*> MbufFlowMsg::GetTensorList() const {
+  EnsureViews();
   std::vector<FlowFunc::Tensor*> v;
   if (tensor_) v.push_back(tensor_.get());
   for (const auto& t : list_) v.push_back(t.get());

@@ -10,7 +10,9 @@
 #ifndef HFLOW_FLOW_FUNC_MBUF_MSG_H_
 #define HFLOW_FLOW_FUNC_MBUF_MSG_H_
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -49,8 +51,17 @@ class MbufFlowMsg final : public FlowFunc::FlowMsg {
   // Wraps an mbuf that arrived through a queue (its head says what it is).
   static std::shared_ptr<MbufFlowMsg> FromMbuf(services::MbufPtr mbuf);
 
+ private:
+  struct Key {};  // only FromMbuf constructs (through make_shared)
+
+ public:
+  MbufFlowMsg(Key, services::MbufPtr mbuf);
+
   FlowFunc::MsgType GetMsgType() const override;
-  FlowFunc::Tensor* GetTensor() const override { return tensor_.get(); }
+  FlowFunc::Tensor* GetTensor() const override {
+    EnsureViews();
+    return tensor_.get();
+  }
   int32_t GetRetCode() const override { return head().ret_code; }
   void SetRetCode(int32_t rc) override { head().ret_code = rc; }
   void SetStartTime(uint64_t t) override { head().start_time = t; }
@@ -70,12 +81,18 @@ class MbufFlowMsg final : public FlowFunc::FlowMsg {
   services::MbufHead& head() const { return mbuf_->head(); }
 
  private:
-  explicit MbufFlowMsg(services::MbufPtr mbuf);
-  void BuildViews();
+  // Tensor views are built on first use: a message that is only passed on
+  // (most of them) never pays for them.
+  void EnsureViews() const {
+    if (!views_built_.load(std::memory_order_acquire)) BuildViews();
+  }
+  void BuildViews() const;
 
   services::MbufPtr mbuf_;
-  std::unique_ptr<MbufTensor> tensor_;
-  std::vector<std::unique_ptr<MbufTensor>> list_;
+  mutable std::atomic<bool> views_built_{false};
+  mutable std::mutex views_mu_;
+  mutable std::unique_ptr<MbufTensor> tensor_;
+  mutable std::vector<std::unique_ptr<MbufTensor>> list_;
 };
 
 // TensorBytes of a size that does not fit in 64 bits.
