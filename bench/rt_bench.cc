@@ -5,6 +5,10 @@
 //   ...                   with baselines measured in the same run:
 //   GetCurrentContext     one read of the binding (the guard's floor is two)
 //   EmptyCall             a non-inlined empty function (call overhead)
+//   PublicCallGuarded     a cheap public call (rt::GetDevice) inside a
+//                         ContextGuard, as every public entry point runs it,
+//   PublicCallBare        the same call without the guard (row 6: the
+//                         difference is what the guard costs a caller)
 #include <benchmark/benchmark.h>
 
 #include "hflow/context_guard.h"
@@ -92,6 +96,29 @@ void BM_GuardWithSwitch(benchmark::State& state) {
   (void)hflow::rt::ResetDevice(2);
 }
 BENCHMARK(BM_GuardWithSwitch);
+
+void BM_PublicCallBare(benchmark::State& state) {
+  Install();
+  (void)hflow::rt::SetDevice(3);
+  int32_t d = -1;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(hflow::rt::GetDevice(&d));
+  }
+  (void)hflow::rt::ResetDevice(3);
+}
+BENCHMARK(BM_PublicCallBare);
+
+void BM_PublicCallGuarded(benchmark::State& state) {
+  Install();
+  (void)hflow::rt::SetDevice(3);
+  int32_t d = -1;
+  for (auto _ : state) {
+    hflow::ContextGuard guard;
+    benchmark::DoNotOptimize(hflow::rt::GetDevice(&d));
+  }
+  (void)hflow::rt::ResetDevice(3);
+}
+BENCHMARK(BM_PublicCallGuarded);
 
 void BM_MallocFree64(benchmark::State& state) {
   Install();

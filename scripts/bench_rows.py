@@ -1,59 +1,93 @@
 #!/usr/bin/env python3
-"""Turns Google Benchmark JSON files (median aggregates) into FORMATS.md rows:
+"""Turns Google Benchmark JSON files into FORMATS.md rows:
 {"name","unit","hflow","baseline","baseline_value","ratio","better"}.
-Each row pairs an hflow benchmark with a baseline from the same binary run."""
+Each row pairs an hflow benchmark with a baseline from the same binary run.
+Uses the median aggregate when the run had repetitions, else the single run.
+Time rows also carry "difference" (hflow - baseline, in the row's unit)."""
 import json
 import sys
 
-# row name -> (hflow benchmark, baseline benchmark, baseline text, metric)
-# metric "ns": median real time (lower is better); "GB/s": bytes per second
-# (higher is better).
+# (row name, hflow benchmark, baseline benchmark, baseline text, metric)
+# metric "time": real time per iteration (lower is better); "GB/s": bytes
+# per second; "msgs/s": items per second (both higher is better).
 ROWS = [
-    ("guard_enter_exit_unchanged", "BM_GuardUnchanged", "BM_EmptyCall",
-     "non-inlined empty call", "ns"),
-    ("set_device_already_bound", "BM_SetDeviceAlreadyBound",
-     "BM_GetCurrentContext", "rt::GetCurrentContext", "ns"),
-    ("queue_round_trip_64B", "BM_QueueHandleRoundTrip/64",
-     "BM_PlainQueueRoundTrip/64", "mutex+condvar queue", "ns"),
-    ("queue_round_trip_1MiB", "BM_QueueHandleRoundTrip/1048576",
-     "BM_PlainQueueRoundTrip/1048576", "mutex+condvar queue", "ns"),
-    ("queue_ping_pong_two_threads_64B", "BM_QueuePingPong/real_time",
-     "BM_PlainPingPong/real_time", "mutex+condvar queue ping-pong", "ns"),
-    ("queue_round_trip_by_id_64B", "BM_QueueRoundTrip/64",
-     "BM_PlainQueueRoundTrip/64", "mutex+condvar queue", "ns"),
-    ("cross_device_round_trip_64B", "BM_CrossDeviceRoundTrip/64",
-     "BM_PlainCrossRoundTrip/64", "mutex+condvar queues + memcpy", "ns"),
-    ("cross_device_round_trip_1MiB", "BM_CrossDeviceRoundTrip/1048576",
-     "BM_PlainCrossRoundTrip/1048576", "mutex+condvar queues + memcpy", "ns"),
+    # Issue 7's seven rows (docs/performance.md).
+    ("chain4_one_device_64B", "BM_Chain4OneDevice/real_time",
+     "BM_TbbChain4/real_time",
+     "oneTBB flow_graph: 4 serial queueing function_nodes", "msgs/s"),
+    ("chain4_four_devices_64B", "BM_Chain4FourDevices/real_time",
+     "BM_TbbChain4/real_time",
+     "oneTBB flow_graph: 4 serial queueing function_nodes", "msgs/s"),
+    ("hop_1MiB_two_devices", "BM_Hop1MiB/real_time",
+     "BM_Memcpy1MiB/real_time", "single-thread memcpy", "GB/s"),
+    ("feed_hop_fetch_1MiB_end_to_end", "BM_FeedHopFetch1MiB/real_time",
+     "BM_Memcpy1MiB/real_time", "single-thread memcpy", "GB/s"),
+    ("feed_fetch_round_trip_64B", "BM_RoundTrip/real_time",
+     "BM_PingPong/real_time", "two-thread mutex+condvar ping-pong", "time"),
+    ("replicas4_10us_body", "BM_Replicas4/real_time",
+     "BM_ReplicasIdeal/real_time",
+     "ideal: min(4, cores) threads running the same bodies", "msgs/s"),
+    ("public_call_guard", "BM_PublicCallGuarded", "BM_PublicCallBare",
+     "the same call (rt::GetDevice) without the guard", "time"),
     ("deploy_undeploy_32_instances", "BM_Deploy32/real_time",
      "BM_Deploy32Ideal/real_time",
-     "ideal: 8 threads sleeping out 32 loads", "ns"),
+     "ideal: 8 threads sleeping out 32 loads", "time"),
+    # Device-layer rows.
+    ("guard_enter_exit_unchanged", "BM_GuardUnchanged", "BM_EmptyCall",
+     "non-inlined empty call", "time"),
+    ("set_device_already_bound", "BM_SetDeviceAlreadyBound",
+     "BM_GetCurrentContext", "rt::GetCurrentContext", "time"),
+    ("queue_round_trip_64B", "BM_QueueHandleRoundTrip/64",
+     "BM_PlainQueueRoundTrip/64", "mutex+condvar queue", "time"),
+    ("queue_round_trip_1MiB", "BM_QueueHandleRoundTrip/1048576",
+     "BM_PlainQueueRoundTrip/1048576", "mutex+condvar queue", "time"),
+    ("queue_ping_pong_two_threads_64B", "BM_QueuePingPong/real_time",
+     "BM_PlainPingPong/real_time", "mutex+condvar queue ping-pong", "time"),
+    ("cross_device_round_trip_64B", "BM_CrossDeviceRoundTrip/64",
+     "BM_PlainCrossRoundTrip/64", "mutex+condvar queues + memcpy", "time"),
     ("cross_device_copy_1MiB", "BM_CopyMbuf/1048576", "BM_Memcpy/1048576",
      "single-thread memcpy", "GB/s"),
 ]
 
 
-def main(paths):
-    med = {}
+def load(paths):
+    runs, medians = {}, {}
     for path in paths:
         for b in json.load(open(path))["benchmarks"]:
+            if b.get("error_occurred"):
+                continue
             if b.get("aggregate_name") == "median":
-                med[b["run_name"]] = b
-    rows = []
-    for name, mine, base, what, unit in ROWS:
-        if mine not in med or base not in med:
-            continue
-        if unit == "ns":
-            # Time rows: each benchmark reports in its own unit (ns or ms).
-            x, y, better = med[mine]["real_time"], med[base]["real_time"], "lower"
-            unit = med[mine].get("time_unit", "ns")
-        else:
-            x = med[mine]["bytes_per_second"] / 1e9
-            y = med[base]["bytes_per_second"] / 1e9
-            better = "higher"
-        rows.append({"name": name, "unit": unit, "hflow": round(x, 3),
-                     "baseline": what, "baseline_value": round(y, 3),
-                     "ratio": round(x / y, 3), "better": better})
+                medians[b["run_name"]] = b
+            elif b.get("run_type", "iteration") == "iteration":
+                runs.setdefault(b.get("run_name", b["name"]), b)
+    runs.update(medians)
+    return runs
+
+
+def row(name, mine, base, what, metric):
+    if metric == "time":
+        # Each benchmark reports in its own unit (ns or ms).
+        x, y = mine["real_time"], base["real_time"]
+        out = {"unit": mine.get("time_unit", "ns"), "better": "lower"}
+    elif metric == "GB/s":
+        x, y = mine["bytes_per_second"] / 1e9, base["bytes_per_second"] / 1e9
+        out = {"unit": "GB/s", "better": "higher"}
+    else:
+        x, y = mine["items_per_second"], base["items_per_second"]
+        out = {"unit": "msgs/s", "better": "higher"}
+    r = {"name": name, "unit": out["unit"], "hflow": round(x, 3),
+         "baseline": what, "baseline_value": round(y, 3),
+         "ratio": round(x / y, 3), "better": out["better"]}
+    if metric == "time":
+        r["difference"] = round(x - y, 3)
+    return r
+
+
+def main(paths):
+    runs = load(paths)
+    rows = [row(name, runs[mine], runs[base], what, metric)
+            for name, mine, base, what, metric in ROWS
+            if mine in runs and base in runs]
     json.dump(rows, sys.stdout, indent=1)
     print()
 
