@@ -155,6 +155,22 @@ Status Deployment::CreateGroups() {
   return pool_->RunAll(std::move(tasks)).WithContext("deploy: memory group: ");
 }
 
+// Handles for the per-message paths (Deliver, feeds): no registry lookup
+// per message.
+Status Deployment::OpenGroups() {
+  for (int32_t d : groups_) {
+    std::shared_ptr<services::MemoryGroup> g;
+    HFLOW_RETURN_IF_ERROR(svc_->OpenGroup(d, GroupName(), &g));
+    group_handles_[d] = std::move(g);
+  }
+  return Status::OK();
+}
+
+services::MemoryGroup* Deployment::Group(int32_t device) const {
+  auto it = group_handles_.find(device);
+  return it == group_handles_.end() ? nullptr : it->second.get();
+}
+
 Status Deployment::CreateQueues() {
   queue_ids_.assign(plan_.queues.size(), 0);
   queues_.assign(plan_.queues.size(), nullptr);
@@ -209,7 +225,12 @@ flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
     }
     if (idx >= by_output.size()) return FlowFunc::FLOW_FUNC_SUCCESS;
     for (const RouteTargets* targets : by_output[idx]) {
-      if (!RouteTo(*targets, msg->mbuf(), -1).ok()) {
+      Status s = RouteTo(*targets, msg->mbuf(), -1);
+      if (!s.ok()) {
+        // Some consumers may have the message and others not: only failing
+        // the graph keeps transactions from being paired wrongly (Note
+        // [Failing a graph]).
+        Fail(s.WithContext("node output delivery: "));
         return FlowFunc::FLOW_FUNC_ERR_QUEUE_ERROR;
       }
     }
@@ -292,8 +313,11 @@ Status Deployment::Deliver(size_t qi, const services::MbufPtr& mbuf,
   const QueuePlan& q = plan_.queues[qi];
   services::MbufPtr m = mbuf;
   if (m->device() != q.device) {
+    services::MemoryGroup* g = Group(q.device);
     HFLOW_RETURN_IF_ERROR(
-        svc_->CopyMbuf(mbuf, q.device, GroupName(), "deployer", &m));
+        g != nullptr ? svc_->CopyMbuf(mbuf, *g, "deployer", &m)
+                     : svc_->CopyMbuf(mbuf, q.device, GroupName(), "deployer",
+                                      &m));
   }
   if (t_non_blocking_delivery) {
     return svc_->EnqueueOverDepth(*queues_[qi], std::move(m));
@@ -308,6 +332,12 @@ Status Deployment::Route(const OutputRef& producer,
   return RouteTo(it->second, mbuf, timeout_ms);
 }
 
+const Deployment::RouteTargets* Deployment::RoutesOf(
+    const OutputRef& producer) const {
+  auto it = routes_.find(producer.ToString());
+  return it == routes_.end() ? nullptr : &it->second;
+}
+
 Status Deployment::RouteTo(const RouteTargets& targets,
                            const services::MbufPtr& mbuf, int32_t timeout_ms) {
   for (const std::vector<size_t>& replicas : targets) {
@@ -317,8 +347,73 @@ Status Deployment::RouteTo(const RouteTargets& targets,
   return Status::OK();
 }
 
+// Note [Failing a graph]
+// A stage that cannot go on must not go quiet: its consumers, and in the end
+// the fetcher, would wait for messages that never come (until their
+// timeouts, or forever with -1). Two kinds of trouble cannot be turned into
+// an error message for one transaction:
+//   - a device of the graph is lost: its queues and instances are gone, and
+//     with them whatever was on them;
+//   - a runtime error inside the executor: an input queue that cannot be
+//     read, an error message that cannot be allocated, or an output that
+//     reached some consumers but not others (a node consuming both would
+//     pair the next transactions wrongly from then on).
+// The graph then fails as a whole, as a dataflow system tears down a graph
+// whose actor died: every queue is closed with the reason, so blocked and
+// later feeds and fetches return it (kDeviceLost for a lost device, the
+// runtime's code otherwise) at once, and the caller removes the graph.
+// Messages in flight are dropped with the queues; the error the caller gets
+// is their report (invariant 4).
+void Deployment::Fail(const Status& reason) {
+  Status r = reason.ok() ? Status::Internal("graph failed") : reason;
+  {
+    std::lock_guard<std::mutex> lock(fail_mu_);
+    if (!failure_.ok()) return;
+    failure_ = r;
+  }
+  for (const auto& q : queues_) {
+    if (q) q->Close(r);
+  }
+}
+
+Status Deployment::failure() const {
+  std::lock_guard<std::mutex> lock(fail_mu_);
+  return failure_;
+}
+
+Status Deployment::WatchDeviceLoss() {
+  watch_ = std::make_shared<LossWatch>();
+  watch_->owner = this;
+  rt::DeviceRuntime* runtime = svc_->runtime();
+  std::vector<int32_t> devices = plan_.devices;
+  const std::string graph = plan_.graph.name;
+  loss_listener_ = runtime->AddDeviceLostListener(
+      [watch = watch_, devices, graph](int32_t device) {
+        if (std::find(devices.begin(), devices.end(), device) == devices.end()) {
+          return;
+        }
+        std::lock_guard<std::mutex> lock(watch->mu);
+        if (watch->owner == nullptr) return;
+        watch->owner->Fail(Status::DeviceLost(
+            Dev(device) + " of graph '" + graph + "' is lost"));
+      });
+  // A loss before the listener was in place fails the deployment now.
+  for (int32_t d : devices) {
+    rt::DeviceStats st;
+    if (runtime->GetDeviceStats(d, &st).ok() && st.lost) {
+      return Status::DeviceLost("deploy: " + Dev(d) + " is lost");
+    }
+  }
+  return Status::OK();
+}
+
 Status Deployment::Undeploy() {
   std::lock_guard<std::mutex> lock(undeploy_mu_);
+  if (watch_) {
+    svc_->runtime()->RemoveDeviceLostListener(loss_listener_);
+    std::lock_guard<std::mutex> wl(watch_->mu);  // waits out a running one
+    watch_->owner = nullptr;
+  }
   deployed_ = false;
   Status first;
   auto note = [&first](const Status& s) {
@@ -331,8 +426,10 @@ Status Deployment::Undeploy() {
     tasks.emplace_back(raw->plan.device, [this, raw]() -> Status {
       raw->udf.reset();  // user destructors run bound to the device
       raw->loaded = false;
-      return svc_->runtime()->DriverCall(raw->plan.device,
-                                         rt::Op::kModelUnload);
+      Status s = svc_->runtime()->DriverCall(raw->plan.device,
+                                             rt::Op::kModelUnload);
+      // A lost device took the model with it: nothing is left to unload.
+      return s.IsDeviceLost() ? Status::OK() : s;
     });
   }
   note(pool_->RunAll(std::move(tasks)));
@@ -348,6 +445,7 @@ Status Deployment::Undeploy() {
   queue_ids_.clear();
   queues_.clear();
   tasks.clear();
+  group_handles_.clear();  // the groups' memory goes with DestroyGroup
   for (int32_t d : groups_) {
     tasks.emplace_back(d, [this, d]() -> Status {
       Status s = svc_->DestroyGroup(d, GroupName());
@@ -366,10 +464,12 @@ Status Deploy(const Plan& plan, services::ExchangeService* svc,
   std::unique_ptr<Deployment> d(new Deployment(plan, svc, options));
   Status s = d->ResolveFunctions();
   if (s.ok()) s = d->CreateGroups();
+  if (s.ok()) s = d->OpenGroups();
   if (s.ok()) s = d->CreateQueues();
   // Routes before instances: each instance resolves its outputs' routes once.
   if (s.ok()) d->BuildRoutes();
   if (s.ok()) s = d->LoadInstances();
+  if (s.ok()) s = d->WatchDeviceLoss();
   if (!s.ok()) {
     (void)d->Undeploy();  // rollback: everything done so far
     return s;

@@ -73,12 +73,32 @@ class Deployment {
   Status AllocErrorMbuf(int32_t device, int32_t rc, uint64_t trans_id,
                         services::MbufPtr* out) const;
   DeviceContexts* contexts() const { return contexts_.get(); }
+  // The graph's memory group on `device` (null if the graph has none there).
+  services::MemoryGroup* Group(int32_t device) const;
 
   // Delivers `mbuf`, produced by `producer` (a graph input or a node
   // output), to every consumer queue: one replica per consumer node (by
   // transaction id) and the graph output. Copies across devices.
   Status Route(const OutputRef& producer, const services::MbufPtr& mbuf,
                int32_t timeout_ms);
+  // The same with the producer's targets looked up once (RoutesOf; null
+  // for an output nothing consumes): per message, no string is built and
+  // no map searched. A target is one consumer node's queue indexes by
+  // replica; a graph output is a one-queue target.
+  using RouteTargets = std::vector<std::vector<size_t>>;
+  const RouteTargets* RoutesOf(const OutputRef& producer) const;
+  Status RouteTo(const RouteTargets& targets, const services::MbufPtr& mbuf,
+                 int32_t timeout_ms);
+
+  // Fails the graph (Note [Failing a graph] in deployer.cc): closes every
+  // queue with `reason`, so feeds, fetches and executors return it at once
+  // instead of waiting for messages that will never come. Called when a
+  // device of the graph is lost and by executors on a runtime error they
+  // cannot turn into an error message. Idempotent (the first reason
+  // sticks); thread-safe; not after Undeploy has started.
+  void Fail(const Status& reason);
+  // The first reason Fail got; OK while the graph has not failed.
+  Status failure() const;
 
   // Unloads every instance and destroys queues and groups, in parallel on
   // the deploy pool. Idempotent; returns the first error.
@@ -92,6 +112,7 @@ class Deployment {
 
   Status ResolveFunctions();
   Status CreateGroups();
+  Status OpenGroups();
   Status CreateQueues();
   Status LoadInstances();
   Status LoadOne(DeployedInstance* inst);
@@ -99,6 +120,8 @@ class Deployment {
   Status Deliver(size_t queue_index, const services::MbufPtr& mbuf,
                  int32_t timeout_ms);
   void BuildRoutes();
+  // Starts failing the graph when one of its devices is lost.
+  Status WatchDeviceLoss();
 
   Plan plan_;
   services::ExchangeService* svc_;
@@ -107,21 +130,27 @@ class Deployment {
   std::unique_ptr<ThreadPool> pool_;
   std::map<std::string, std::vector<flow_func::FuncDesc>> funcs_;  // by node
   std::vector<int32_t> groups_;  // devices with a group
+  std::map<int32_t, std::shared_ptr<services::MemoryGroup>> group_handles_;
   std::vector<uint32_t> queue_ids_;
   std::vector<std::shared_ptr<services::DeviceQueue>> queues_;
   std::vector<std::unique_ptr<DeployedInstance>> instances_;
-  // Producer ("add:0", "a") -> targets; each target lists one consumer's
-  // queues by replica (a graph output is a one-queue target).
-  // Per producer output: one target per consumer node, each the queue
-  // indexes of its replicas. Built before instances load; read-only after.
-  using RouteTargets = std::vector<std::vector<size_t>>;
-  Status RouteTo(const RouteTargets& targets, const services::MbufPtr& mbuf,
-                 int32_t timeout_ms);
+  // Producer ("add:0", "a") -> its targets (see RouteTargets). Built before
+  // instances load; read-only after.
   std::map<std::string, RouteTargets> routes_;
   std::string group_name_;
   uint64_t id_ = 0;
   std::atomic<bool> deployed_{false};
   std::mutex undeploy_mu_;
+  // The device-loss listener reaches the deployment through `watch_`, whose
+  // owner Undeploy clears (under its mutex) before anything is torn down.
+  struct LossWatch {
+    std::mutex mu;
+    Deployment* owner = nullptr;
+  };
+  std::shared_ptr<LossWatch> watch_;
+  int loss_listener_ = 0;
+  mutable std::mutex fail_mu_;
+  Status failure_;  // guarded by fail_mu_
 };
 
 Status Deploy(const Plan& plan, services::ExchangeService* svc,

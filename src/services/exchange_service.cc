@@ -186,10 +186,20 @@ Status ExchangeService::AllocMbuf(int32_t device, const std::string& group,
                                   MbufPtr* out) {
   std::shared_ptr<MemoryGroup> g;
   HFLOW_RETURN_IF_ERROR(FindGroup(device, group, &g));
-  ScopedDevice bound(contexts_.get(), device);
+  return AllocMbuf(*g, member, size, out);
+}
+
+Status ExchangeService::OpenGroup(int32_t device, const std::string& group,
+                                  std::shared_ptr<MemoryGroup>* out) const {
+  return FindGroup(device, group, out);
+}
+
+Status ExchangeService::AllocMbuf(MemoryGroup& g, const std::string& member,
+                                  uint64_t size, MbufPtr* out) {
+  ScopedDevice bound(contexts_.get(), g.device());
   HFLOW_RETURN_IF_ERROR(bound.status());
-  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(device, rt::Op::kMbufAlloc));
-  return g->Alloc(bound, member, size, out);
+  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(g.device(), rt::Op::kMbufAlloc));
+  return g.Alloc(bound, member, size, out);
 }
 
 Status ExchangeService::DestroyGroup(int32_t device, const std::string& name) {
@@ -197,7 +207,10 @@ Status ExchangeService::DestroyGroup(int32_t device, const std::string& name) {
   HFLOW_RETURN_IF_ERROR(FindGroup(device, name, &g));
   ScopedDevice bound(contexts_.get(), device);
   HFLOW_RETURN_IF_ERROR(bound.status());
-  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(device, rt::Op::kGroupDestroy));
+  // On a lost device the group is gone anyway: release its memory (Free
+  // succeeds on a lost device) and unregister it, as DestroyQueue does.
+  Status s = runtime_->DriverCall(device, rt::Op::kGroupDestroy);
+  if (!s.ok() && !s.IsDeviceLost()) return s;
   HFLOW_RETURN_IF_ERROR(g->Destroy(bound));
   std::lock_guard<std::mutex> lock(mu_);
   devices_[device].groups.erase(name);
@@ -285,10 +298,17 @@ Status ExchangeService::CopyMbuf(const MbufPtr& src, int32_t dst_device,
   if (!src) return Status::InvalidArgument("CopyMbuf: null source mbuf");
   std::shared_ptr<MemoryGroup> g;
   HFLOW_RETURN_IF_ERROR(FindGroup(dst_device, dst_group, &g));
+  return CopyMbuf(src, *g, member, out);
+}
+
+Status ExchangeService::CopyMbuf(const MbufPtr& src, MemoryGroup& g,
+                                 const std::string& member, MbufPtr* out) {
+  if (!src) return Status::InvalidArgument("CopyMbuf: null source mbuf");
+  const int32_t dst_device = g.device();
   ScopedDevice bound(contexts_.get(), dst_device);
   HFLOW_RETURN_IF_ERROR(bound.status());
   MbufPtr copy;
-  HFLOW_RETURN_IF_ERROR(g->Alloc(bound, member, src->size(), &copy));
+  HFLOW_RETURN_IF_ERROR(g.Alloc(bound, member, src->size(), &copy));
   // An aligned payload is re-aligned in the new block: the slack allocated
   // for alignment covers both offsets.
   const MbufHead& h = src->head();

@@ -74,6 +74,11 @@ Status MemoryGroup::AddMember(const std::string& by, const std::string& member,
 Status MemoryGroup::CheckPermission(const std::string& member,
                                     uint32_t perms) const {
   std::lock_guard<std::mutex> lock(mu_);
+  return CheckPermissionLocked(member, perms);
+}
+
+Status MemoryGroup::CheckPermissionLocked(const std::string& member,
+                                          uint32_t perms) const {
   auto it = members_.find(member);
   uint32_t have = it == members_.end() ? 0 : it->second;
   if ((have & perms) == perms) return Status::OK();
@@ -112,11 +117,11 @@ Status MemoryGroup::AllocCache(const ScopedDevice& bound, uint64_t size_bytes,
 Status MemoryGroup::Alloc(const ScopedDevice& bound, const std::string& member,
                           uint64_t size, MbufPtr* out) {
   HFLOW_RETURN_IF_ERROR(bound.Require(device_));
-  HFLOW_RETURN_IF_ERROR(CheckPermission(member, kPermAlloc));
   void* data = nullptr;
   uint64_t block = BlockSize(size == 0 ? 1 : size);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    HFLOW_RETURN_IF_ERROR(CheckPermissionLocked(member, kPermAlloc));
     if (destroyed_) return Status::FailedPrecondition(Where() + " is destroyed");
     if (!caches_.empty()) {
       uint64_t largest = 0;
@@ -204,13 +209,19 @@ Status MemoryGroup::Destroy(const ScopedDevice& bound) {
         Where() + ": " + std::to_string(live_) +
         " mbufs are still alive; release them before destroying the group");
   }
+  // A cache whose Free fails stays listed, so a later Destroy (the
+  // service's shutdown) frees it instead of leaking it for good.
   Status first;
+  std::vector<Cache> kept;
   for (Cache& c : caches_) {
     Status s = bound.runtime()->Free(device_, c.base);
+    if (s.ok()) continue;
     if (first.ok()) first = s;
+    kept.push_back(std::move(c));
   }
-  caches_.clear();
+  caches_ = std::move(kept);
   reserved_ = 0;
+  for (const Cache& c : caches_) reserved_ += c.size;
   destroyed_ = true;
   return first;
 }

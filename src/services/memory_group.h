@@ -78,6 +78,7 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
   GroupStats Stats() const;
 
  private:
+  Status CheckPermissionLocked(const std::string& member, uint32_t perms) const;
   friend class Mbuf;
   struct Cache {
     void* base = nullptr;

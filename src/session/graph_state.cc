@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "deploy/planner.h"
 #include "flow_func/flow_func_defines.h"
@@ -72,6 +73,19 @@ Status GraphState::Build() {
   };
   HFLOW_RETURN_IF_ERROR(
       deploy::Deploy(plan, env_->svc.get(), dopts, &deployment_));
+  const deploy::Plan& p = deployment_->plan();
+  input_routes_.clear();
+  input_devices_.clear();
+  output_queues_.clear();
+  for (const std::string& in : def_.inputs) {
+    auto queues = p.QueuesFedBy({in, 0});
+    input_routes_.push_back(deployment_->RoutesOf({in, 0}));
+    input_devices_.push_back(queues.empty() ? -1
+                                            : p.queues[queues.front()].device);
+  }
+  for (uint32_t k = 0; k < def_.outputs.size(); ++k) {
+    output_queues_.push_back(deployment_->queue(p.OutputQueue(k)).get());
+  }
   runner_ = std::make_unique<exec::GraphRunner>(deployment_.get(),
                                                 env_->options.exec_threads);
   runner_->Start();
@@ -105,12 +119,14 @@ Status GraphState::CheckInputs(const std::vector<Tensor>& inputs) const {
 Status GraphState::MakeInputMbuf(size_t k, const Tensor& t,
                                  const FlowInfo& info, uint64_t trans,
                                  services::MbufPtr* out) {
-  auto queues = deployment_->plan().QueuesFedBy({def_.inputs[k], 0});
-  if (queues.empty()) return Status::OK();  // an unused input
-  int32_t device = deployment_->plan().queues[queues.front()].device;
+  const int32_t device = input_devices_[k];
+  if (device < 0) return Status::OK();  // an unused input
   services::ExchangeService* svc = env_->svc.get();
-  HFLOW_RETURN_IF_ERROR(svc->AllocMbuf(device, deployment_->GroupName(),
-                                       "deployer", t.data.size(), out));
+  services::MemoryGroup* g = deployment_->Group(device);
+  HFLOW_RETURN_IF_ERROR(
+      g != nullptr ? svc->AllocMbuf(*g, "deployer", t.data.size(), out)
+                   : svc->AllocMbuf(device, deployment_->GroupName(),
+                                    "deployer", t.data.size(), out));
   if (!t.data.empty()) {
     HFLOW_RETURN_IF_ERROR(svc->WriteMbuf(*out, t.data.data(), t.data.size()));
   }
@@ -139,17 +155,30 @@ Status GraphState::Feed(const std::vector<Tensor>& inputs, const FlowInfo& info,
   // All inputs of one transaction are routed together, so concurrent
   // feeders never interleave their inputs.
   std::lock_guard<std::mutex> lock(feed_mu_);
+  // Bound once here, the service calls below find their device bound
+  // (usually all inputs live on one device); the caller's binding comes
+  // back when this returns.
+  std::optional<ScopedDevice> bound;
+  for (int32_t d : input_devices_) {
+    if (d >= 0) {
+      bound.emplace(deployment_->contexts(), d);
+      break;
+    }
+  }
   uint64_t trans = info.transaction_id != 0 ? info.transaction_id
                                             : next_trans_.fetch_add(1);
   std::vector<services::MbufPtr> mbufs(inputs.size());
   for (size_t k = 0; k < inputs.size(); ++k) {
     HFLOW_RETURN_IF_ERROR(MakeInputMbuf(k, inputs[k], info, trans, &mbufs[k]));
   }
-  auto t0 = Clock::now();
+  // One deadline across the inputs; a single input needs no clock.
+  const bool timed = timeout_ms > 0 && inputs.size() > 1;
+  const auto t0 = timed ? Clock::now() : Clock::time_point{};
   for (size_t k = 0; k < inputs.size(); ++k) {
-    if (!mbufs[k]) continue;
-    Status s = deployment_->Route({def_.inputs[k], 0}, mbufs[k],
-                                  Remaining(timeout_ms, t0));
+    if (!mbufs[k] || input_routes_[k] == nullptr) continue;
+    Status s = deployment_->RouteTo(
+        *input_routes_[k], mbufs[k],
+        timed ? Remaining(timeout_ms, t0) : timeout_ms);
     if (!s.ok()) return s.WithContext(Where() + "FeedData: ");
   }
   return Status::OK();
@@ -179,17 +208,22 @@ Status GraphState::Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
   }
   // One message per output of one transaction, taken together.
   std::lock_guard<std::mutex> lock(fetch_mu_);
-  const deploy::Plan& plan = deployment_->plan();
   std::vector<services::MbufPtr> got(def_.outputs.size());
-  auto t0 = Clock::now();
+  // Bound once (see Feed).
+  std::optional<ScopedDevice> bound;
+  if (!output_queues_.empty()) {
+    bound.emplace(deployment_->contexts(), output_queues_[0]->device());
+  }
+  const bool timed = timeout_ms > 0 && got.size() > 1;
+  const auto t0 = timed ? Clock::now() : Clock::time_point{};
   for (size_t k = 0; k < got.size(); ++k) {
-    auto& q = deployment_->queue(plan.OutputQueue(static_cast<uint32_t>(k)));
-    Status s = env_->svc->Dequeue(*q, &got[k], Remaining(timeout_ms, t0));
+    Status s = env_->svc->Dequeue(
+        *output_queues_[k], &got[k],
+        timed ? Remaining(timeout_ms, t0) : timeout_ms);
     if (!s.ok()) {
       // Nothing lost: put back what this fetch already took.
       for (size_t j = k; j-- > 0;) {
-        auto& qj = deployment_->queue(plan.OutputQueue(static_cast<uint32_t>(j)));
-        (void)qj->Return(std::move(got[j]));
+        (void)output_queues_[j]->Return(std::move(got[j]));
       }
       return s.WithContext(Where() + "FetchData: ");
     }

@@ -56,6 +56,11 @@ class GraphState {
   std::shared_mutex life_mu_;
   std::unique_ptr<deploy::Deployment> deployment_;
   std::unique_ptr<exec::GraphRunner> runner_;
+  // Per graph input, resolved at Build: its routes (null: unused) and the
+  // device its mbufs are made on; per graph output, its queue.
+  std::vector<const deploy::Deployment::RouteTargets*> input_routes_;
+  std::vector<int32_t> input_devices_;
+  std::vector<services::DeviceQueue*> output_queues_;
   std::mutex feed_mu_;
   std::mutex fetch_mu_;
   std::atomic<uint64_t> next_trans_{1};
