@@ -6,8 +6,11 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
+
+#include "rt/json_depth.h"
 
 namespace hflow {
 namespace deploy {
@@ -52,6 +55,9 @@ Status ParsePart(std::string_view part, std::string_view entry, int64_t* lo,
   return Status::OK();
 }
 
+// Appends the devices of one entry to `out`, which with them may hold at
+// most kMaxExpanded devices in all: the guard covers the whole list, so many
+// small entries cannot add up to millions of devices either.
 Status ParseEntry(std::string_view entry, std::vector<LogicDevice>* out) {
   std::vector<std::pair<int64_t, int64_t>> parts;
   std::string_view rest = entry;
@@ -69,12 +75,17 @@ Status ParseEntry(std::string_view entry, std::vector<LogicDevice>* out) {
         "': expected cluster:node:device[:numa], got " +
         std::to_string(parts.size()) + " parts");
   }
+  // Each span is at most 2^31 and the running product stays below
+  // kMaxExpanded before each step, so the product cannot overflow.
   int64_t count = 1;
-  for (auto [lo, hi] : parts) count *= (hi - lo + 1);
-  if (count > kMaxExpanded) {
-    return Status::InvalidArgument("logic device '" + std::string(entry) +
-                                   "' expands to " + std::to_string(count) +
-                                   " devices; is a range mistyped?");
+  for (auto [lo, hi] : parts) {
+    count *= (hi - lo + 1);
+    if (count > kMaxExpanded) break;
+  }
+  if (count > kMaxExpanded - static_cast<int64_t>(out->size())) {
+    return Status::InvalidArgument(
+        "logic device '" + std::string(entry) + "' takes the list beyond " +
+        std::to_string(kMaxExpanded) + " devices; is a range mistyped?");
   }
   if (parts.size() == 3) parts.emplace_back(-1, -1);
   for (int64_t c = parts[0].first; c <= parts[0].second; ++c)
@@ -131,13 +142,12 @@ Status ParseLogicDeviceList(std::string_view text, std::vector<LogicDevice>* out
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  for (size_t i = 0; i < out->size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if ((*out)[i] == (*out)[j]) {
-        return Status::InvalidArgument("logic device list '" + std::string(text) +
-                                       "' names " + Describe((*out)[i]) +
-                                       " twice");
-      }
+  // A set, not a pairwise scan: a list may hold kMaxExpanded devices.
+  std::set<std::tuple<int32_t, int32_t, int32_t, int32_t>> seen;
+  for (const LogicDevice& d : *out) {
+    if (!seen.emplace(d.cluster, d.node, d.device, d.numa).second) {
+      return Status::InvalidArgument("logic device list '" + std::string(text) +
+                                     "' names " + Describe(d) + " twice");
     }
   }
   return Status::OK();
@@ -150,8 +160,13 @@ Status ParseDeployInfo(std::string_view json_text, std::string_view source,
   auto bad = [&](const std::string& path, const std::string& what) {
     return Status::InvalidArgument(src + ": " + path + ": " + what);
   };
-  Json root = Json::parse(json_text, nullptr, false);
-  if (root.is_discarded() || !root.is_object()) {
+  Json root;
+  std::string error;
+  if (!ParseJsonBoundedDepth(json_text, &root, &error)) {
+    return bad("(document)", "is not valid JSON (" + error +
+                                 "); see FORMATS.md 'Deploy info'");
+  }
+  if (!root.is_object()) {
     return bad("(document)", "is not a JSON object; see FORMATS.md 'Deploy info'");
   }
   std::set<std::string> known(node_names.begin(), node_names.end());

@@ -7,7 +7,6 @@
 //
 // Thread-safety: pure functions over a const GraphDef; reentrant.
 #include <algorithm>
-#include <functional>
 #include <queue>
 #include <set>
 #include <string>
@@ -167,7 +166,8 @@ Status CheckAttr(const GraphDef& g, const std::string& where,
   return Status::OK();
 }
 
-Status CheckInputAttrs(const GraphDef& g, const NodeDef& n) {
+Status CheckInputAttrs(const GraphDef& g, const NameIndex& nodes,
+                       const NodeDef& n) {
   if (n.input_attrs.empty()) return Status::OK();
   if (n.input_attrs.size() != n.inputs.size()) {
     return Bad(g, NodeWhere(n) + "input attrs cover " +
@@ -184,6 +184,17 @@ Status CheckInputAttrs(const GraphDef& g, const NodeDef& n) {
     for (const auto& a : n.input_attrs[i]) {
       HFLOW_RETURN_IF_ERROR(CheckAttr(g, where, a));
     }
+    // ExpandInputAttrs turns the attr into node "<node>.batch<i>"; a graph
+    // input or node of that name would be shadowed by it (found by fuzzing:
+    // graph input "n.batch0" made the expanded graph invalid).
+    const std::string batch = n.name + ".batch" + std::to_string(i);
+    if (!n.input_attrs[i].empty() &&
+        (g.IsGraphInput(batch) || nodes.count(batch))) {
+      return Bad(g, where + ": its batch attr becomes node '" + batch +
+                        "', which is already the name of a " +
+                        (g.IsGraphInput(batch) ? "graph input" : "node") +
+                        "; rename that one");
+    }
   }
   return Status::OK();
 }
@@ -199,7 +210,7 @@ Status CheckNode(const GraphDef& g, const NameIndex& nodes, const NodeDef& n) {
       CheckMap(g, n, "input_map", n.input_map, n.inputs.size()));
   HFLOW_RETURN_IF_ERROR(
       CheckMap(g, n, "output_map", n.output_map, n.output_num));
-  return CheckInputAttrs(g, n);
+  return CheckInputAttrs(g, nodes, n);
 }
 
 Status CheckOutputs(const GraphDef& g, const NameIndex& nodes) {
@@ -246,35 +257,42 @@ std::vector<std::vector<size_t>> Consumers(const GraphDef& g,
 
 // Depth-first search along data flow; the first back edge closes a cycle,
 // reported producer first ("a -> b -> a") so it reads as the data flows.
+// Iterative, with an explicit stack: a recursive search overflowed the
+// thread's stack on a long chain of nodes (a generated graph file).
 Status CheckAcyclic(const GraphDef& g, const NameIndex& nodes) {
   const auto next = Consumers(g, nodes);
   enum Color { kWhite, kGray, kBlack };
   std::vector<Color> color(g.nodes.size(), kWhite);
-  std::vector<size_t> path;
-  std::string cycle;
-  std::function<bool(size_t)> visit = [&](size_t v) {
-    color[v] = kGray;
-    path.push_back(v);
-    for (size_t w : next[v]) {
+  // The path from the root: (node, position of its next consumer to visit).
+  std::vector<std::pair<size_t, size_t>> path;
+  for (size_t root = 0; root < g.nodes.size(); ++root) {
+    if (color[root] != kWhite) continue;
+    color[root] = kGray;
+    path.emplace_back(root, 0);
+    while (!path.empty()) {
+      auto& [v, k] = path.back();
+      if (k == next[v].size()) {
+        color[v] = kBlack;
+        path.pop_back();
+        continue;
+      }
+      const size_t w = next[v][k++];
       if (color[w] == kGray) {
-        auto from = std::find(path.begin(), path.end(), w);
+        std::string cycle;
+        auto from = std::find_if(path.begin(), path.end(),
+                                 [w](const auto& e) { return e.first == w; });
         for (auto it = from; it != path.end(); ++it) {
-          cycle += g.nodes[*it].name + " -> ";
+          cycle += g.nodes[it->first].name + " -> ";
         }
         cycle += g.nodes[w].name;
-        return true;
+        return Bad(g, "cycle: " + cycle +
+                          "; a node may not depend on its own "
+                          "outputs, break the loop");
       }
-      if (color[w] == kWhite && visit(w)) return true;
-    }
-    path.pop_back();
-    color[v] = kBlack;
-    return false;
-  };
-  for (size_t v = 0; v < g.nodes.size(); ++v) {
-    if (color[v] == kWhite && visit(v)) {
-      return Bad(g, "cycle: " + cycle +
-                        "; a node may not depend on its own "
-                        "outputs, break the loop");
+      if (color[w] == kWhite) {
+        color[w] = kGray;
+        path.emplace_back(w, 0);  // invalidates v and k; the loop re-reads
+      }
     }
   }
   return Status::OK();

@@ -127,6 +127,61 @@ TEST(GraphValidateTest, TopologicalOrderIsStableAndLeavesOutCycles) {
               ElementsAre("src2", "mid", "late", "src1"));
 }
 
+// A chain of 200000 nodes used to overflow the stack: the cycle search was
+// recursive, one frame per node on the path. It is iterative now.
+TEST(GraphValidateTest, LongChainValidatesWithoutDeepRecursion) {
+  constexpr int kNodes = 200000;
+  GraphDef g;
+  g.name = "long";
+  g.source = "long.json";
+  g.inputs = {"a"};
+  g.nodes.reserve(kNodes);
+  g.nodes.push_back(Node("n0", {{"a", 0}}));
+  for (int i = 1; i < kNodes; ++i) {
+    g.nodes.push_back(
+        Node("n" + std::to_string(i), {{"n" + std::to_string(i - 1), 0}}));
+  }
+  g.outputs = {{"n" + std::to_string(kNodes - 1), 0}};
+  Status s = ValidateGraphStructure(g);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(TopologicalOrder(g).size(), static_cast<size_t>(kNodes));
+
+  // Closing the chain into a loop is found at the end of the long path.
+  g.nodes[0].inputs.push_back({"n" + std::to_string(kNodes - 1), 0});
+  s = ValidateGraphStructure(g);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("long.json: cycle: n0 -> n1 -> n2 -> "));
+  EXPECT_THAT(s.message(), HasSubstr(" -> n199999 -> n0; a node may not"));
+}
+
+// Found by fuzzing (fuzz/regressions/graph_file/batch_name_is_graph_input):
+// a batch attr on input i of node n becomes node "n.batch<i>"; a graph input
+// of that name passed validation and made the expanded graph invalid.
+TEST(GraphValidateTest, BatchNodeNameMayNotBeTaken) {
+  GraphDef g;
+  g.name = "b";
+  g.source = "b.json";
+  g.inputs = {"n.batch0"};
+  g.nodes = {Node("n", {{"n.batch0", 0}})};
+  g.nodes[0].input_attrs = {{CountBatch{2}}};
+  g.outputs = {{"n", 0}};
+  Status s = ValidateGraphStructure(g);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("b.json: node 'n': input 0: its batch attr becomes "
+                        "node 'n.batch0', which is already the name of a "
+                        "graph input; rename that one"));
+
+  g.inputs = {"a"};
+  g.nodes[0].inputs = {{"a", 0}};
+  g.nodes.push_back(Node("n.batch0", {{"a", 0}}));
+  s = ValidateGraphStructure(g);
+  EXPECT_THAT(s.message(), HasSubstr("'n.batch0', which is already the name "
+                                     "of a node"));
+  g.nodes[0].input_attrs.clear();
+  EXPECT_TRUE(ValidateGraphStructure(g).ok());
+}
+
 }  // namespace
 }  // namespace deploy
 }  // namespace hflow

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rt/json_depth.h"
+
 namespace hflow {
 namespace flow_func {
 namespace {
@@ -22,12 +24,19 @@ class Checker {
   Status Bad(const std::string& field, const std::string& what) const {
     return Status::InvalidArgument(source_ + ": " + field + ": " + what);
   }
+  // An integer in [lo, INT32_MAX]: counts and indexes are stored as int32,
+  // so anything larger would wrap silently (4294967296 would become 0).
   Status Int(const Json& j, const std::string& field, int64_t lo,
              int64_t* out) const {
     if (!j.is_number_integer()) return Bad(field, "must be an integer");
+    if (j.is_number_unsigned() && j.get<uint64_t>() > INT32_MAX) {
+      return Bad(field, "must be <= " + std::to_string(INT32_MAX) + ", got " +
+                            j.dump());
+    }
     int64_t v = j.get<int64_t>();
-    if (v < lo) {
-      return Bad(field, "must be >= " + std::to_string(lo) + ", got " +
+    if (v < lo || v > INT32_MAX) {
+      return Bad(field, "must be in [" + std::to_string(lo) + ", " +
+                            std::to_string(INT32_MAX) + "], got " +
                             std::to_string(v));
     }
     *out = v;
@@ -118,14 +127,25 @@ std::string CompileConfig::PrebuiltPath() const {
 Status ParseCompileConfig(std::string_view json_text, std::string_view source,
                           const std::string& base_dir, CompileConfig* out) {
   Checker c(source);
-  Json root = Json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) {
-    return c.Bad("(document)", "is not valid JSON; check brackets and commas");
+  Json root;
+  std::string error;
+  if (!ParseJsonBoundedDepth(json_text, &root, &error)) {
+    return c.Bad("(document)", "is not valid JSON; check brackets and commas (" +
+                                   error + ")");
   }
   if (!root.is_object()) return c.Bad("(document)", "must be a JSON object");
   CompileConfig cfg;
   cfg.source = std::string(source);
-  cfg.config_dir = fs::absolute(base_dir).lexically_normal().string();
+  // The non-throwing overload: fs::absolute("") throws, and a config named
+  // without a directory ("add_func.json") has an empty parent path.
+  std::error_code ec;
+  cfg.config_dir = fs::absolute(base_dir.empty() ? "." : base_dir, ec)
+                       .lexically_normal()
+                       .string();
+  if (ec) {
+    return c.Bad("(document)", "cannot resolve the directory '" + base_dir +
+                                   "': " + ec.message());
+  }
   if (!root.contains("func_list") || !root["func_list"].is_array() ||
       root["func_list"].empty()) {
     return c.Bad("func_list", "must be a non-empty array of {\"func_name\": ...}");

@@ -115,6 +115,77 @@ TEST(CompileConfigTest, LoadsFileRelativeToItsDirectory) {
   fs::remove_all(dir);
 }
 
+// Found by fuzzing (fuzz/regressions/compile_config/): numbers beyond int32
+// were narrowed silently, so "input_num": 4294967296 became 0 and an index
+// 4294967296 became index 0.
+TEST(CompileConfigTest, RejectsNumbersBeyondInt32) {
+  const BadCase cases[] = {
+      {R"({"func_list": [{"func_name": "A"}], "input_num": 4294967296,
+           "target_bin": "liba.so"})",
+       "input_num"},
+      {R"({"func_list": [{"func_name": "A"}], "output_num": 2147483648,
+           "target_bin": "liba.so"})",
+       "output_num"},
+      {R"({"func_list": [{"func_name": "A", "inputs_index": [4294967296]}],
+           "target_bin": "liba.so"})",
+       "func_list[0].inputs_index[0]"},
+      {R"({"func_list": [{"func_name": "A",
+           "outputs_index": [18446744073709551615]}], "target_bin": "liba.so"})",
+       "func_list[0].outputs_index[0]"},
+  };
+  for (const BadCase& c : cases) {
+    CompileConfig cfg;
+    Status s = Parse(c.json, &cfg);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.json;
+    EXPECT_THAT(s.message(), HasSubstr(std::string("add_func.json: ") +
+                                       c.field + ": must be"))
+        << c.json;
+  }
+  CompileConfig cfg;
+  ASSERT_TRUE(Parse(R"({"func_list": [{"func_name": "A", "inputs_index":
+                        [2147483646]}], "input_num": 2147483647,
+                        "target_bin": "liba.so"})",
+                    &cfg)
+                  .ok());
+  EXPECT_EQ(cfg.input_num, 2147483647);
+  EXPECT_THAT(cfg.funcs[0].inputs_index, ::testing::ElementsAre(2147483646));
+}
+
+// A config named without a directory has an empty parent path, and
+// std::filesystem::absolute("") throws: the load threw instead of parsing.
+TEST(CompileConfigTest, LoadsBareFileNameFromTheWorkingDirectory) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "hflow_cc_bare_test";
+  fs::create_directories(dir);
+  {
+    std::ofstream f(dir / "f.json");
+    f << R"({"func_list": [{"func_name": "F"}], "target_bin": "libf.so"})";
+  }
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir);
+  CompileConfig cfg;
+  Status s = LoadCompileConfigFile("f.json", &cfg);
+  fs::current_path(cwd);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(cfg.PrebuiltPath(), (fs::absolute(dir) / "libf.so").string());
+  ASSERT_TRUE(ParseCompileConfig(
+                  R"({"func_list": [{"func_name": "F"}], "target_bin": "libf.so"})",
+                  "f.json", "", &cfg)
+                  .ok());
+  EXPECT_EQ(cfg.PrebuiltPath(), (fs::current_path() / "libf.so").string());
+  fs::remove_all(dir);
+}
+
+TEST(CompileConfigTest, DeeplyNestedDocumentIsRejected) {
+  CompileConfig cfg;
+  Status s = Parse("{\"func_list\": " + std::string(100000, '[') +
+                       std::string(100000, ']') + "}",
+                   &cfg);
+  EXPECT_THAT(s.message(), HasSubstr("add_func.json: (document): is not valid "
+                                     "JSON; check brackets and commas (nested "
+                                     "deeper than 64 levels"));
+}
+
 }  // namespace
 }  // namespace flow_func
 }  // namespace hflow

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "hflow/cluster.h"
+#include "rt/json_depth.h"
 
 namespace hflow {
 namespace {
@@ -384,14 +385,10 @@ Status ParseDefaultDevice(const Checker& c, const Json& root,
 }
 
 Status ParseJson(const Checker& c, std::string_view text, Json* root) {
-  try {
-    *root = Json::parse(text.begin(), text.end());
-  } catch (const Json::exception& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line L,
-    // column C: ..."; drop the bracketed id, keep the position.
-    std::string what = e.what();
-    size_t close = what.find("] ");
-    if (close != std::string::npos) what = what.substr(close + 2);
+  // The message keeps nlohmann's position ("parse error at line L, column
+  // C: ..."); the depth bound keeps Describe's dump() off a deep stack.
+  std::string what;
+  if (!ParseJsonBoundedDepth(text, root, &what)) {
     return c.Error("", "malformed JSON: " + what,
                    "fix the JSON syntax at that position");
   }

@@ -119,6 +119,21 @@ TEST(ClusterConfigTest, RejectsMalformedJsonWithPosition) {
   ExpectRejected(ParseOnly("[1,2]"), {"expected a JSON object"});
 }
 
+// Found by fuzzing (fuzz/regressions/cluster_config/deep_devices.json is a
+// small stand-in): a device entry nested 200000 levels deep overflowed the
+// stack when the error message quoted it. Documents nested deeper than
+// kMaxJsonDepth are rejected before any value exists.
+TEST(ClusterConfigTest, RejectsDeeplyNestedJson) {
+  const int depth = 200000;
+  ExpectRejected(ParseOnly("{\"devices\": " + std::string(depth, '[') +
+                           std::string(depth, ']') + "}"),
+                 {"cluster.json: ", "malformed JSON",
+                  "nested deeper than 64 levels"});
+  ClusterConfig cfg;
+  ASSERT_TRUE(Parse(R"({"devices": [1], "x": [[[[[[[[[[[[]]]]]]]]]]]]})", &cfg)
+                  .ok());
+}
+
 TEST(ClusterConfigTest, RejectsDuplicateDeviceOnNode) {
   ExpectRejected(
       ParseOnly(R"({"cluster":[{"cluster_nodes":[

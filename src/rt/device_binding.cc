@@ -11,7 +11,12 @@ DeviceContexts::DeviceContexts(rt::DeviceRuntime* runtime)
     : runtime_(runtime) {}
 
 DeviceContexts::~DeviceContexts() {
-  for (auto& [device, ctx] : held_) (void)runtime_->ResetDevice(device);
+  // Nothing retries after this: one failed ResetDevice (a transient driver
+  // error) would keep the device's default context alive for the life of
+  // the process, so a failure gets a second try.
+  for (auto& [device, ctx] : held_) {
+    if (!runtime_->ResetDevice(device).ok()) (void)runtime_->ResetDevice(device);
+  }
 }
 
 Status DeviceContexts::GetSlow(int32_t device, rt::Context** ctx) {

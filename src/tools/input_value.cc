@@ -258,6 +258,9 @@ Status ParseLiteral(const std::string& text, Tensor* out) {
   }
   if (!has_shape) {
     out->shape = {static_cast<int64_t>(values.size())};
+  } else if (Elements(out->shape) < 0) {
+    return Status::InvalidArgument("shape " + ShapeText(out->shape) +
+                                   " has more elements than fit in memory");
   } else if (Elements(out->shape) != static_cast<int64_t>(values.size())) {
     return Status::InvalidArgument(
         "shape " + ShapeText(out->shape) + " needs " +
@@ -451,8 +454,13 @@ Status LoadNpyFile(const std::string& path, Tensor* out) {
   }
   std::string bytes((std::istreambuf_iterator<char>(in)),
                     std::istreambuf_iterator<char>());
-  auto bad = [&path](const std::string& what) {
-    return Status::InvalidArgument("NumPy file '" + path + "': " + what);
+  return ParseNpyBytes(bytes, path, out);
+}
+
+Status ParseNpyBytes(std::string_view bytes, const std::string& source,
+                     Tensor* out) {
+  auto bad = [&source](const std::string& what) {
+    return Status::InvalidArgument("NumPy file '" + source + "': " + what);
   };
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) {
     return bad("not a .npy file (no \\x93NUMPY magic)");
@@ -470,14 +478,35 @@ Status LoadNpyFile(const std::string& path, Tensor* out) {
   }
   size_t data_at = 8 + len_size + header_len;
   if (bytes.size() < data_at) return bad("truncated header");
-  Status s = ParseNpyHeader(bytes.substr(8 + len_size, header_len), out);
+  Status s = ParseNpyHeader(std::string(bytes.substr(8 + len_size, header_len)),
+                            out);
   if (!s.ok()) return bad(s.message());
-  int64_t n = Elements(out->shape);
-  size_t need = n < 0 ? 0 : size_t(n) * DataTypeSize(out->dtype);
-  if (n < 0 || bytes.size() - data_at != need) {
-    return bad("holds " + std::to_string(bytes.size() - data_at) +
-               " data bytes; shape " + ShapeText(out->shape) + " of " +
-               DataTypeName(out->dtype) + " needs " + std::to_string(need));
+  // Compared by division: elements * width can overflow size_t, and a
+  // wrapped product once matched an empty file (shape (2**61,) of '<f8').
+  const int64_t n = Elements(out->shape);
+  const size_t width = DataTypeSize(out->dtype);
+  const size_t have = bytes.size() - data_at;
+  const bool representable =
+      n >= 0 && static_cast<uint64_t>(n) <= SIZE_MAX / width;
+  if (!representable || have % width != 0 ||
+      have / width != static_cast<uint64_t>(n)) {
+    return bad("holds " + std::to_string(have) + " data bytes; shape " +
+               ShapeText(out->shape) + " of " + DataTypeName(out->dtype) +
+               " needs " +
+               (representable ? std::to_string(size_t(n) * width)
+                              : std::string("more than fit in memory")));
+  }
+  if (out->dtype == DataType::kBool) {
+    // numpy writes bools as 0 or 1; any other byte is a corrupt file, and
+    // the UDF would see a bool that is neither true nor false.
+    for (size_t i = data_at; i < bytes.size(); ++i) {
+      if (bytes[i] != 0 && bytes[i] != 1) {
+        return bad("bool element " + std::to_string(i - data_at) +
+                   " is byte " +
+                   std::to_string(static_cast<uint8_t>(bytes[i])) +
+                   ", not 0 or 1");
+      }
+    }
   }
   out->data.assign(bytes.begin() + data_at, bytes.end());
   return Status::OK();

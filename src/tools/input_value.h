@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "hflow/session.h"
 #include "hflow/status.h"
@@ -40,6 +41,12 @@ Status ParseInputArg(const std::string& arg, std::string* name, Tensor* out);
 // Reads a NumPy .npy file (format versions 1.0, 2.0 and 3.0; little-endian
 // or byte-order-free descr; C order only).
 Status LoadNpyFile(const std::string& path, Tensor* out);
+
+// The bytes of a .npy file already in memory (what LoadNpyFile reads);
+// `source` names them in messages ("NumPy file '<source>': ..."). The
+// fuzz target and tests use it to reach the .npy parser without files.
+Status ParseNpyBytes(std::string_view bytes, const std::string& source,
+                     Tensor* out);
 
 // The JSON line (without newline) for output `output` of one fetched
 // message. Floats are printed with the fewest digits that read back to the

@@ -300,6 +300,59 @@ TEST_F(InputValueNpyTest, RejectsWhatItCannotRead) {
                       missing + "'");
 }
 
+// Found by review while writing the fuzz target (regression input in
+// fuzz/regressions/input_value/): the needed byte count, elements * width,
+// wrapped around size_t, so shape (2**61,) of '<f8' "needed" 0 bytes and an
+// empty file loaded as a tensor of 2^61 doubles with no data.
+TEST_F(InputValueNpyTest, ShapeWhoseByteCountOverflowsIsRejected) {
+  EXPECT_HAS(LoadError(Write("wrap.npy", 1,
+                             "{'descr': '<f8', 'fortran_order': False, "
+                             "'shape': (2305843009213693952,), }",
+                             "")),
+             "holds 0 data bytes; shape [2305843009213693952] of float64 "
+             "needs more than fit in memory");
+  EXPECT_HAS(LoadError(Write("dims.npy", 1,
+                             "{'descr': '|u1', 'fortran_order': False, "
+                             "'shape': (4294967296, 4294967296), }",
+                             "")),
+             "shape [4294967296,4294967296] of uint8 needs more than fit in "
+             "memory");
+}
+
+// numpy stores bools as bytes 0 and 1; other bytes are a corrupt file and
+// used to reach the UDF as a bool that is neither true nor false.
+TEST_F(InputValueNpyTest, BoolBytesMustBeZeroOrOne) {
+  EXPECT_HAS(LoadError(Write("b1.npy", 1,
+                             "{'descr': '|b1', 'fortran_order': False, "
+                             "'shape': (3,), }",
+                             std::string("\x01\x00\x02", 3))),
+             "bool element 2 is byte 2, not 0 or 1");
+}
+
+TEST(InputValueTest, ParseNpyBytesReadsMemoryAndNamesTheSource) {
+  std::string header = "{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }";
+  header += std::string((64 - (10 + header.size() + 1) % 64) % 64, ' ') + "\n";
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size());
+  bytes += '\0';
+  bytes += header;
+  bytes += std::string("\x05\x00\xff\xff", 4);
+  Tensor t;
+  Status s = ParseNpyBytes(bytes, "mem", &t);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(t.dtype, DataType::kInt16);
+  EXPECT_EQ(t.As<int16_t>(), (std::vector<int16_t>{5, -1}));
+  EXPECT_HAS(ParseNpyBytes(bytes.substr(0, 9), "mem", &t).message(),
+             "NumPy file 'mem': not a .npy file");
+}
+
+TEST(InputValueTest, ShapeWhoseElementCountOverflowsIsRejected) {
+  Tensor t;
+  EXPECT_HAS(ParseInputValue("int8[4294967296,4294967296]:1", &t).message(),
+             "shape [4294967296,4294967296] has more elements than fit in "
+             "memory");
+}
+
 TEST(InputValueJsonTest, FormatsEveryDtype) {
   EXPECT_EQ(OutputJsonLine(0, 1, 0, MustParse("int32:2,3,4")),
             R"({"output":0,"trans_id":1,"ret_code":0,"dtype":"int32",)"

@@ -1,0 +1,200 @@
+// Focused regressions for the bugs the fault sweep (fault_sweep_test.cc)
+// and the device-loss tests found. Each injects one fault where the bug
+// was and checks the repaired behaviour:
+//   - a stage whose input dequeue fails went quiet: the fetcher waited out
+//     its timeout (now the graph fails and the fetch returns the error);
+//   - an output that reached one input of add(c, c) but not the other
+//     paired every later transaction wrongly and stalled the graph;
+//   - a failure message that could not be allocated was dropped silently;
+//   - a memory group whose cache Free failed forgot the cache: its device
+//     memory leaked for the life of the process;
+//   - a failed ResetDevice in DeviceContexts leaked the default context.
+//
+// Thread-safety: single test thread; hflow's threads are its own.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "flow_func/flow_func_defines.h"
+#include "flow_func/meta_flow_func.h"
+#include "hflow/hflow.h"
+#include "hflow/rt.h"
+#include "rt/device_binding.h"
+#include "rt/sim/sim_runtime.h"
+#include "test_util.h"
+
+namespace hflow {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr int32_t kTimeoutMs = 5000;
+constexpr milliseconds kPrompt{2000};
+
+class AlwaysFails : public FlowFunc::MetaFlowFunc {
+ public:
+  int32_t Init() override { return FlowFunc::FLOW_FUNC_SUCCESS; }
+  int32_t Proc(const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>&) override {
+    return 7;
+  }
+};
+REGISTER_FLOW_FUNC("FaultRegression_Fails", AlwaysFails);
+
+//   x ── a@2 ── b@3 ── c@4 ── add(c, c)@5 ── out   (a may be `first_func`)
+FlowGraph Chain(const std::string& first_func = "_BuiltIn_Identity") {
+  FlowData x("x", 0);
+  FunctionPp first_pp("first_pp");
+  first_pp.SetFunction(first_func);
+  FunctionPp id_pp("id_pp");
+  id_pp.SetFunction("_BuiltIn_Identity");
+  FlowNode a("a", 1, 1), b("b", 1, 1), c("c", 1, 1);
+  a.SetInput(0, x).AddPp(first_pp);
+  b.SetInput(0, a, 0).AddPp(id_pp);
+  c.SetInput(0, b, 0).AddPp(id_pp);
+  FunctionPp add_pp("add_pp");
+  add_pp.SetFunction("_BuiltIn_Add");
+  FlowNode add("add", 2, 1);
+  add.SetInput(0, c, 0).SetInput(1, c, 0).AddPp(add_pp);
+  FlowGraph g("regression_chain");
+  g.SetInputs({x}).SetOutputs({add});
+  g.SetDeployInfo(R"({"deploy_info": [
+      {"flow_node_name": "a", "logic_device_id": "0:0:2"},
+      {"flow_node_name": "b", "logic_device_id": "0:0:3"},
+      {"flow_node_name": "c", "logic_device_id": "0:0:4"},
+      {"flow_node_name": "add", "logic_device_id": "0:0:5"}]})");
+  return g;
+}
+
+Tensor I64(int64_t v) { return Tensor::From<int64_t>(DataType::kInt64, {1}, {v}); }
+
+class FaultRegressionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    (void)Finalize();
+    Options o;
+    o.cluster = MakeLocalCluster({2, 3, 4, 5});
+    ASSERT_TRUE(Initialize(o).ok());
+    sim_ = static_cast<rt::SimRuntime*>(rt::CurrentRuntime());
+  }
+  void TearDown() override { (void)Finalize(); }
+
+  void Build(Session& s, const FlowGraph& g) {
+    ASSERT_TRUE(s.AddGraph(1, g).ok());
+    Status st = s.BuildGraph(1);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+
+  // Fetches until an error (skipping outputs that carry a ret code):
+  // it must come promptly and must not be a timeout.
+  void ExpectPromptError(Session& s, StatusCode want) {
+    auto t0 = Clock::now();
+    Status st;
+    for (int i = 0; i < 4; ++i) {
+      std::vector<Tensor> out;
+      FlowInfo info;
+      st = s.FetchData(1, &out, &info, kTimeoutMs);
+      if (!st.ok()) break;
+    }
+    EXPECT_EQ(st.code(), want) << st.ToString();
+    EXPECT_LT(Clock::now() - t0, kPrompt)
+        << "the failure was not reported; the fetch waited: " << st.ToString();
+    // The graph stays failed: a feed says so too.
+    st = s.FeedData(1, {I64(1)}, FlowInfo{}, kTimeoutMs);
+    EXPECT_EQ(st.code(), want) << st.ToString();
+  }
+
+  // Waits (2 s at most) until the sim has seen `n` calls of `op`.
+  void WaitForCalls(rt::Op op, uint64_t n) {
+    auto t0 = Clock::now();
+    while (sim_->CallCount(op) < n && Clock::now() - t0 < kPrompt) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    ASSERT_GE(sim_->CallCount(op), n);
+  }
+
+  void ExpectNothingLeft() {
+    testing::SimHoldings left = testing::Holdings(*sim_);
+    EXPECT_TRUE(left.empty()) << "the sim still holds " << left.ToString();
+  }
+
+  rt::SimRuntime* sim_ = nullptr;
+};
+
+TEST_F(FaultRegressionTest, FailedInputDequeueFailsTheGraphInsteadOfStalling) {
+  Session s;
+  Build(s, Chain());
+  // The first dequeue after the feed is stage a's; the fetch waits for it.
+  sim_->ResetCallCounts();
+  sim_->InjectFault(rt::Op::kQueueDequeue, 1, Status::Internal("dequeue broke"));
+  ASSERT_TRUE(s.FeedData(1, {I64(3)}, FlowInfo{}, kTimeoutMs).ok());
+  WaitForCalls(rt::Op::kQueueDequeue, 1);
+  ExpectPromptError(s, StatusCode::kInternal);
+  EXPECT_TRUE(s.RemoveGraph(1).ok());
+  ASSERT_TRUE(Finalize().ok());
+  ExpectNothingLeft();
+}
+
+TEST_F(FaultRegressionTest, OutputReachingOnlyOneConsumerInputFailsTheGraph) {
+  Session s;
+  Build(s, Chain());
+  // Enqueues of one message: x->a, a->b, b->c, c->add.in0, c->add.in1:
+  // the fifth fails after the fourth went through.
+  sim_->ResetCallCounts();
+  sim_->InjectFault(rt::Op::kQueueEnqueue, 5, Status::Internal("enqueue broke"));
+  ASSERT_TRUE(s.FeedData(1, {I64(3)}, FlowInfo{}, kTimeoutMs).ok());
+  WaitForCalls(rt::Op::kQueueEnqueue, 5);
+  // Later transactions must not wait behind a half-delivered one.
+  (void)s.FeedData(1, {I64(4)}, FlowInfo{}, kTimeoutMs);
+  ExpectPromptError(s, StatusCode::kInternal);
+  EXPECT_TRUE(s.RemoveGraph(1).ok());
+  ASSERT_TRUE(Finalize().ok());
+  ExpectNothingLeft();
+}
+
+TEST_F(FaultRegressionTest, FailureMessageThatCannotBeAllocatedFailsTheGraph) {
+  Session s;
+  Build(s, Chain("FaultRegression_Fails"));
+  // MbufAlloc calls: the feed's input, then a's failure message.
+  sim_->InjectFault(rt::Op::kMbufAlloc, 2, Status::OutOfMemory("no memory"));
+  ASSERT_TRUE(s.FeedData(1, {I64(3)}, FlowInfo{}, kTimeoutMs).ok());
+  ExpectPromptError(s, StatusCode::kOutOfMemory);
+  EXPECT_TRUE(s.RemoveGraph(1).ok());
+  ASSERT_TRUE(Finalize().ok());
+  ExpectNothingLeft();
+}
+
+TEST_F(FaultRegressionTest, CacheWhoseFreeFailedIsFreedAtShutdown) {
+  {
+    Session s;
+    Build(s, Chain());
+    ASSERT_TRUE(s.FeedData(1, {I64(3)}, FlowInfo{}, kTimeoutMs).ok());
+    std::vector<Tensor> out;
+    FlowInfo info;
+    ASSERT_TRUE(s.FetchData(1, &out, &info, kTimeoutMs).ok());
+    sim_->InjectFault(rt::Op::kFree, 1, Status::Internal("free broke"));
+    Status st = s.RemoveGraph(1);
+    EXPECT_EQ(st.code(), StatusCode::kInternal) << st.ToString();
+  }
+  (void)Finalize();
+  ExpectNothingLeft();
+}
+
+TEST_F(FaultRegressionTest, FailedResetDeviceDoesNotLeakTheDefaultContext) {
+  {
+    DeviceContexts contexts(sim_);
+    rt::Context* ctx = nullptr;
+    ASSERT_TRUE(contexts.Get(3, &ctx).ok());
+    sim_->InjectFault(rt::Op::kResetDevice, 1, Status::Internal("reset broke"));
+  }
+  rt::DeviceStats st;
+  ASSERT_TRUE(sim_->GetDeviceStats(3, &st).ok());
+  EXPECT_EQ(st.contexts_alive, 0u);
+  EXPECT_EQ(st.default_context_refs, 0);
+}
+
+}  // namespace
+}  // namespace hflow
