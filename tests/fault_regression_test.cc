@@ -8,7 +8,9 @@
 //   - a failure message that could not be allocated was dropped silently;
 //   - a memory group whose cache Free failed forgot the cache: its device
 //     memory leaked for the life of the process;
-//   - a failed ResetDevice in DeviceContexts leaked the default context.
+//   - a failed ResetDevice in DeviceContexts leaked the default context;
+//   - a fetch that failed reading its outputs had already taken them: the
+//     transaction was gone without a trace.
 //
 // Thread-safety: single test thread; hflow's threads are its own.
 #include <gtest/gtest.h>
@@ -180,6 +182,35 @@ TEST_F(FaultRegressionTest, CacheWhoseFreeFailedIsFreedAtShutdown) {
     EXPECT_EQ(st.code(), StatusCode::kInternal) << st.ToString();
   }
   (void)Finalize();
+  ExpectNothingLeft();
+}
+
+TEST_F(FaultRegressionTest, FetchThatCannotReadItsOutputsPutsThemBack) {
+  // x ── id@2 ── out: no copy between devices, so after the feed the only
+  // Memcpy is the fetch reading the output.
+  FlowData x("x", 0);
+  FunctionPp pp("id_pp");
+  pp.SetFunction("_BuiltIn_Identity");
+  FlowNode id("id", 1, 1);
+  id.SetInput(0, x).AddPp(pp);
+  FlowGraph g("one_stage");
+  g.SetInputs({x}).SetOutputs({id});
+  g.SetDeployInfo(R"({"deploy_info": [
+      {"flow_node_name": "id", "logic_device_id": "0:0:2"}]})");
+  Session s;
+  Build(s, g);
+  ASSERT_TRUE(s.FeedData(1, {I64(41)}, FlowInfo{}, kTimeoutMs).ok());
+  sim_->InjectFault(rt::Op::kMemcpy, 1, Status::Internal("copy broke"));
+  std::vector<Tensor> out;
+  FlowInfo info;
+  Status st = s.FetchData(1, &out, &info, kTimeoutMs);
+  EXPECT_EQ(st.code(), StatusCode::kInternal) << st.ToString();
+  st = s.FetchData(1, &out, &info, kTimeoutMs);
+  ASSERT_TRUE(st.ok()) << "the transaction was lost: " << st.ToString();
+  EXPECT_EQ(out.at(0).As<int64_t>(), std::vector<int64_t>{41});
+  EXPECT_EQ(info.transaction_id, 1u);
+  EXPECT_TRUE(s.RemoveGraph(1).ok());
+  ASSERT_TRUE(Finalize().ok());
   ExpectNothingLeft();
 }
 

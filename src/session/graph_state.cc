@@ -241,7 +241,17 @@ Status GraphState::Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
       if (info->ret_code == 0) info->ret_code = got[k]->head().ret_code;
       continue;
     }
-    HFLOW_RETURN_IF_ERROR(ToTensor(got[k], &(*outputs)[k]));
+    Status s = ToTensor(got[k], &(*outputs)[k]);
+    if (!s.ok()) {
+      // The outputs could not be read: they go back, so the error loses no
+      // transaction and a later fetch can take them again.
+      for (size_t j = got.size(); j-- > 0;) {
+        (void)output_queues_[j]->Return(std::move(got[j]));
+      }
+      outputs->clear();
+      *info = FlowInfo{};
+      return s.WithContext(Where() + "FetchData: reading the outputs: ");
+    }
   }
   return Status::OK();
 }
@@ -255,10 +265,14 @@ void GraphState::DeliverException(int32_t code, uint64_t ctx) {
   for (uint32_t k = 0; k < def_.outputs.size(); ++k) {
     size_t qi = static_cast<size_t>(d->plan().OutputQueue(k));
     services::MbufPtr m;
-    if (!d->AllocErrorMbuf(d->plan().queues[qi].device, code, ctx, &m).ok()) {
+    Status s = d->AllocErrorMbuf(d->plan().queues[qi].device, code, ctx, &m);
+    if (s.ok()) s = env_->svc->Enqueue(*d->queue(qi), std::move(m), -1);
+    if (!s.ok()) {
+      // An exception the fetcher cannot be told about must not vanish
+      // (Note [Failing a graph] in deployer.cc).
+      d->Fail(s.WithContext(Where() + "delivering a UDF exception: "));
       return;
     }
-    (void)env_->svc->Enqueue(*d->queue(qi), std::move(m), -1);
   }
 }
 
