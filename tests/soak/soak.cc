@@ -158,6 +158,7 @@ struct Slot {
   uint32_t graph_id = 0;  // guarded by life
   int kind = 0;           // guarded by life
   std::atomic<bool> removing{false};
+  std::atomic<bool> recycling{false};  // one recycle of a slot at a time
   std::mutex set_mu;
   std::unordered_set<int64_t> outstanding;  // fed, not yet fetched
 };
@@ -196,7 +197,9 @@ int64_t MsSince(Clock::time_point t0) {
 
 Status Soak::AddSlotGraph(Slot& s) {
   s.graph_id = next_graph_id_.fetch_add(1);
-  s.kind = int((s.graph_id + s.index) % kGraphKinds);
+  // A slot keeps its kind, so the device memory the live graphs hold is
+  // the same after every recycle and growth means a leak.
+  s.kind = s.index % kGraphKinds;
   HFLOW_RETURN_IF_ERROR(session_.AddGraph(s.graph_id, MakeGraph(s.kind)));
   return session_.BuildGraph(s.graph_id);
 }
@@ -264,6 +267,7 @@ void Soak::Fetch(Slot& s, int32_t timeout_ms, bool drain_check) {
 }
 
 void Soak::Recycle(Slot& s, bool abrupt) {
+  if (s.recycling.exchange(true)) return;
   if (abrupt) {
     // Remove under the feet of this slot's feeders and fetchers: they get
     // kCancelled or kNotFound, and what was in flight is dropped.
@@ -292,6 +296,7 @@ void Soak::Recycle(Slot& s, bool abrupt) {
   Status st = AddSlotGraph(s);
   if (!st.ok()) tally_.Error(st, false, "AddGraph/BuildGraph");
   tally_.recycles.fetch_add(1);
+  s.recycling = false;
 }
 
 // Fetches until every message fed to `s` is back (10 s at most).
