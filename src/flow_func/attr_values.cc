@@ -2,6 +2,9 @@
 // Thread-safety: immutable values; conversion is reentrant.
 #include "flow_func/attr_values.h"
 
+#include <cmath>
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "flow_func/flow_func_defines.h"
@@ -57,6 +60,33 @@ int32_t Get(const V& value, T* out) {
 
 Status Bad(const std::string& where, const std::string& what) {
   return Status::InvalidArgument(where + ": " + what);
+}
+
+// Numbers an attribute can hold: integers within int64 (JSON also carries
+// unsigned values up to 2^64-1, which would wrap) and floats within float's
+// range (1e300 would become infinity). Anything else is refused, not bent.
+bool FitsInt64(const Json& e) {
+  return e.is_number_integer() &&
+         !(e.is_number_unsigned() &&
+           e.get<uint64_t>() >
+               static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
+}
+bool FitsFloat(const Json& e) {
+  double d = e.get<double>();
+  return std::isfinite(d) && std::fabs(d) <= std::numeric_limits<float>::max();
+}
+Status CheckNumbers(const Json& j, const std::string& where) {
+  if (j.is_array()) {
+    for (const auto& e : j) HFLOW_RETURN_IF_ERROR(CheckNumbers(e, where));
+    return Status::OK();
+  }
+  if (j.is_number_integer() && !FitsInt64(j)) {
+    return Bad(where, "integer " + j.dump() + " is outside the int64 range");
+  }
+  if (j.is_number_float() && !FitsFloat(j)) {
+    return Bad(where, "number " + j.dump() + " is outside the float range");
+  }
+  return Status::OK();
 }
 
 // Lists: all elements of one kind (an empty list is an empty int list, and
@@ -201,6 +231,7 @@ Status AttrFromJson(const Json& j, const std::string& where,
                     std::shared_ptr<const FlowFunc::AttrValue>* out) {
   AttrValueImpl::Value v;
   TensorDataType dt;
+  HFLOW_RETURN_IF_ERROR(CheckNumbers(j, where));
   if (j.is_boolean()) {
     v = j.get<bool>();
   } else if (j.is_number_integer()) {

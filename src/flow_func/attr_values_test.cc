@@ -339,6 +339,22 @@ void ExpectRejected(const std::string& text, const std::string& where) {
   EXPECT_EQ(attr, nullptr) << text;
 }
 
+// Found by fuzzing the graph file (issue 8): these used to be bent into
+// another value (an unsigned beyond int64 wrapped to -1, 1e300 became inf).
+TEST(AttrValueTest, NumbersOutsideTheAttributeTypesAreRejected) {
+  const std::string where = "graph.json: nodes[0].init_params.n";
+  for (const char* text :
+       {"18446744073709551615", "9223372036854775808", "1e300", "-1e39",
+        "[1, 18446744073709551615]", "[1.5, 1e300]", "[[1, 2], [9223372036854775808]]"}) {
+    ExpectRejected(text, where);
+  }
+  int64_t i = 0;
+  EXPECT_EQ(Parse("9223372036854775807")->GetVal(i), kOk);  // INT64_MAX fits
+  EXPECT_EQ(i, INT64_MAX);
+  float f = 0;
+  EXPECT_EQ(Parse("3.4e38")->GetVal(f), kOk);  // within float
+}
+
 TEST(AttrValueTest, MixedListsAreRejectedNamingThePath) {
   const std::string where = "graph.json: nodes[2].init_params.bias";
   for (const char* text :
