@@ -366,7 +366,9 @@ TEST_P(FaultSweepTest, FailKthCall) {
             << " with the fault fired) in " << secs << " s; errors seen:";
   for (const auto& [c, m] : codes) std::cout << " " << StatusCodeName(c) << "=" << m;
   std::cout << "\n";
-  if (only == 0) EXPECT_GT(swept, 0);
+  if (only == 0) {
+    EXPECT_GT(swept, 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shards, FaultSweepTest, ::testing::Range(0, kShards));

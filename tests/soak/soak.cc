@@ -22,6 +22,7 @@
 // Thread-safety: slot state is guarded by each slot's mutexes; counters are
 // atomics. Threads name themselves; they do no device work directly (the
 // Session API binds).
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -101,6 +102,7 @@ class Soak {
   void Drain(Slot& s);
   Status AddSlotGraph(Slot& s);
   void Report(double elapsed);
+  void DumpThreads();
 
   const Args args_;
   Session session_;
@@ -113,6 +115,8 @@ class Soak {
   Clock::time_point t0_ = Clock::now();
   // Per thread: when its current call started (ms since t0_, -1 idle).
   std::vector<std::atomic<int64_t>> busy_since_;
+  std::vector<std::atomic<const char*>> busy_op_;
+  std::vector<std::atomic<int>> busy_slot_;
 };
 
 int64_t MsSince(Clock::time_point t0) {
@@ -256,16 +260,40 @@ void Soak::Worker(int t) {
     int64_t last = last_recycle_ms_.load();
     int op = int(rng() % 100);
     busy_since_[t] = now;
+    busy_slot_[t] = s.index;
     if (now - last > args_.recycle_ms && last_recycle_ms_.compare_exchange_strong(last, now)) {
-      Recycle(s, /*abrupt=*/rng() % 4 == 0);
+      bool abrupt = rng() % 4 == 0;
+      busy_op_[t] = abrupt ? "abrupt recycle" : "orderly recycle";
+      Recycle(s, abrupt);
     } else if (op < 50) {
+      busy_op_[t] = "feed";
       Feed(s, rng);
     } else {
+      busy_op_[t] = "fetch";
       std::shared_lock<std::shared_mutex> life(s.life);
       Fetch(s, 100, /*drain_check=*/false);
     }
     busy_since_[t] = -1;
   }
+}
+
+// On a hang: what every soak thread is doing, and (when gdb is there) the
+// stacks of all threads.
+void Soak::DumpThreads() {
+  int64_t now = MsSince(t0_);
+  for (size_t t = 0; t < busy_since_.size(); ++t) {
+    int64_t b = busy_since_[t].load();
+    std::fprintf(stderr, "soak:   soak-%zu: %s on slot %d%s\n", t,
+                 b < 0 ? "idle" : busy_op_[t].load(), busy_slot_[t].load(),
+                 b < 0 ? "" : (" for " + std::to_string(now - b) + " ms").c_str());
+  }
+  std::fflush(stderr);
+  std::string cmd = "gdb -p " + std::to_string(getpid()) +
+                    " -batch -ex 'thread apply all bt' 1>&2 2>/dev/null";
+  if (std::system(cmd.c_str()) != 0) {
+    std::fprintf(stderr, "soak: (no stacks: gdb failed)\n");
+  }
+  std::fflush(stderr);
 }
 
 void Soak::Report(double elapsed) {
@@ -306,7 +334,10 @@ int Soak::Run() {
     }
   }
   busy_since_ = std::vector<std::atomic<int64_t>>(args_.threads);
+  busy_op_ = std::vector<std::atomic<const char*>>(args_.threads);
+  busy_slot_ = std::vector<std::atomic<int>>(args_.threads);
   for (auto& b : busy_since_) b = -1;
+  for (auto& b : busy_op_) b = "idle";
   t0_ = Clock::now();
   last_recycle_ms_ = 0;
 
@@ -332,7 +363,7 @@ int Soak::Run() {
       if (b >= 0 && now - b > kHangMs) {
         std::fprintf(stderr, "soak: HANG: thread soak-%d has been in one call "
                      "for %lld ms\n", t, (long long)(now - b));
-        std::fflush(stderr);
+        DumpThreads();
         std::_Exit(3);
       }
     }
@@ -444,6 +475,8 @@ int Soak::Run() {
 
 int main(int argc, char** argv) {
   hflow::SetCurrentThreadName("soak-main");
+  // Lets the hang dump's gdb (a child) attach to this process.
+  (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   hflow::soak::Args a = hflow::soak::ParseArgs(argc, argv);
   hflow::soak::Soak soak(a);
   return soak.Run();
