@@ -85,6 +85,7 @@ struct Slot {
   int kind = 0;           // guarded by life
   std::atomic<bool> removing{false};
   std::atomic<bool> recycling{false};  // one recycle of a slot at a time
+  std::atomic<bool> exclusive_wanted{false};  // a recycle waits for `life`
   std::mutex set_mu;
   std::unordered_set<int64_t> outstanding;  // fed, not yet fetched
 };
@@ -209,7 +210,12 @@ void Soak::Recycle(Slot& s, bool abrupt) {
     Status st = session_.RemoveGraph(id);
     if (!st.ok()) tally_.Error(st, false, "RemoveGraph (abrupt)");
   }
+  // glibc's rwlock prefers readers: with feeders and fetchers taking turns
+  // on the slot, a plain lock() could wait forever. They step aside while
+  // exclusive_wanted is set.
+  s.exclusive_wanted = true;
   std::unique_lock<std::shared_mutex> life(s.life);
+  s.exclusive_wanted = false;
   if (abrupt) {
     std::lock_guard<std::mutex> lock(s.set_mu);
     tally_.dropped_by_remove.fetch_add(s.outstanding.size());
@@ -256,6 +262,10 @@ void Soak::Worker(int t) {
   std::mt19937_64 rng(0x5eed + t);
   while (!stop_.load()) {
     Slot& s = *slots_[rng() % slots_.size()];
+    if (s.exclusive_wanted.load()) {
+      std::this_thread::yield();
+      continue;
+    }
     int64_t now = MsSince(t0_);
     int64_t last = last_recycle_ms_.load();
     int op = int(rng() % 100);
