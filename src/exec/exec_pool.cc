@@ -9,9 +9,6 @@ namespace hflow {
 namespace exec {
 namespace {
 
-// The pool whose thread is running (null on other threads).
-thread_local const ExecPool* t_pool = nullptr;
-
 constexpr int kYieldsBeforePark = 32;
 
 }  // namespace
@@ -50,20 +47,27 @@ void ExecPool::Push(Item* item) {
   std::unique_lock<std::mutex> lock(mu_);
   if (stop_) return;
   ready_.push_back(item);
-  // A pool thread takes what it schedules itself as soon as its current
-  // item returns: wake another only when there is more than that.
-  size_t spare = t_pool == this ? 1 : 0;
-  bool wake = parked_ > 0 && ready_.size() > spare;
+  // Note [Waking for scheduled work]
+  // Even work a pool thread schedules from inside a run wakes a parked
+  // thread: the running item may go on for a whole budget of messages, or
+  // block in a UDF, and work must not wait behind it while a thread sleeps.
+  // A thread still yielding in Pop takes new work without any wake-up, so
+  // a parked one is woken only when none is looking.
+  bool wake = parked_ > 0 && searching_ == 0;
   lock.unlock();
   if (wake) cv_.notify_one();
 }
 
 ExecPool::Item* ExecPool::Pop() {
   std::unique_lock<std::mutex> lock(mu_);
-  for (int i = 0; i < kYieldsBeforePark && ready_.empty() && !stop_; ++i) {
-    lock.unlock();
-    std::this_thread::yield();
-    lock.lock();
+  if (ready_.empty() && !stop_) {
+    ++searching_;
+    for (int i = 0; i < kYieldsBeforePark && ready_.empty() && !stop_; ++i) {
+      lock.unlock();
+      std::this_thread::yield();
+      lock.lock();
+    }
+    --searching_;
   }
   if (ready_.empty() && !stop_) {
     ++parked_;
@@ -78,7 +82,6 @@ ExecPool::Item* ExecPool::Pop() {
 
 void ExecPool::Loop(int index) {
   SetCurrentThreadName(prefix_ + std::to_string(index));
-  t_pool = this;
   while (Item* item = Pop()) {
     item->state_.store(kRunning, std::memory_order_release);
     bool more = item->Run();
@@ -91,7 +94,6 @@ void ExecPool::Loop(int index) {
     item->state_.store(kQueued, std::memory_order_release);
     Push(item);
   }
-  t_pool = nullptr;
 }
 
 void ExecPool::Stop() {

@@ -2,10 +2,10 @@
 // item on one thread at a time. An item is scheduled whenever it may have
 // work (an input arrived, an output queue drained); scheduling an item that
 // is queued or running only makes sure it runs once more, so no wake-up is
-// lost and none is duplicated. Threads yield a few times before parking, and
-// a thread that schedules work for itself does not wake another one: a chain
-// of stages runs back to back on one thread unless there is work to spare
-// (Note [Executor design] in graph_runner.cc).
+// lost and none is duplicated. Threads yield a few times before parking
+// (taking new work then costs no wake-up); a parked thread is woken for any
+// new work, also work scheduled from inside a run, which may be long or
+// blocked (Note [Executor design] in graph_runner.cc).
 //
 // Thread-safety: Schedule may be called from any thread, also from inside
 // Item::Run; Stop from the owner only, after which Schedule is a no-op.
@@ -59,7 +59,8 @@ class ExecPool {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item*> ready_;
-  int parked_ = 0;
+  int parked_ = 0;     // waiting on cv_
+  int searching_ = 0;  // yielding in Pop before parking
   bool stop_ = false;
   std::vector<std::thread> threads_;
 };

@@ -19,11 +19,12 @@ namespace exec {
 // crosses one thread per stage: on a machine with fewer cores than stages
 // each hop is a context switch, and a chain of light nodes spends its time
 // in the scheduler. Instead a pool of about one thread per core runs the
-// stages as work items. A pool thread that makes work for another stage
-// keeps it for itself (it takes it as soon as the current item returns), so
-// a chain runs back to back on one warm thread; other threads are woken only
-// for work to spare (replicas, parallel branches). The device binding moves
-// with the work: each run binds the instance's device for its duration.
+// stages as work items, each run taking up to a budget of messages while
+// its inputs last (so a stage's messages are handled back to back on a warm
+// thread). New work goes to a thread that is still looking for work (no
+// wake-up) or wakes a parked one: it never waits behind a long or blocked
+// run while a thread sleeps. The device binding moves with the work: each
+// run binds the instance's device for its duration.
 //
 // A pool thread must never wait on a queue (it could be the thread the
 // consumer needs), so outputs are pushed over the depth and an item whose
