@@ -440,7 +440,13 @@ TEST(GraphFileExtTest, LongChainParsesInLinearTime) {
   j["outputs"] = {"n" + std::to_string(kNodes - 1)};
   const auto start = std::chrono::steady_clock::now();
   GraphDef g = MustParse(j);
+  // A quadratic lookup takes minutes here; linear takes well under a second
+  // in a plain build. Sanitizer builds are too slow for any fixed bound.
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+#else
+  (void)start;
+#endif
   ASSERT_EQ(g.nodes.size(), static_cast<size_t>(kNodes));
   EXPECT_EQ(g.nodes.back().inputs[0],
             (OutputRef{"n" + std::to_string(kNodes - 2), 0}));
