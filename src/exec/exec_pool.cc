@@ -52,8 +52,9 @@ void ExecPool::Push(Item* item) {
   // thread: the running item may go on for a whole budget of messages, or
   // block in a UDF, and work must not wait behind it while a thread sleeps.
   // A thread still yielding in Pop takes new work without any wake-up, so
-  // a parked one is woken only when none is looking.
-  bool wake = parked_ > 0 && searching_ == 0;
+  // a parked one is woken only for work beyond what the searching threads
+  // will take.
+  bool wake = parked_ > 0 && ready_.size() > static_cast<size_t>(searching_);
   lock.unlock();
   if (wake) cv_.notify_one();
 }

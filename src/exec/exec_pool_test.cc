@@ -4,7 +4,7 @@
 // wake-up is lost when many threads (external and pool) schedule at once;
 // work a running item schedules, or more work than the threads looking
 // for work can take, wakes parked threads (the latter fails today: see the
-// KNOWN BUG test); Stop with
+// regression tests); Stop with
 // work queued returns promptly and joins; threads carry the name prefix.
 // Most tests let the pool's threads park first (Settle), so the wake-up
 // paths are exercised, not only threads still spinning.
@@ -305,13 +305,12 @@ TEST(ExecPoolTest, WorkScheduledByARunningItemDoesNotWaitForIt) {
 // microseconds, so the schedule is aimed just after the item returns, and
 // tried 20 times.
 //
-// KNOWN BUG (ExecPool::Push after a924240, reported to the lead):
-// `wake = parked_ > 0 && searching_ == 0` wakes nobody while any thread
-// is searching, however many items are pushed; a searching thread takes
-// one, the rest wait behind it (for as long as it runs) with threads
-// parked. (Under TSan, where threads start slowly, this also fails
-// ThreadsAreNamedWithThePrefix.) Waking while ready_.size() > searching_
-// would not strand them.
+// Regression: Push once woke nobody while any thread was searching
+// (`searching_ == 0`), however many items were pushed, stranding the rest
+// behind the one the searching thread took. It now wakes while the ready
+// queue holds more than the searching threads will take. (Under TSan, where
+// threads start slowly, the old rule also failed
+// ThreadsAreNamedWithThePrefix.)
 TEST(ExecPoolTest, WorkBeyondSearchingThreadsWakesParkedOnes) {
   struct Rendezvous : ExecPool::Item {
     std::atomic<int>* started = nullptr;
