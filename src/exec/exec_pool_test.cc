@@ -3,8 +3,7 @@
 // threads at once; an item returning true is rerun behind the others; no
 // wake-up is lost when many threads (external and pool) schedule at once;
 // work a running item schedules, or more work than the threads looking
-// for work can take, wakes parked threads (the latter fails today: see the
-// regression tests); Stop with
+// for work can take, wakes parked threads (regression tests); Stop with
 // work queued returns promptly and joins; threads carry the name prefix.
 // Most tests let the pool's threads park first (Settle), so the wake-up
 // paths are exercised, not only threads still spinning.
