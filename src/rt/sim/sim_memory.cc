@@ -145,10 +145,12 @@ Status SimRuntime::Memcpy(int32_t device, void* dst, const void* src,
               Dev(src_dev) + " to " + Dev(dst_dev) +
               " must be issued on one of them");
         }
-        if (FindDevice(dst_dev)->lost.load() ||
-            FindDevice(src_dev)->lost.load()) {
-          return Status::DeviceLost("Memcpy on " + Dev(device) +
-                                    ": the peer device is lost");
+        for (int32_t peer : {src_dev, dst_dev}) {
+          if (FindDevice(peer)->lost.load()) {
+            // Name the lost one: it is what the caller must act on.
+            return Status::DeviceLost("Memcpy on " + Dev(device) + ": " +
+                                      Dev(peer) + " is lost");
+          }
         }
         break;
     }
