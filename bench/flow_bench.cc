@@ -46,6 +46,7 @@
 
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/meta_flow_func.h"
+#include "plain_queue.h"
 #include "hflow/hflow.h"
 
 namespace {
@@ -338,31 +339,9 @@ void BM_RoundTrip(benchmark::State& state) {
 }
 BENCHMARK(BM_RoundTrip)->UseRealTime();
 
-// The baseline a user would write: a bounded mutex+condvar queue.
-class PlainQueue {
- public:
-  void Push(std::shared_ptr<std::vector<uint8_t>> v) {
-    std::unique_lock<std::mutex> l(mu_);
-    not_full_.wait(l, [&] { return q_.size() < 64; });
-    q_.push_back(std::move(v));
-    l.unlock();
-    not_empty_.notify_one();
-  }
-  std::shared_ptr<std::vector<uint8_t>> Pop() {
-    std::unique_lock<std::mutex> l(mu_);
-    not_empty_.wait(l, [&] { return !q_.empty(); });
-    auto v = std::move(q_.front());
-    q_.pop_front();
-    l.unlock();
-    not_full_.notify_one();
-    return v;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable not_empty_, not_full_;
-  std::deque<std::shared_ptr<std::vector<uint8_t>>> q_;
-};
+// The baseline a user would write (plain_queue.h).
+using PlainQueue =
+    hflow::bench::PlainQueue<std::shared_ptr<std::vector<uint8_t>>>;
 
 void BM_PingPong(benchmark::State& state) {
   PlainQueue a, b;

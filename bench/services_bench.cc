@@ -20,6 +20,7 @@
 #include <atomic>
 #include <vector>
 
+#include "plain_queue.h"
 #include "hflow/rt.h"
 #include "rt/sim/sim_runtime.h"
 #include "services/exchange_service.h"
@@ -56,31 +57,9 @@ Fixture& F() {
   return *f;
 }
 
-// A plain bounded queue: the baseline a user would write.
-class PlainQueue {
- public:
-  void Push(std::shared_ptr<std::vector<char>> v) {
-    std::unique_lock<std::mutex> l(mu_);
-    not_full_.wait(l, [&] { return q_.size() < 64; });
-    q_.push_back(std::move(v));
-    l.unlock();
-    not_empty_.notify_one();
-  }
-  std::shared_ptr<std::vector<char>> Pop() {
-    std::unique_lock<std::mutex> l(mu_);
-    not_empty_.wait(l, [&] { return !q_.empty(); });
-    auto v = std::move(q_.front());
-    q_.pop_front();
-    l.unlock();
-    not_full_.notify_one();
-    return v;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable not_empty_, not_full_;
-  std::deque<std::shared_ptr<std::vector<char>>> q_;
-};
+// The baseline a user would write (plain_queue.h).
+using PlainQueue =
+    hflow::bench::PlainQueue<std::shared_ptr<std::vector<char>>>;
 
 void BM_QueueRoundTrip(benchmark::State& state) {
   Fixture& f = F();
