@@ -210,9 +210,9 @@ flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
   std::vector<std::vector<const RouteTargets*>> by_output(PpOutputs(*n));
   for (uint32_t j = 0; j < n->output_num; ++j) {
     uint32_t idx = n->output_map.empty() ? j : n->output_map[j];
-    auto it = routes_.find(OutputRef{n->name, j}.ToString());
-    if (idx < by_output.size() && it != routes_.end()) {
-      by_output[idx].push_back(&it->second);
+    const RouteTargets* targets = RoutesOf(OutputRef{n->name, j});
+    if (idx < by_output.size() && targets != nullptr) {
+      by_output[idx].push_back(targets);
     }
   }
   env.output = [this, by_output](uint32_t idx,
@@ -327,9 +327,9 @@ Status Deployment::Deliver(size_t qi, const services::MbufPtr& mbuf,
 
 Status Deployment::Route(const OutputRef& producer,
                          const services::MbufPtr& mbuf, int32_t timeout_ms) {
-  auto it = routes_.find(producer.ToString());
-  if (it == routes_.end()) return Status::OK();  // an unconsumed output
-  return RouteTo(it->second, mbuf, timeout_ms);
+  const RouteTargets* targets = RoutesOf(producer);
+  if (targets == nullptr) return Status::OK();  // an unconsumed output
+  return RouteTo(*targets, mbuf, timeout_ms);
 }
 
 const Deployment::RouteTargets* Deployment::RoutesOf(
