@@ -1,8 +1,10 @@
 // ExecPool (see exec_pool.h).
-// Thread-safety: ready_, parked_ and stop_ are guarded by mu_; an item's
-// state is an atomic moved by compare-and-swap only.
+// Thread-safety: ready_, parked_ and stop_ are guarded by mu_ (ready_count_
+// and stop_ are atomic mirrors, so yielding threads read them unlocked); an
+// item's state is an atomic moved by compare-and-swap only.
 #include "exec/exec_pool.h"
 
+#include "rt/spin_lock.h"
 #include "rt/thread_util.h"
 
 namespace hflow {
@@ -44,9 +46,10 @@ void ExecPool::Schedule(Item* item) {
 }
 
 void ExecPool::Push(Item* item) {
-  std::unique_lock<std::mutex> lock(mu_);
+  auto lock = LockSpinning(mu_);
   if (stop_) return;
   ready_.push_back(item);
+  ready_count_.store(ready_.size());
   // Note [Waking for scheduled work]
   // Even work a pool thread schedules from inside a run wakes a parked
   // thread: the running item may go on for a whole budget of messages, or
@@ -60,14 +63,16 @@ void ExecPool::Push(Item* item) {
 }
 
 ExecPool::Item* ExecPool::Pop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  auto lock = LockSpinning(mu_);
   if (ready_.empty() && !stop_) {
     ++searching_;
-    for (int i = 0; i < kYieldsBeforePark && ready_.empty() && !stop_; ++i) {
-      lock.unlock();
+    lock.unlock();
+    for (int i = 0; i < kYieldsBeforePark && ready_count_.load() == 0 &&
+                    !stop_.load();
+         ++i) {
       std::this_thread::yield();
-      lock.lock();
     }
+    RelockSpinning(lock);
     --searching_;
   }
   if (ready_.empty() && !stop_) {
@@ -78,6 +83,7 @@ ExecPool::Item* ExecPool::Pop() {
   if (stop_) return nullptr;
   Item* item = ready_.front();
   ready_.pop_front();
+  ready_count_.store(ready_.size());
   return item;
 }
 
@@ -103,6 +109,7 @@ void ExecPool::Stop() {
     if (stop_ && threads_.empty()) return;
     stop_ = true;
     ready_.clear();
+    ready_count_.store(0);
   }
   cv_.notify_all();
   for (auto& t : threads_) {

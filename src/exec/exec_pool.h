@@ -59,9 +59,12 @@ class ExecPool {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item*> ready_;
+  // ready_.size() and stop_, mirrored for threads yielding in Pop: they
+  // look for work without taking mu_ from the threads scheduling it.
+  std::atomic<size_t> ready_count_{0};
+  std::atomic<bool> stop_{false};
   int parked_ = 0;     // waiting on cv_
   int searching_ = 0;  // yielding in Pop before parking
-  bool stop_ = false;
   std::vector<std::thread> threads_;
 };
 

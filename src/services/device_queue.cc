@@ -1,10 +1,13 @@
 // DeviceQueue (see device_queue.h).
-// Thread-safety: items_ and the closed state are guarded by mu_. Notifies
-// are issued only when someone waits on that condition.
+// Thread-safety: items_ and the closed state are guarded by mu_ (size_ and
+// is_closed_ are atomic mirrors, written under it). Notifies are issued
+// only when someone is parked on that condition.
 #include "services/device_queue.h"
 
 #include <chrono>
 #include <thread>
+
+#include "rt/spin_lock.h"
 
 namespace hflow {
 namespace services {
@@ -24,9 +27,9 @@ std::string DeviceQueue::Where() const {
 
 template <typename Ready>
 Status DeviceQueue::Wait(std::unique_lock<std::mutex>& lock,
-                         std::condition_variable& cv, int32_t timeout_ms,
-                         const char* what, Ready ready) {
-  auto done = [&] { return is_closed_ || ready(); };
+                         std::condition_variable& cv, int* parked,
+                         int32_t timeout_ms, const char* what, Ready ready) {
+  auto done = [&] { return is_closed_.load() || ready(); };
   if (!done()) {
     if (timeout_ms == 0) {
       return Status::Timeout(Where() + ": " + what + " (no wait requested)");
@@ -37,86 +40,116 @@ Status DeviceQueue::Wait(std::unique_lock<std::mutex>& lock,
     // costs a futex sleep here and a futex wake in the producer (several µs
     // each on a loaded machine); yielding the core a few times first lets
     // the producer run (on this core, when the machine has fewer cores than
-    // stages) and usually finds the item without either syscall. Only
-    // parked waiters are counted, so producers skip the notify meanwhile.
+    // stages) and usually finds the item without either syscall. The
+    // yielding waiter reads only the atomic mirrors, so it does not contend
+    // for the lock the producer needs; only parked waiters are counted, so
+    // producers skip the notify meanwhile.
+    lock.unlock();
     for (int i = 0; i < kYieldsBeforePark && !done(); ++i) {
-      lock.unlock();
       std::this_thread::yield();
-      lock.lock();
     }
+    RelockSpinning(lock);
   }
   if (!done()) {
+    ++*parked;
+    bool in_time = true;
     if (timeout_ms < 0) {
       cv.wait(lock, done);
-    } else if (!cv.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                            done)) {
+    } else {
+      in_time = cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), done);
+    }
+    --*parked;
+    if (!in_time) {
       return Status::Timeout(Where() + ": " + what + " after " +
                              std::to_string(timeout_ms) + " ms");
     }
   }
-  return is_closed_ ? closed_ : Status::OK();
+  return is_closed_.load() ? closed_ : Status::OK();
 }
 
 Status DeviceQueue::Enqueue(MbufPtr mbuf, int32_t timeout_ms) {
   if (!mbuf) return Status::InvalidArgument(Where() + ": null mbuf");
-  std::unique_lock<std::mutex> lock(mu_);
-  ++waiting_producers_;
-  Status s = Wait(lock, not_full_, timeout_ms, "still full",
-                  [&] { return items_.size() < depth_; });
-  --waiting_producers_;
+  auto lock = LockSpinning(mu_);
+  Status s = Wait(lock, not_full_, &waiting_producers_, timeout_ms,
+                  "still full", [&] { return size_.load() < depth_; });
   HFLOW_RETURN_IF_ERROR(s);
   items_.push_back(std::move(mbuf));
+  size_.store(items_.size());
   bool wake = waiting_consumers_ > 0;
-  if (on_item_) on_item_();
+  bool call = BeginListener(on_item_);
   lock.unlock();
   if (wake) not_empty_.notify_one();
+  if (call) EndListener(on_item_);
   return Status::OK();
 }
 
 Status DeviceQueue::PushOverDepth(MbufPtr mbuf) {
   if (!mbuf) return Status::InvalidArgument(Where() + ": null mbuf");
-  std::unique_lock<std::mutex> lock(mu_);
-  if (is_closed_) return closed_;
+  auto lock = LockSpinning(mu_);
+  if (is_closed_.load()) return closed_;
   items_.push_back(std::move(mbuf));
+  size_.store(items_.size());
   bool wake = waiting_consumers_ > 0;
-  if (on_item_) on_item_();
+  bool call = BeginListener(on_item_);
   lock.unlock();
   if (wake) not_empty_.notify_one();
+  if (call) EndListener(on_item_);
   return Status::OK();
 }
 
+bool DeviceQueue::BeginListener(const Listener& l) {
+  if (!listeners_on_ || !l) return false;
+  listener_calls_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+void DeviceQueue::EndListener(const Listener& l) {
+  l();
+  listener_calls_.fetch_sub(1, std::memory_order_release);
+}
+
 void DeviceQueue::SetListeners(Listener on_item, Listener on_space) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    listeners_on_ = false;  // no new call starts
+  }
+  // Calls already counted finish first: they read the old listeners.
+  while (listener_calls_.load(std::memory_order_acquire) != 0) {
+    std::this_thread::yield();
+  }
   std::lock_guard<std::mutex> lock(mu_);
   on_item_ = std::move(on_item);
   on_space_ = std::move(on_space);
+  listeners_on_ = on_item_ || on_space_;
 }
 
 Status DeviceQueue::Dequeue(MbufPtr* out, int32_t timeout_ms) {
-  std::unique_lock<std::mutex> lock(mu_);
-  ++waiting_consumers_;
-  Status s = Wait(lock, not_empty_, timeout_ms, "still empty",
-                  [&] { return !items_.empty(); });
-  --waiting_consumers_;
+  auto lock = LockSpinning(mu_);
+  Status s = Wait(lock, not_empty_, &waiting_consumers_, timeout_ms,
+                  "still empty", [&] { return size_.load() > 0; });
   HFLOW_RETURN_IF_ERROR(s);
   *out = std::move(items_.front());
   items_.pop_front();
+  size_.store(items_.size());
   bool wake = waiting_producers_ > 0;
-  if (items_.size() + 1 >= depth_ && items_.size() < depth_ && on_space_) {
-    on_space_();
-  }
+  bool call = items_.size() + 1 >= depth_ && items_.size() < depth_ &&
+              BeginListener(on_space_);
   lock.unlock();
   if (wake) not_full_.notify_one();
+  if (call) EndListener(on_space_);
   return Status::OK();
 }
 
 Status DeviceQueue::Return(MbufPtr mbuf) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (is_closed_) return closed_;
+  auto lock = LockSpinning(mu_);
+  if (is_closed_.load()) return closed_;
   items_.push_front(std::move(mbuf));
+  size_.store(items_.size());
   bool wake = waiting_consumers_ > 0;
-  if (on_item_) on_item_();
+  bool call = BeginListener(on_item_);
   lock.unlock();
   if (wake) not_empty_.notify_one();
+  if (call) EndListener(on_item_);
   return Status::OK();
 }
 
@@ -124,25 +157,20 @@ void DeviceQueue::Close(const Status& reason) {
   std::deque<MbufPtr> dropped;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (is_closed_) return;
-    is_closed_ = true;
+    if (is_closed_.load()) return;
     closed_ = reason.WithContext(Where() + ": ");
+    is_closed_.store(true);
     dropped.swap(items_);
+    size_.store(0);
   }
   not_empty_.notify_all();
   not_full_.notify_all();
   // `dropped` releases its mbufs here, outside the lock.
 }
 
-size_t DeviceQueue::Size() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return items_.size();
-}
+size_t DeviceQueue::Size() const { return size_.load(); }
 
-bool DeviceQueue::closed() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return is_closed_;
-}
+bool DeviceQueue::closed() const { return is_closed_.load(); }
 
 }  // namespace services
 }  // namespace hflow

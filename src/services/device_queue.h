@@ -12,12 +12,15 @@
 // and when it drops below its depth (exec/graph_runner.h).
 //
 // Thread-safety: all methods are thread-safe; any number of producers and
-// consumers. Listeners run on the thread that caused the transition, under
-// the queue's lock (so clearing them after Close is final): they must be
-// short and must not call back into the queue.
+// consumers. Listeners run on the thread that caused the transition, after
+// it released the queue's lock (a listener that schedules work must not
+// hold up the queue's other side); SetListeners waits for listener calls in
+// flight, so once it returns the old listeners never run again. Listeners
+// must be short and must not call SetListeners.
 #ifndef HFLOW_SERVICES_DEVICE_QUEUE_H_
 #define HFLOW_SERVICES_DEVICE_QUEUE_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -65,10 +68,16 @@ class DeviceQueue {
 
  private:
   std::string Where() const;
+  // Under mu_: whether `l` may be called once the lock is released (counts
+  // the call; EndListener uncounts it).
+  bool BeginListener(const Listener& l);
+  void EndListener(const Listener& l);
   // Waits on `cv` until `ready` or timeout/close; returns the status.
+  // `*parked` counts the threads asleep on `cv` (guarded by mu_). `ready`
+  // may be evaluated without the lock, so it reads only atomics.
   template <typename Ready>
   Status Wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-              int32_t timeout_ms, const char* what, Ready ready);
+              int* parked, int32_t timeout_ms, const char* what, Ready ready);
 
   const uint32_t id_;
   const int32_t device_;
@@ -79,12 +88,20 @@ class DeviceQueue {
   std::condition_variable not_empty_;
   std::condition_variable not_full_;
   std::deque<MbufPtr> items_;
+  // Mirrors of items_.size() and the closed flag, written under mu_ and read
+  // without it: Size() and waiters that are yielding (Note [Yield before
+  // parking]) must not contend for mu_ with the threads doing the work.
+  std::atomic<size_t> size_{0};
+  std::atomic<bool> is_closed_{false};
   Status closed_;  // OK while open
-  bool is_closed_ = false;
-  int waiting_consumers_ = 0;
-  int waiting_producers_ = 0;
+  int waiting_consumers_ = 0;  // parked on not_empty_
+  int waiting_producers_ = 0;  // parked on not_full_
+  // Listeners are read outside mu_ only by calls counted in
+  // listener_calls_, which SetListeners drains before replacing them.
   Listener on_item_;
   Listener on_space_;
+  bool listeners_on_ = false;  // guarded by mu_
+  std::atomic<int> listener_calls_{0};
 };
 
 }  // namespace services

@@ -534,7 +534,7 @@ TEST(DeviceQueueTest, ClearedListenersNeverFire) {
   EXPECT_EQ(items2.load(), 1);
 }
 
-// Listeners are cleared under the queue's lock: once SetListeners(nullptr,
+// Clearing listeners is final: once SetListeners(nullptr,
 // nullptr) returns, no listener call is running or will start, even with
 // producers and consumers still active (GraphRunner::Stop relies on this to
 // free the pool the listeners point to).

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "hflow/rt.h"
+#include "rt/spin_lock.h"
 
 namespace hflow {
 namespace services {
@@ -120,7 +121,7 @@ Status MemoryGroup::Alloc(const ScopedDevice& bound, const std::string& member,
   void* data = nullptr;
   uint64_t block = BlockSize(size == 0 ? 1 : size);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    auto lock = LockSpinning(mu_);
     HFLOW_RETURN_IF_ERROR(CheckPermissionLocked(member, kPermAlloc));
     if (destroyed_) return Status::FailedPrecondition(Where() + " is destroyed");
     if (!caches_.empty()) {
@@ -177,7 +178,7 @@ Status MemoryGroup::Alloc(const ScopedDevice& bound, const std::string& member,
 // The last reference of an mbuf may drop on any thread; a direct block is a
 // device allocation, so this binds the group's device itself.
 void MemoryGroup::Release(void* data, uint64_t block_bytes) {
-  std::unique_lock<std::mutex> lock(mu_);
+  auto lock = LockSpinning(mu_);
   in_use_ -= block_bytes;
   --live_;
   for (Cache& c : caches_) {

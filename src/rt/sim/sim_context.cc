@@ -29,9 +29,32 @@ Context* SimRuntime::GetCurrentContext() noexcept {
   return Handle(BoundContext());
 }
 
+// Note [Context handle cache]
+// Every binding a pool thread makes validates the handle against the
+// registry, and a global lock there is shared by all threads binding. A
+// context record is never freed while its runtime lives (dead ones stay for
+// this very check), so a handle this thread has validated once stays
+// valid: a small per-thread cache, keyed by the runtime's uid, answers
+// repeats without the lock. Liveness is checked by the callers, not here.
 sim::SimContext* SimRuntime::FindContext(const Context* handle) const {
-  std::lock_guard<std::mutex> lock(contexts_mu_);
-  if (context_set_.count(handle) == 0) return nullptr;
+  struct Seen {
+    uint64_t runtime = 0;
+    const Context* handle = nullptr;
+  };
+  constexpr int kSeen = 8;
+  thread_local Seen seen[kSeen];
+  thread_local int next = 0;
+  for (const Seen& e : seen) {
+    if (e.handle == handle && e.runtime == uid_) {
+      return reinterpret_cast<SimContext*>(const_cast<Context*>(handle));
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(contexts_mu_);
+    if (context_set_.count(handle) == 0) return nullptr;
+  }
+  seen[next] = Seen{uid_, handle};
+  next = (next + 1) % kSeen;
   return reinterpret_cast<SimContext*>(const_cast<Context*>(handle));
 }
 

@@ -15,8 +15,18 @@
 
 namespace hflow {
 namespace rt {
+namespace {
+
+uint64_t NextRuntimeUid() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1);
+}
+
+}  // namespace
 SimRuntime::SimRuntime(SimOptions options)
-    : DeviceRuntime(/*slot_backed=*/true), options_(std::move(options)) {
+    : DeviceRuntime(/*slot_backed=*/true),
+      options_(std::move(options)),
+      uid_(NextRuntimeUid()) {
   if (options_.default_device.has_value()) {
     if (*options_.default_device != kNoDefaultDevice) {
       default_device_ = options_.default_device;

@@ -182,6 +182,9 @@ class SimRuntime final : public DeviceRuntime {
   std::deque<std::unique_ptr<SimContext>> contexts_;
   std::unordered_set<const void*> context_set_;
   std::atomic<int64_t> next_context_id_{1};
+  // Tells this runtime apart from one later built at the same address, for
+  // FindContext's per-thread cache of handles already validated.
+  const uint64_t uid_;
 
   // Allocations of all devices: start address -> (size, device).
   struct Allocation {
