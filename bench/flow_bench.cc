@@ -219,11 +219,41 @@ Status Stream(uint32_t id, const Tensor& t, int n, int window) {
   return Status::OK();
 }
 
+// Stream with the batch calls: feeds `window` transactions per
+// FeedDataBatch, and each FetchDataBatch takes what is ready, feeding as
+// many again, so at most `window` are in flight as in Stream.
+Status StreamBatched(uint32_t id, const Tensor& t, int n, int window) {
+  // Batches of every size, built once: Stream too feeds one prebuilt input.
+  static std::map<std::pair<size_t, int>, std::vector<std::vector<Tensor>>>
+      batches;
+  auto batch = [&](int k) -> const std::vector<std::vector<Tensor>>& {
+    auto& b = batches[{t.data.size(), k}];
+    if (b.empty()) b.assign(k, std::vector<Tensor>{t});
+    return b;
+  };
+  std::vector<std::vector<Tensor>> out;
+  std::vector<FlowInfo> infos;
+  int fed = std::min(n, window);
+  Status st = S().FeedDataBatch(id, batch(fed), {}, 10000);
+  for (int got = 0; st.ok() && got < n;) {
+    st = S().FetchDataBatch(id, window, &out, &infos, 10000);
+    if (!st.ok()) break;
+    got += static_cast<int>(out.size());
+    const int more = std::min<int>(n - fed, static_cast<int>(out.size()));
+    if (more > 0) {
+      st = S().FeedDataBatch(id, batch(more), {}, 10000);
+      fed += more;
+    }
+  }
+  return st;
+}
+
 void RunStream(benchmark::State& state, uint32_t id, const Tensor& t, int n,
-               int window) {
+               int window, bool batched = false) {
   CpuPerMessage cpu(state);
   for (auto _ : state) {
-    Status st = Stream(id, t, n, window);
+    Status st = batched ? StreamBatched(id, t, n, window)
+                        : Stream(id, t, n, window);
     if (!st.ok()) {
       state.SkipWithError(st.ToString().c_str());
       break;
@@ -252,6 +282,26 @@ void BM_Chain4FourDevices(benchmark::State& state) {
   RunStream(state, 2, Bytes(64), kChainBatch, kWindow);
 }
 BENCHMARK(BM_Chain4FourDevices)->UseRealTime();
+
+// The same chains fed and fetched with the batch calls (FeedDataBatch,
+// FetchDataBatch): the figure for streams of small messages.
+void BM_Chain4OneDeviceBatched(benchmark::State& state) {
+  if (!Graph(state, 1, [] {
+        return Chain("chain4_1dev", 4, "_BuiltIn_Identity", {2});
+      }))
+    return;
+  RunStream(state, 1, Bytes(64), kChainBatch, kWindow, /*batched=*/true);
+}
+BENCHMARK(BM_Chain4OneDeviceBatched)->UseRealTime();
+
+void BM_Chain4FourDevicesBatched(benchmark::State& state) {
+  if (!Graph(state, 2, [] {
+        return Chain("chain4_4dev", 4, "_BuiltIn_Identity", {2, 3, 4, 5});
+      }))
+    return;
+  RunStream(state, 2, Bytes(64), kChainBatch, kWindow, /*batched=*/true);
+}
+BENCHMARK(BM_Chain4FourDevicesBatched)->UseRealTime();
 
 #ifdef HFLOW_HAVE_TBB
 void BM_TbbChain4(benchmark::State& state) {
@@ -366,6 +416,13 @@ void BM_Replicas4(benchmark::State& state) {
   state.counters["spin_iters"] = double(g_spin_iters.load());
 }
 BENCHMARK(BM_Replicas4)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_Replicas4Batched(benchmark::State& state) {
+  if (!Graph(state, 5, Replicas)) return;
+  RunStream(state, 5, Bytes(64), kReplicaBatch, 64, /*batched=*/true);
+  state.counters["spin_iters"] = double(g_spin_iters.load());
+}
+BENCHMARK(BM_Replicas4Batched)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // Note [Ideal for replicas]
 // Four replicas can use at most min(4, cores) cores, so the ideal is that

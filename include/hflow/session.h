@@ -122,6 +122,27 @@ class Session {
   // info->ret_code with empty tensors.
   Status FetchData(uint32_t graph_id, std::vector<Tensor>* outputs,
                    FlowInfo* info, int32_t timeout_ms);
+
+  // hflow extensions for streams of small messages: many transactions per
+  // call, with FeedData's and FetchData's guarantees, paying the per-call
+  // costs (lookup, locks, device binding) once (docs/performance.md).
+  //
+  // Feeds batch[i] (one tensor per graph input) as one transaction each, in
+  // order; infos is empty (defaults) or one FlowInfo per transaction. Every
+  // transaction is checked before any is fed, so bad input feeds nothing.
+  // The timeout bounds the whole call. On an error partway, *fed (may be
+  // null) says how many transactions went in; feed the rest again.
+  Status FeedDataBatch(uint32_t graph_id,
+                       const std::vector<std::vector<Tensor>>& batch,
+                       const std::vector<FlowInfo>& infos, int32_t timeout_ms,
+                       size_t* fed = nullptr);
+  // Waits up to the timeout for one transaction, then also takes whatever
+  // else is ready, up to `max` in all, without waiting. outputs and infos
+  // get one entry per transaction (their buffers are reused). kTimeout when
+  // nothing arrived.
+  Status FetchDataBatch(uint32_t graph_id, size_t max,
+                        std::vector<std::vector<Tensor>>* outputs,
+                        std::vector<FlowInfo>* infos, int32_t timeout_ms);
   Status RemoveGraph(uint32_t graph_id);
 
   // Per-device counters for every device of the cluster (hflow run --stats).

@@ -3,6 +3,7 @@
 // and stop_ are atomic mirrors, so yielding threads read them unlocked); an
 // item's state is an atomic moved by compare-and-swap only.
 #include "exec/exec_pool.h"
+#include <cstdlib>
 
 #include "rt/spin_lock.h"
 #include "rt/thread_util.h"
@@ -11,7 +12,7 @@ namespace hflow {
 namespace exec {
 namespace {
 
-constexpr int kYieldsBeforePark = 32;
+static const int kYieldsBeforePark = getenv("HF_PY") ? atoi(getenv("HF_PY")) : 32;
 
 }  // namespace
 

@@ -44,15 +44,15 @@ class CallHooks {
  public:
   CallHooks(const std::string& header, const ffi::TensorAllocator& alloc) {
     ffi::SetLogExtHeader(header.c_str());
-    previous_ = ffi::SetTensorAllocator(alloc);
+    previous_ = ffi::SwapTensorAllocator(&alloc);
   }
   ~CallHooks() {
-    ffi::SetTensorAllocator(std::move(previous_));
+    ffi::SwapTensorAllocator(previous_);
     ffi::SetLogExtHeader("");
   }
 
  private:
-  ffi::TensorAllocator previous_;
+  const ffi::TensorAllocator* previous_;
 };
 
 // Runs user code, converting escaping exceptions into FLOW_FUNC_FAILED.

@@ -4,7 +4,9 @@
 // only when someone is parked on that condition.
 #include "services/device_queue.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "rt/spin_lock.h"
@@ -12,7 +14,7 @@
 namespace hflow {
 namespace services {
 namespace {
-constexpr int kYieldsBeforePark = 16;
+static const int kYieldsBeforePark = getenv("HF_QY") ? atoi(getenv("HF_QY")) : 16;
 }  // namespace
 
 DeviceQueue::DeviceQueue(uint32_t id, int32_t device, uint32_t depth,
@@ -138,6 +140,25 @@ Status DeviceQueue::Dequeue(MbufPtr* out, int32_t timeout_ms) {
   if (wake) not_full_.notify_one();
   if (call) EndListener(on_space_);
   return Status::OK();
+}
+
+size_t DeviceQueue::DequeueUpTo(size_t max, std::vector<MbufPtr>* out) {
+  auto lock = LockSpinning(mu_);
+  if (is_closed_.load() || items_.empty() || max == 0) return 0;
+  const size_t before = items_.size();
+  const size_t n = std::min(max, before);
+  for (size_t i = 0; i < n; ++i) {
+    out->push_back(std::move(items_.front()));
+    items_.pop_front();
+  }
+  size_.store(items_.size());
+  bool wake = waiting_producers_ > 0;
+  bool call = before >= depth_ && items_.size() < depth_ &&
+              BeginListener(on_space_);
+  lock.unlock();
+  if (wake) not_full_.notify_all();  // room for several
+  if (call) EndListener(on_space_);
+  return n;
 }
 
 Status DeviceQueue::Return(MbufPtr mbuf) {

@@ -27,6 +27,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "services/mbuf.h"
 
@@ -45,6 +46,10 @@ class DeviceQueue {
   Status Enqueue(MbufPtr mbuf, int32_t timeout_ms);
   Status Dequeue(MbufPtr* out, int32_t timeout_ms);
 
+  // Takes up to `max` queued mbufs (appended to `out`, oldest first) without
+  // waiting; returns how many. One lock for the lot: fetchers of small
+  // messages take what is ready in one go.
+  size_t DequeueUpTo(size_t max, std::vector<MbufPtr>* out);
   // Appends ignoring the depth (the caller bounds the queue by not
   // producing while it is full); wakes a waiting consumer.
   Status PushOverDepth(MbufPtr mbuf);

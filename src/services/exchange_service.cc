@@ -292,6 +292,17 @@ Status ExchangeService::Dequeue(DeviceQueue& q, MbufPtr* out,
   return q.Dequeue(out, timeout_ms);
 }
 
+Status ExchangeService::DequeueUpTo(DeviceQueue& q, size_t max,
+                                    std::vector<MbufPtr>* out, size_t* taken) {
+  *taken = 0;
+  if (q.Size() == 0) return Status::OK();  // nothing to take: no driver call
+  ScopedDevice bound(contexts_.get(), q.device());
+  HFLOW_RETURN_IF_ERROR(bound.status());
+  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q.device(), rt::Op::kQueueDequeue));
+  *taken = q.DequeueUpTo(max, out);
+  return Status::OK();
+}
+
 Status ExchangeService::CopyMbuf(const MbufPtr& src, int32_t dst_device,
                                  const std::string& dst_group,
                                  const std::string& member, MbufPtr* out) {

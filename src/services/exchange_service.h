@@ -85,6 +85,10 @@ class ExchangeService {
   Status OpenQueue(uint32_t id, std::shared_ptr<DeviceQueue>* out) const;
   Status Enqueue(DeviceQueue& q, MbufPtr mbuf, int32_t timeout_ms);
   Status Dequeue(DeviceQueue& q, MbufPtr* out, int32_t timeout_ms);
+  // Takes what is queued, up to `max`, without waiting (one driver call for
+  // the lot, as a real batch dequeue); *taken says how many were appended.
+  Status DequeueUpTo(DeviceQueue& q, size_t max, std::vector<MbufPtr>* out,
+                     size_t* taken);
   // Enqueue that never waits: the depth is the caller's to keep
   // (DeviceQueue::PushOverDepth). Same binding and driver call as Enqueue.
   Status EnqueueOverDepth(DeviceQueue& q, MbufPtr mbuf);

@@ -141,33 +141,62 @@ Status GraphState::MakeInputMbuf(size_t k, const Tensor& t,
   return h.SetUserData(info.user_data.data(), info.user_data.size());
 }
 
-Status GraphState::Feed(const std::vector<Tensor>& inputs, const FlowInfo& info,
-                        int32_t timeout_ms) {
-  std::shared_lock<std::shared_mutex> life(life_mu_);
+Status GraphState::CheckUsable() const {
   if (removed_) return Status::NotFound(Where() + "was removed");
   if (!deployment_) {
     return Status::FailedPrecondition(Where() + "not built; call BuildGraph");
   }
+  return Status::OK();
+}
+
+Status GraphState::CheckFeed(const std::vector<Tensor>& inputs,
+                             const FlowInfo& info) const {
   HFLOW_RETURN_IF_ERROR(CheckInputs(inputs));
   if (info.user_data.size() > services::kMaxUserData) {
     return Status::InvalidArgument(Where() + "user data over 64 bytes");
   }
+  return Status::OK();
+}
+
+// Bound once per call, the service calls find their device bound (usually
+// all inputs live on one device); the caller's binding comes back when the
+// call returns.
+void GraphState::BindFeed(std::optional<ScopedDevice>* bound) {
+  for (int32_t d : input_devices_) {
+    if (d >= 0) {
+      bound->emplace(deployment_->contexts(), d);
+      return;
+    }
+  }
+}
+
+void GraphState::BindFetch(std::optional<ScopedDevice>* bound) {
+  if (!output_queues_.empty()) {
+    bound->emplace(deployment_->contexts(), output_queues_[0]->device());
+  }
+}
+
+Status GraphState::Feed(const std::vector<Tensor>& inputs, const FlowInfo& info,
+                        int32_t timeout_ms) {
+  std::shared_lock<std::shared_mutex> life(life_mu_);
+  HFLOW_RETURN_IF_ERROR(CheckUsable());
+  HFLOW_RETURN_IF_ERROR(CheckFeed(inputs, info));
   // All inputs of one transaction are routed together, so concurrent
   // feeders never interleave their inputs.
   std::lock_guard<std::mutex> lock(feed_mu_);
-  // Bound once here, the service calls below find their device bound
-  // (usually all inputs live on one device); the caller's binding comes
-  // back when this returns.
   std::optional<ScopedDevice> bound;
-  for (int32_t d : input_devices_) {
-    if (d >= 0) {
-      bound.emplace(deployment_->contexts(), d);
-      break;
-    }
-  }
+  BindFeed(&bound);
+  return FeedLocked(inputs, info, timeout_ms);
+}
+
+Status GraphState::FeedLocked(const std::vector<Tensor>& inputs,
+                              const FlowInfo& info, int32_t timeout_ms) {
   uint64_t trans = info.transaction_id != 0 ? info.transaction_id
                                             : next_trans_.fetch_add(1);
-  std::vector<services::MbufPtr> mbufs(inputs.size());
+  // One input (the common case) needs no vector.
+  services::MbufPtr one;
+  std::vector<services::MbufPtr> many(inputs.size() > 1 ? inputs.size() : 0);
+  services::MbufPtr* mbufs = inputs.size() > 1 ? many.data() : &one;
   for (size_t k = 0; k < inputs.size(); ++k) {
     HFLOW_RETURN_IF_ERROR(MakeInputMbuf(k, inputs[k], info, trans, &mbufs[k]));
   }
@@ -184,6 +213,8 @@ Status GraphState::Feed(const std::vector<Tensor>& inputs, const FlowInfo& info,
   return Status::OK();
 }
 
+// Fills `out`, reusing its buffers: a caller fetching in a loop with the
+// same vector allocates nothing in the steady state.
 Status GraphState::ToTensor(const services::MbufPtr& m, Tensor* out) {
   const services::MbufHead& h = m->head();
   out->shape = h.shape;
@@ -194,7 +225,7 @@ Status GraphState::ToTensor(const services::MbufPtr& m, Tensor* out) {
     out->dtype = DataType::kUint8;
     bytes = h.shape.empty() ? 0 : size_t(h.shape[0]);
   }
-  out->data.assign(bytes, 0);
+  out->data.resize(bytes);  // overwritten below
   if (bytes == 0) return Status::OK();
   return env_->svc->ReadMbuf(m, out->data.data(), bytes, h.data_offset);
 }
@@ -202,21 +233,30 @@ Status GraphState::ToTensor(const services::MbufPtr& m, Tensor* out) {
 Status GraphState::Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
                          int32_t timeout_ms) {
   std::shared_lock<std::shared_mutex> life(life_mu_);
-  if (removed_) return Status::NotFound(Where() + "was removed");
-  if (!deployment_) {
-    return Status::FailedPrecondition(Where() + "not built; call BuildGraph");
-  }
+  HFLOW_RETURN_IF_ERROR(CheckUsable());
   // One message per output of one transaction, taken together.
   std::lock_guard<std::mutex> lock(fetch_mu_);
-  std::vector<services::MbufPtr> got(def_.outputs.size());
-  // Bound once (see Feed).
   std::optional<ScopedDevice> bound;
-  if (!output_queues_.empty()) {
-    bound.emplace(deployment_->contexts(), output_queues_[0]->device());
+  BindFetch(&bound);
+  std::vector<services::MbufPtr> got(def_.outputs.size());
+  HFLOW_RETURN_IF_ERROR(TakeOutputs(got.data(), timeout_ms));
+  Status s = ReadOutputs(got.data(), outputs, info);
+  if (!s.ok()) PutBack(got.data(), 1);
+  return s;
+}
+
+void GraphState::PutBack(services::MbufPtr* got, size_t transactions) {
+  const size_t n = output_queues_.size();
+  for (size_t i = transactions * n; i-- > 0;) {
+    if (got[i]) (void)output_queues_[i % n]->Return(std::move(got[i]));
   }
-  const bool timed = timeout_ms > 0 && got.size() > 1;
+}
+
+Status GraphState::TakeOutputs(services::MbufPtr* got, int32_t timeout_ms) {
+  const size_t n = output_queues_.size();
+  const bool timed = timeout_ms > 0 && n > 1;
   const auto t0 = timed ? Clock::now() : Clock::time_point{};
-  for (size_t k = 0; k < got.size(); ++k) {
+  for (size_t k = 0; k < n; ++k) {
     Status s = env_->svc->Dequeue(
         *output_queues_[k], &got[k],
         timed ? Remaining(timeout_ms, t0) : timeout_ms);
@@ -228,26 +268,30 @@ Status GraphState::Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
       return s.WithContext(Where() + "FetchData: ");
     }
   }
-  *info = FlowInfo{};
+  return Status::OK();
+}
+
+Status GraphState::ReadOutputs(services::MbufPtr* got,
+                               std::vector<Tensor>* outputs, FlowInfo* info) {
+  const size_t n = output_queues_.size();
   const services::MbufHead& h0 = got[0]->head();
   info->transaction_id = h0.trans_id;
   info->start_time = h0.start_time;
   info->end_time = h0.end_time;
   info->flags = h0.flags;
   info->user_data.assign(h0.user_data, h0.user_data + h0.user_data_len);
-  outputs->assign(got.size(), Tensor{});
-  for (size_t k = 0; k < got.size(); ++k) {
+  info->ret_code = 0;
+  outputs->resize(n);
+  for (size_t k = 0; k < n; ++k) {
     if (got[k]->head().ret_code != 0) {
       if (info->ret_code == 0) info->ret_code = got[k]->head().ret_code;
+      (*outputs)[k] = Tensor{};
       continue;
     }
     Status s = ToTensor(got[k], &(*outputs)[k]);
     if (!s.ok()) {
-      // The outputs could not be read: they go back, so the error loses no
-      // transaction and a later fetch can take them again.
-      for (size_t j = got.size(); j-- > 0;) {
-        (void)output_queues_[j]->Return(std::move(got[j]));
-      }
+      // The outputs could not be read: the caller puts them back, so the
+      // error loses no transaction and a later fetch can take them again.
       outputs->clear();
       *info = FlowInfo{};
       return s.WithContext(Where() + "FetchData: reading the outputs: ");

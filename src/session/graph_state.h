@@ -11,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -34,13 +35,37 @@ class GraphState {
               int32_t timeout_ms);
   Status Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
                int32_t timeout_ms);
+  // Session::FeedDataBatch / FetchDataBatch (graph_state_batch.cc).
+  Status FeedBatch(const std::vector<std::vector<Tensor>>& batch,
+                   const std::vector<FlowInfo>& infos, int32_t timeout_ms,
+                   size_t* fed);
+  Status FetchBatch(size_t max, std::vector<std::vector<Tensor>>* outputs,
+                    std::vector<FlowInfo>* infos, int32_t timeout_ms);
   Status Remove();
   Status Reports(std::vector<DeviceReport>* out);
   bool built() const { return deployment_ != nullptr; }
 
  private:
   std::string Where() const;
+  Status CheckUsable() const;  // removed, or not built
   Status CheckInputs(const std::vector<Tensor>& inputs) const;
+  Status CheckFeed(const std::vector<Tensor>& inputs,
+                   const FlowInfo& info) const;
+  void BindFeed(std::optional<ScopedDevice>* bound);
+  void BindFetch(std::optional<ScopedDevice>* bound);
+  // Routes one transaction; feed_mu_ held.
+  Status FeedLocked(const std::vector<Tensor>& inputs, const FlowInfo& info,
+                    int32_t timeout_ms);
+  // One message per output into got[0..outputs) (waiting up to the
+  // timeout), or none: what was taken goes back on failure. fetch_mu_ held.
+  Status TakeOutputs(services::MbufPtr* got, int32_t timeout_ms);
+  // Converts one transaction's outputs (the caller puts them back when this
+  // fails).
+  Status ReadOutputs(services::MbufPtr* got, std::vector<Tensor>* outputs,
+                     FlowInfo* info);
+  // Returns `transactions` sets of outputs, taken in order, to the front of
+  // their queues, so they come out again in the same order.
+  void PutBack(services::MbufPtr* got, size_t transactions);
   Status MakeInputMbuf(size_t k, const Tensor& t, const FlowInfo& info,
                        uint64_t trans, services::MbufPtr* out);
   Status ToTensor(const services::MbufPtr& m, Tensor* out);

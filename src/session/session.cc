@@ -2,6 +2,7 @@
 // entry point opens with a ContextGuard (invariant 2).
 // Thread-safety: g_env_mu guards the environment and the session registry;
 // a session's graph table is guarded by its mutex.
+#include <atomic>
 #include <mutex>
 #include <set>
 
@@ -18,6 +19,8 @@ namespace {
 
 std::mutex g_env_mu;
 std::shared_ptr<Environment> g_env;  // guarded by g_env_mu
+// Whether g_env is set: feeds and fetches check it without the lock.
+std::atomic<bool> g_initialized{false};
 std::set<Session*>& Sessions() {
   static auto* s = new std::set<Session*>();
   return *s;
@@ -92,6 +95,7 @@ Status Initialize(const Options& options) {
       rt::InitializeRuntime(ro, &env->runtime).WithContext("hflow::Initialize: "));
   env->svc = std::make_unique<services::ExchangeService>(env->runtime.get());
   session::g_env = std::move(env);
+  session::g_initialized.store(true);
   return Status::OK();
 }
 
@@ -106,6 +110,7 @@ Status Finalize() {
     }
     sessions = session::Sessions();
     env = std::move(session::g_env);  // later calls now fail clearly
+    session::g_initialized.store(false);
   }
   Status first;
   for (Session* s : sessions) {
@@ -135,8 +140,10 @@ std::vector<uint32_t> Session::GraphIds() {
 }
 
 Status Session::Find(uint32_t graph_id, std::shared_ptr<GraphState>* out) {
-  std::shared_ptr<Environment> env;
-  HFLOW_RETURN_IF_ERROR(session::GetEnvironment(&env));
+  if (!session::g_initialized.load()) {
+    std::shared_ptr<Environment> env;
+    HFLOW_RETURN_IF_ERROR(session::GetEnvironment(&env));  // the message
+  }
   std::lock_guard<std::mutex> lock(mu_);
   auto it = graphs_.find(graph_id);
   if (it == graphs_.end()) {
@@ -203,6 +210,32 @@ Status Session::FetchData(uint32_t graph_id, std::vector<Tensor>* outputs,
   std::shared_ptr<GraphState> g;
   HFLOW_RETURN_IF_ERROR(Find(graph_id, &g));
   return g->Fetch(outputs, info, timeout_ms);
+}
+
+Status Session::FeedDataBatch(uint32_t graph_id,
+                              const std::vector<std::vector<Tensor>>& batch,
+                              const std::vector<FlowInfo>& infos,
+                              int32_t timeout_ms, size_t* fed) {
+  ContextGuard guard;
+  size_t local = 0;
+  if (fed == nullptr) fed = &local;
+  *fed = 0;
+  std::shared_ptr<GraphState> g;
+  HFLOW_RETURN_IF_ERROR(Find(graph_id, &g));
+  return g->FeedBatch(batch, infos, timeout_ms, fed);
+}
+
+Status Session::FetchDataBatch(uint32_t graph_id, size_t max,
+                               std::vector<std::vector<Tensor>>* outputs,
+                               std::vector<FlowInfo>* infos,
+                               int32_t timeout_ms) {
+  ContextGuard guard;
+  if (outputs == nullptr || infos == nullptr) {
+    return Status::InvalidArgument("FetchDataBatch: null outputs or infos");
+  }
+  std::shared_ptr<GraphState> g;
+  HFLOW_RETURN_IF_ERROR(Find(graph_id, &g));
+  return g->FetchBatch(max, outputs, infos, timeout_ms);
 }
 
 Status Session::RemoveGraph(uint32_t graph_id) {

@@ -99,6 +99,10 @@ int64_t DataSizeBytes(TensorDataType dtype, int64_t element_count);
 using TensorAllocator = std::function<std::shared_ptr<Tensor>(
     const std::vector<int64_t>&, TensorDataType, uint32_t)>;
 TensorAllocator SetTensorAllocator(TensorAllocator allocator);
+// The same without copying: `allocator` (null: the fallback) must outlive
+// its use on this thread. Returns the previous one, to swap back (per Proc
+// call, where a std::function copy would cost an allocation per message).
+const TensorAllocator* SwapTensorAllocator(const TensorAllocator* allocator);
 
 }  // namespace FlowFunc::internal
 

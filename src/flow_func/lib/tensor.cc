@@ -18,7 +18,10 @@ namespace FlowFunc {
 namespace internal {
 namespace {
 
-thread_local TensorAllocator tls_allocator;
+// What AllocTensor calls: the thread's own copy (SetTensorAllocator) or an
+// allocator its owner keeps alive (SwapTensorAllocator, per Proc call).
+thread_local TensorAllocator tls_owned;
+thread_local const TensorAllocator* tls_allocator = nullptr;
 
 }  // namespace
 
@@ -121,8 +124,16 @@ int32_t HostTensor::Reshape(const std::vector<int64_t>& shape) {
 }
 
 TensorAllocator SetTensorAllocator(TensorAllocator allocator) {
-  std::swap(tls_allocator, allocator);
-  return allocator;
+  TensorAllocator previous = tls_allocator ? *tls_allocator : TensorAllocator();
+  tls_owned = std::move(allocator);
+  tls_allocator = tls_owned ? &tls_owned : nullptr;
+  return previous;
+}
+
+const TensorAllocator* SwapTensorAllocator(const TensorAllocator* allocator) {
+  const TensorAllocator* previous = tls_allocator;
+  tls_allocator = allocator != nullptr && *allocator ? allocator : nullptr;
+  return previous;
 }
 
 }  // namespace internal
@@ -139,8 +150,8 @@ std::shared_ptr<Tensor> FlowBufferFactory::AllocTensor(
     return nullptr;
   }
   try {
-    if (internal::tls_allocator)
-      return internal::tls_allocator(shape, dataType, align);
+    if (internal::tls_allocator != nullptr)
+      return (*internal::tls_allocator)(shape, dataType, align);
     return internal::HostTensor::Create(shape, dataType, align);
   } catch (const std::exception& e) {
     FLOW_FUNC_LOG_ERROR("AllocTensor failed: %s", e.what());

@@ -95,19 +95,18 @@ Status SimRuntime::Free(int32_t device, void* ptr) {
   });
 }
 
-Status SimRuntime::FindAllocation(const void* p, size_t bytes,
-                                  int32_t* device) const {
+bool SimRuntime::FindAllocationLocked(const void* p, size_t bytes,
+                                      int32_t* device) const {
   auto addr = reinterpret_cast<uintptr_t>(p);
-  std::shared_lock<std::shared_mutex> lock(allocs_mu_);
   auto it = allocs_.upper_bound(addr);
-  if (it == allocs_.begin()) return Status::NotFound("");
+  if (it == allocs_.begin()) return false;
   --it;
   if (addr - it->first > it->second.bytes ||
       bytes > it->second.bytes - (addr - it->first)) {
-    return Status::NotFound("");
+    return false;
   }
   *device = it->second.device;
-  return Status::OK();
+  return true;
 }
 
 Status SimRuntime::Memcpy(int32_t device, void* dst, const void* src,
@@ -120,9 +119,20 @@ Status SimRuntime::Memcpy(int32_t device, void* dst, const void* src,
       return Status::InvalidArgument("Memcpy on " + Dev(device) +
                                      ": null pointer");
     }
+    // Only the sides the kind puts on a device are looked up, under one
+    // shared lock: a host-side pointer costs no search (and a failed
+    // search no error status).
     int32_t dst_dev = -1, src_dev = -1;
-    bool dst_on_dev = FindAllocation(dst, bytes, &dst_dev).ok();
-    bool src_on_dev = FindAllocation(src, bytes, &src_dev).ok();
+    bool dst_on_dev = false, src_on_dev = false;
+    {
+      std::shared_lock<std::shared_mutex> lock(allocs_mu_);
+      if (kind != MemcpyKind::kDeviceToHost) {
+        dst_on_dev = FindAllocationLocked(dst, bytes, &dst_dev);
+      }
+      if (kind != MemcpyKind::kHostToDevice) {
+        src_on_dev = FindAllocationLocked(src, bytes, &src_dev);
+      }
+    }
     auto bad = [&](const char* what, const void* p) {
       return Status::InvalidArgument(
           "Memcpy on " + Dev(device) + ": " + what + " " + Ptr(p) + " (+" +
@@ -164,8 +174,12 @@ Status SimRuntime::Memset(int32_t device, void* dst, int value, size_t bytes) {
     SimDevice* dev = nullptr;
     HFLOW_RETURN_IF_ERROR(EnterDeviceOp(Op::kMemset, device, &dev, implicit));
     int32_t owner = -1;
-    if (bytes > 0 && (!FindAllocation(dst, bytes, &owner).ok() ||
-                      owner != device)) {
+    bool found = false;
+    if (bytes > 0) {
+      std::shared_lock<std::shared_mutex> lock(allocs_mu_);
+      found = FindAllocationLocked(dst, bytes, &owner);
+    }
+    if (bytes > 0 && (!found || owner != device)) {
       return Status::InvalidArgument("Memset on " + Dev(device) + ": " +
                                      Ptr(dst) +
                                      " is not inside a live allocation of "

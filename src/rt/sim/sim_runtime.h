@@ -170,7 +170,9 @@ class SimRuntime final : public DeviceRuntime {
               const Status& s);
   void UpdateInstrumented();
 
-  Status FindAllocation(const void* p, size_t bytes, int32_t* device) const;
+  // Whether [p, p + bytes) lies inside one live allocation (its device in
+  // *device). Requires allocs_mu_, shared or exclusive.
+  bool FindAllocationLocked(const void* p, size_t bytes, int32_t* device) const;
 
   SimOptions options_;
   std::optional<int32_t> default_device_;

@@ -1,0 +1,119 @@
+// GraphState::FeedBatch / FetchBatch: many transactions per call (see
+// Session::FeedDataBatch). They keep FeedData's and FetchData's guarantees
+// (a transaction's inputs routed together, its outputs taken together,
+// nothing lost on error) and pay the per-call costs once: lookup, life
+// lock, feed/fetch lock and device binding, and on a single-output graph
+// one queue lock for every transaction already waiting.
+//
+// Thread-safety: as Feed and Fetch (graph_state.h).
+#include <algorithm>
+#include <chrono>
+
+#include "session/graph_state.h"
+
+namespace hflow {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int32_t Remaining(int32_t timeout_ms, Clock::time_point t0) {
+  if (timeout_ms <= 0) return timeout_ms;
+  auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+                   Clock::now() - t0).count();
+  return spent >= timeout_ms ? 0 : static_cast<int32_t>(timeout_ms - spent);
+}
+
+}  // namespace
+
+Status GraphState::FeedBatch(const std::vector<std::vector<Tensor>>& batch,
+                             const std::vector<FlowInfo>& infos,
+                             int32_t timeout_ms, size_t* fed) {
+  *fed = 0;
+  std::shared_lock<std::shared_mutex> life(life_mu_);
+  HFLOW_RETURN_IF_ERROR(CheckUsable());
+  if (!infos.empty() && infos.size() != batch.size()) {
+    return Status::InvalidArgument(
+        Where() + "FeedDataBatch got " + std::to_string(infos.size()) +
+        " infos for " + std::to_string(batch.size()) +
+        " transactions; pass none or one per transaction");
+  }
+  // Every transaction is checked before any is fed: bad input feeds nothing.
+  static const FlowInfo kNoInfo;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Status s = CheckFeed(batch[i], infos.empty() ? kNoInfo : infos[i]);
+    if (!s.ok()) {
+      return s.WithContext("FeedDataBatch transaction " + std::to_string(i) +
+                           ": ");
+    }
+  }
+  std::lock_guard<std::mutex> lock(feed_mu_);
+  std::optional<ScopedDevice> bound;
+  BindFeed(&bound);
+  const auto t0 = timeout_ms > 0 ? Clock::now() : Clock::time_point{};
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Status s = FeedLocked(batch[i], infos.empty() ? kNoInfo : infos[i],
+                          Remaining(timeout_ms, t0));
+    if (!s.ok()) {
+      return s.WithContext("FeedDataBatch: " + std::to_string(i) + " of " +
+                           std::to_string(batch.size()) +
+                           " transactions fed: ");
+    }
+    ++*fed;
+  }
+  return Status::OK();
+}
+
+Status GraphState::FetchBatch(size_t max,
+                              std::vector<std::vector<Tensor>>* outputs,
+                              std::vector<FlowInfo>* infos,
+                              int32_t timeout_ms) {
+  if (max == 0) {
+    return Status::InvalidArgument(Where() +
+                                   "FetchDataBatch: max must be at least 1");
+  }
+  std::shared_lock<std::shared_mutex> life(life_mu_);
+  HFLOW_RETURN_IF_ERROR(CheckUsable());
+  std::lock_guard<std::mutex> lock(fetch_mu_);
+  std::optional<ScopedDevice> bound;
+  BindFetch(&bound);
+  const size_t n = output_queues_.size();
+  // The first transaction is waited for; the rest are what is ready now.
+  std::vector<services::MbufPtr> got(n);
+  HFLOW_RETURN_IF_ERROR(TakeOutputs(got.data(), timeout_ms));
+  got.reserve(n * std::min(max, 1 + output_queues_[0]->Size()));
+  if (n == 1) {
+    size_t taken = 0;  // a failed take takes nothing: the next call reports
+    (void)env_->svc->DequeueUpTo(*output_queues_[0], max - 1, &got, &taken);
+  } else {
+    // Only this fetcher takes from these queues (fetch_mu_), so a set whose
+    // every queue holds a message can be taken whole.
+    std::vector<services::MbufPtr> next(n);
+    auto all_ready = [&] {
+      for (services::DeviceQueue* q : output_queues_) {
+        if (q->Size() == 0) return false;
+      }
+      return true;
+    };
+    while (got.size() / n < max && all_ready() &&
+           TakeOutputs(next.data(), 0).ok()) {
+      for (auto& m : next) got.push_back(std::move(m));
+    }
+  }
+  const size_t count = got.size() / n;
+  outputs->resize(count);
+  infos->resize(count);
+  for (size_t t = 0; t < count; ++t) {
+    Status s = ReadOutputs(&got[t * n], &(*outputs)[t], &(*infos)[t]);
+    if (!s.ok()) {
+      // This one and the rest go back in order; what was read is returned.
+      PutBack(&got[t * n], count - t);
+      outputs->resize(t);
+      infos->resize(t);
+      if (t == 0) return s;
+      break;
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace hflow
