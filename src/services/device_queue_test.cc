@@ -943,3 +943,32 @@ INSTANTIATE_TEST_SUITE_P(
 }  // namespace
 }  // namespace services
 }  // namespace hflow
+
+namespace hflow {
+namespace services {
+namespace {
+
+// DequeueUpTo takes what is there, oldest first, up to its max, in one go;
+// taking the queue from full to not full fires on_space once.
+TEST(DeviceQueueTest, DequeueUpToTakesWhatIsReadyInOrder) {
+  DeviceQueue q(40, 3, 4, "batch");
+  std::atomic<int> spaces{0};
+  q.SetListeners(nullptr, [&] { ++spaces; });
+  std::vector<MbufPtr> out;
+  EXPECT_EQ(q.DequeueUpTo(8, &out), 0u);  // empty: nothing, no wait
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(q.Enqueue(Token(i), 0).ok());
+  EXPECT_EQ(q.DequeueUpTo(3, &out), 3u);
+  EXPECT_EQ(spaces.load(), 1);
+  EXPECT_EQ(q.DequeueUpTo(8, &out), 1u);
+  EXPECT_EQ(spaces.load(), 1) << "only the full -> not full step fires";
+  ASSERT_EQ(out.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i]->head().trans_id, uint64_t(i));
+  EXPECT_EQ(q.Size(), 0u);
+  ASSERT_TRUE(q.Enqueue(Token(9), 0).ok());
+  q.Close(Status::Cancelled("done"));
+  EXPECT_EQ(q.DequeueUpTo(8, &out), 0u) << "a closed queue gives nothing";
+}
+
+}  // namespace
+}  // namespace services
+}  // namespace hflow
