@@ -75,10 +75,12 @@ Tensor I64(int64_t v) { return Tensor::From<int64_t>(DataType::kInt64, {1}, {v})
 
 class FaultRegressionTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { Init(/*handoff=*/true); }
+  void Init(bool handoff) {
     (void)Finalize();
     Options o;
     o.cluster = MakeLocalCluster({2, 3, 4, 5});
+    o.exec_handoff = handoff;
     ASSERT_TRUE(Initialize(o).ok());
     sim_ = static_cast<rt::SimRuntime*>(rt::CurrentRuntime());
   }
@@ -123,6 +125,8 @@ class FaultRegressionTest : public ::testing::Test {
     EXPECT_TRUE(left.empty()) << "the sim still holds " << left.ToString();
   }
 
+  void CheckHalfDeliveredOutputFailsTheGraph(bool handoff);
+
   rt::SimRuntime* sim_ = nullptr;
 };
 
@@ -141,14 +145,25 @@ TEST_F(FaultRegressionTest, FailedInputDequeueFailsTheGraphInsteadOfStalling) {
 }
 
 TEST_F(FaultRegressionTest, OutputReachingOnlyOneConsumerInputFailsTheGraph) {
+  for (bool handoff : {false, true}) {
+    SCOPED_TRACE(handoff ? "hand-off" : "queued");
+    Init(handoff);
+    CheckHalfDeliveredOutputFailsTheGraph(handoff);
+  }
+}
+
+void FaultRegressionTest::CheckHalfDeliveredOutputFailsTheGraph(bool handoff) {
   Session s;
   Build(s, Chain());
-  // Enqueues of one message: x->a, a->b, b->c, c->add.in0, c->add.in1:
-  // the fifth fails after the fourth went through.
+  // Enqueues of one message: x->a, a->b, b->c, c->add.in0, c->add.in1 (a->b
+  // and b->c are handed on without a queue when hand-off is on): the last
+  // fails after the one before went through.
+  const uint64_t nth = handoff ? 3 : 5;
   sim_->ResetCallCounts();
-  sim_->InjectFault(rt::Op::kQueueEnqueue, 5, Status::Internal("enqueue broke"));
+  sim_->InjectFault(rt::Op::kQueueEnqueue, nth,
+                    Status::Internal("enqueue broke"));
   ASSERT_TRUE(s.FeedData(1, {I64(3)}, FlowInfo{}, kTimeoutMs).ok());
-  WaitForCalls(rt::Op::kQueueEnqueue, 5);
+  WaitForCalls(rt::Op::kQueueEnqueue, nth);
   // Later transactions must not wait behind a half-delivered one.
   (void)s.FeedData(1, {I64(4)}, FlowInfo{}, kTimeoutMs);
   ExpectPromptError(s, StatusCode::kInternal);

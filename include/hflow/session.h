@@ -81,6 +81,10 @@ struct Options {
   // Executor threads per graph; 0: one per hardware thread (at least 2). A
   // UDF that blocks inside Proc holds one of them (docs/performance.md).
   int exec_threads = 0;
+  // A stage whose output's consumer is idle runs that consumer next on the
+  // same thread, with the message in hand (docs/performance.md). Off: every
+  // message goes through its queue.
+  bool exec_handoff = true;
   uint32_t queue_depth = 64;
   bool record_calls = false;  // sim: keep a call log (tests, --stats)
   // Level of the UDF log (FlowFunc loggers): "debug", "info", "warn",

@@ -17,6 +17,7 @@ std::atomic<uint64_t> g_next_deployment{1};
 thread_local uint64_t t_current_trans = 0;
 thread_local const services::MbufHead* t_current_input = nullptr;
 thread_local bool t_non_blocking_delivery = false;
+thread_local DeliverySink* t_delivery_sink = nullptr;
 
 std::string Dev(int32_t d) { return "device " + std::to_string(d); }
 
@@ -63,6 +64,8 @@ void SetCurrentTransaction(uint64_t trans_id, const services::MbufHead* input) {
   t_current_trans = trans_id;
   t_current_input = input;
 }
+
+void SetDeliverySink(DeliverySink* sink) { t_delivery_sink = sink; }
 
 void SetNonBlockingDelivery(bool enabled) { t_non_blocking_delivery = enabled; }
 
@@ -320,6 +323,9 @@ Status Deployment::Deliver(size_t qi, const services::MbufPtr& mbuf,
                                       &m));
   }
   if (t_non_blocking_delivery) {
+    if (t_delivery_sink != nullptr && t_delivery_sink->TryTake(qi, &m)) {
+      return Status::OK();
+    }
     return svc_->EnqueueOverDepth(*queues_[qi], std::move(m));
   }
   return svc_->Enqueue(*queues_[qi], std::move(m), timeout_ms);

@@ -166,6 +166,19 @@ size_t ReplicaOf(uint64_t trans_id, size_t replicas);
 void SetCurrentTransaction(uint64_t trans_id,
                            const services::MbufHead* input = nullptr);
 
+// Where a pool thread's deliveries may go straight to their consumer
+// instead of its queue (exec/graph_runner.cc, Note [Hand-off] in
+// exec_pool.cc). TryTake gets the message already on the queue's device;
+// true means it took it, false that it must be queued as usual.
+class DeliverySink {
+ public:
+  virtual ~DeliverySink() = default;
+  virtual bool TryTake(size_t queue_index, services::MbufPtr* mbuf) = 0;
+};
+// The calling thread's sink (null: none); only non-blocking (pool thread)
+// deliveries consult it.
+void SetDeliverySink(DeliverySink* sink);
+
 // Marks the calling thread as an executor pool thread: its deliveries never
 // wait on a full queue (they push over the depth; the executor keeps the
 // bound by not running producers whose outputs are full). Other threads

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -44,6 +45,17 @@ class ExecPool {
   ExecPool& operator=(const ExecPool&) = delete;
 
   void Schedule(Item* item);
+  // Direct hand-off (Note [Hand-off] in exec_pool.cc), from inside
+  // Item::Run on a pool thread. TryClaim marks an idle item running, for
+  // the caller alone (false if it is queued or running, or this thread
+  // already holds a hand-off). HandOff(claimed) makes it the item this
+  // thread runs next, after the current run, unless an idle thread steals
+  // it first; with a thread parked it is queued at once instead. Returns
+  // whether this thread holds it.
+  bool TryClaim(Item* item);
+  bool HandOff(Item* claimed);
+  // Gives up a claim that was not handed off.
+  void Release(Item* claimed);
   // Lets running items finish, drops queued ones and joins the threads.
   void Stop();
 
@@ -51,8 +63,17 @@ class ExecPool {
 
  private:
   enum State { kIdle = 0, kQueued = 1, kRunning = 2, kRerun = 3 };
+  // A thread's hand-off slot: filled by its owner, emptied by the owner or
+  // a thief with exchange. Padded: each owner writes its own often.
+  struct alignas(64) Slot {
+    std::atomic<Item*> item{nullptr};
+  };
   void Push(Item* item);
-  Item* Pop();
+  Item* Pop(int index);
+  Item* Steal(int index);
+  // After `item` ran: idle, or queued again when it has work or was
+  // scheduled meanwhile.
+  void Settle(Item* item, bool more);
   void Loop(int index);
 
   const std::string prefix_;
@@ -63,8 +84,12 @@ class ExecPool {
   // look for work without taking mu_ from the threads scheduling it.
   std::atomic<size_t> ready_count_{0};
   std::atomic<bool> stop_{false};
-  int parked_ = 0;     // waiting on cv_
-  int searching_ = 0;  // yielding in Pop before parking
+  std::atomic<int> parked_{0};  // waiting on cv_ (changed under mu_)
+  int searching_ = 0;           // yielding in Pop before parking
+  // One per thread; the count is fixed before any thread starts (threads_
+  // grows while the first threads already look for work).
+  const int num_slots_;
+  std::unique_ptr<Slot[]> slots_;
   std::vector<std::thread> threads_;
 };
 

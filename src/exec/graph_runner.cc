@@ -37,6 +37,9 @@ namespace {
 
 constexpr int kBudget = 32;  // messages per run before others get a turn
 
+// The consumer the current Proc handed a message to (TryTake), if any.
+thread_local ExecPool::Item* t_handed_to = nullptr;
+
 // Node inputs feeding function `f` of `inst`, in the function's input order.
 std::vector<size_t> InputsOf(const deploy::Deployment& dep,
                              const deploy::DeployedInstance& inst, size_t f) {
@@ -88,13 +91,18 @@ struct GraphRunner::Worker final : ExecPool::Item {
   size_t next = 0;
   uint64_t trans = 0;
   bool dead = false;  // an input queue failed (closed, device lost)
+  // A message handed over by its producer (one-input workers only); taken
+  // before the input queue, which was empty when it was handed.
+  services::MbufPtr handed;
 
   bool Run() override { return runner->RunWorker(this); }
 };
 
-GraphRunner::GraphRunner(deploy::Deployment* deployment, int threads)
+GraphRunner::GraphRunner(deploy::Deployment* deployment, int threads,
+                         bool handoff)
     : deployment_(deployment),
-      threads_(threads > 0 ? threads : DefaultThreads()) {}
+      threads_(threads > 0 ? threads : DefaultThreads()),
+      handoff_(handoff) {}
 
 GraphRunner::~GraphRunner() { Stop(); }
 
@@ -136,6 +144,13 @@ void GraphRunner::Wire() {
         producers.push_back(w.get());
         w->out_queues.push_back(q);
       }
+    }
+    // A message can skip the queue only to its one consumer, and only when
+    // that consumer has nothing to pair it with (one input).
+    handoff_to_.resize(plan.queues.size(), nullptr);
+    if (handoff_ && consumers.size() == 1 &&
+        consumers[0]->inputs.size() == 1) {
+      handoff_to_[qi] = consumers[0];
     }
     ExecPool* pool = pool_.get();
     q->SetListeners(
@@ -213,7 +228,10 @@ bool GraphRunner::TryGather(Worker* w) {
 }
 
 bool GraphRunner::RunWorker(Worker* w) {
-  if (w->dead || w->inputs.empty()) return false;
+  if (w->dead || w->inputs.empty()) {
+    w->handed.reset();
+    return false;
+  }
   // Bind for this run only (invariant 1); the pool thread's own binding is
   // restored when the run returns.
   ScopedDevice bound(deployment_->contexts(), w->inst->plan.device);
@@ -223,13 +241,64 @@ bool GraphRunner::RunWorker(Worker* w) {
     return false;
   }
   deploy::SetNonBlockingDelivery(true);
+  deploy::SetDeliverySink(handoff_ ? this : nullptr);
   bool more = true;
   for (int n = 0; n < kBudget && more; ++n) {
-    more = !OutputsFull(*w) && TryGather(w);
-    if (more) ProcessOne(w, bound);
+    more = NextInput(w);
+    if (!more) break;
+    ProcessOne(w, bound);
+    if (t_handed_to != nullptr) {
+      // This thread runs the consumer next (unless another steals it); this
+      // item goes back to the pool if it has more to do (Note [Hand-off] in
+      // exec_pool.cc).
+      t_handed_to = nullptr;
+      more = HasInput(*w);
+      break;
+    }
   }
+  deploy::SetDeliverySink(nullptr);
   deploy::SetNonBlockingDelivery(false);
   return more;
+}
+
+bool GraphRunner::NextInput(Worker* w) {
+  if (w->handed) {
+    w->trans = w->handed->head().trans_id;
+    w->got[0] = std::move(w->handed);
+    w->handed.reset();
+    return true;
+  }
+  return !OutputsFull(*w) && TryGather(w);
+}
+
+// Runs inside a Proc's delivery on a pool thread. The consumer must be idle
+// with an empty input queue (so nothing older is overtaken) and room in its
+// outputs (so the depth bound holds); one hand-off per Proc.
+bool GraphRunner::TryTake(size_t qi, services::MbufPtr* mbuf) {
+  Worker* c = qi < handoff_to_.size() ? handoff_to_[qi] : nullptr;
+  if (c == nullptr || t_handed_to != nullptr || c->dead ||
+      c->in_queues[0]->Size() != 0 || OutputsFull(*c) ||
+      !pool_->TryClaim(c)) {
+    return false;
+  }
+  if (c->in_queues[0]->Size() != 0) {  // another producer got in first
+    pool_->Release(c);
+    return false;
+  }
+  c->handed = std::move(*mbuf);
+  // Held for this thread, or already queued for any (a thread is parked).
+  if (pool_->HandOff(c)) t_handed_to = c;
+  return true;
+}
+
+bool GraphRunner::HasInput(const Worker& w) const {
+  for (const auto& pend : w.pending) {
+    if (!pend.empty()) return true;
+  }
+  for (services::DeviceQueue* q : w.in_queues) {
+    if (q->Size() != 0) return true;
+  }
+  return false;
 }
 
 void GraphRunner::EmitError(const deploy::DeployedInstance& inst, int32_t rc,

@@ -4,7 +4,8 @@
 // its depth. A run binds the instance's device (ScopedDevice: the pool
 // thread restores its previous binding when the run ends), takes one message
 // per input (aligned by transaction id), calls the UDF's Proc and lets the
-// deployment route the outputs. A failed Proc, or an input that already
+// deployment route the outputs (an output whose consumer is idle is handed
+// to it directly: Note [Hand-off] in exec_pool.cc). A failed Proc, or an input that already
 // carries a failure, becomes an error message (its ret code set, no data) on
 // every output, so the fetcher sees the code and nothing is silently lost.
 //
@@ -30,10 +31,12 @@
 namespace hflow {
 namespace exec {
 
-class GraphRunner {
+class GraphRunner : private deploy::DeliverySink {
  public:
-  // `threads` <= 0: one per hardware thread (at least 2).
-  explicit GraphRunner(deploy::Deployment* deployment, int threads = 0);
+  // `threads` <= 0: one per hardware thread (at least 2). `handoff`: run an
+  // idle consumer next on the producing thread (Note [Hand-off]).
+  explicit GraphRunner(deploy::Deployment* deployment, int threads = 0,
+                       bool handoff = true);
   ~GraphRunner();
 
   void Start();
@@ -49,7 +52,14 @@ class GraphRunner {
   struct Worker;
   void Wire();
   bool RunWorker(Worker* w);
+  // Fills w->got with the next input set: a handed message, or TryGather.
+  bool NextInput(Worker* w);
+  // deploy::DeliverySink: claims the consumer of queue `qi` for this thread
+  // when it may take the message directly.
+  bool TryTake(size_t qi, services::MbufPtr* mbuf) override;
   bool OutputsFull(const Worker& w) const;
+  // Whether some input of `w` holds a message (queued or set aside).
+  bool HasInput(const Worker& w) const;
   // Fills w->got without waiting. False while some input has no message for
   // the transaction (yet); sets w->dead when an input queue fails.
   bool TryGather(Worker* w);
@@ -59,7 +69,10 @@ class GraphRunner {
 
   deploy::Deployment* const deployment_;
   const int threads_;
+  const bool handoff_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  // Per plan queue: its consumer when a message may be handed to it.
+  std::vector<Worker*> handoff_to_;
   std::map<const deploy::DeployedInstance*, std::unique_ptr<std::mutex>> locks_;
   std::unique_ptr<ExecPool> pool_;
   std::atomic<uint64_t> procs_{0};

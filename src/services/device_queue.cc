@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <thread>
 
 #include "rt/spin_lock.h"
@@ -14,7 +13,7 @@
 namespace hflow {
 namespace services {
 namespace {
-static const int kYieldsBeforePark = getenv("HF_QY") ? atoi(getenv("HF_QY")) : 16;
+constexpr int kYieldsBeforePark = 16;
 }  // namespace
 
 DeviceQueue::DeviceQueue(uint32_t id, int32_t device, uint32_t depth,

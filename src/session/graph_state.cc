@@ -86,8 +86,9 @@ Status GraphState::Build() {
   for (uint32_t k = 0; k < def_.outputs.size(); ++k) {
     output_queues_.push_back(deployment_->queue(p.OutputQueue(k)).get());
   }
-  runner_ = std::make_unique<exec::GraphRunner>(deployment_.get(),
-                                                env_->options.exec_threads);
+  runner_ = std::make_unique<exec::GraphRunner>(
+      deployment_.get(), env_->options.exec_threads,
+      env_->options.exec_handoff);
   runner_->Start();
   return Status::OK();
 }
