@@ -412,8 +412,7 @@ INSTANTIATE_TEST_SUITE_P(
 // output queue is full: at most one Proc's output past the depth is ever
 // in flight between the two. With hand-off on, a message handed to the
 // idle consumer counts as in flight too; with one pool thread the producer
-// then never gets ahead (each message is consumed at once), so the queue
-// can fill only with hand-off off.
+// then rarely gets ahead, so only the bound is checked there.
 class ExecutorBackpressureTest
     : public ExecutorTest,
       public ::testing::WithParamInterface<std::tuple<int, bool>> {};
@@ -432,12 +431,13 @@ TEST_P(ExecutorBackpressureTest, FastProducerStaysWithinTheDepth) {
   // producer's message being emitted: depth + 1 at most.
   EXPECT_LE(g_max_in_flight.load(), int(kDepth) + 1)
       << "the producer ran while its output queue was full";
+  // Whether the queue fills with one thread and hand-off depends on timing
+  // (the consumer is sometimes queued when its output drains, and then the
+  // producer's messages go through the queue); the bound above holds
+  // either way.
   if (threads > 1 || !handoff) {
     EXPECT_GE(g_max_in_flight.load(), int(kDepth))
         << "the queue never filled: the test did not exercise backpressure";
-  } else {
-    EXPECT_EQ(g_max_in_flight.load(), 1)
-        << "one thread handing each message on should keep one in flight";
   }
 }
 

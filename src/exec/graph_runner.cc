@@ -276,12 +276,14 @@ bool GraphRunner::NextInput(Worker* w) {
 // outputs (so the depth bound holds); one hand-off per Proc.
 bool GraphRunner::TryTake(size_t qi, services::MbufPtr* mbuf) {
   Worker* c = qi < handoff_to_.size() ? handoff_to_[qi] : nullptr;
-  if (c == nullptr || t_handed_to != nullptr || c->dead ||
+  if (c == nullptr || t_handed_to != nullptr ||
       c->in_queues[0]->Size() != 0 || OutputsFull(*c) ||
       !pool_->TryClaim(c)) {
     return false;
   }
-  if (c->in_queues[0]->Size() != 0) {  // another producer got in first
+  // Claimed: c's own state (dead) is ours to read now. A concurrent
+  // producer may have queued meanwhile; then the queue keeps the order.
+  if (c->dead || c->in_queues[0]->Size() != 0) {
     pool_->Release(c);
     return false;
   }
