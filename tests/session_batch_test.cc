@@ -34,28 +34,29 @@ FlowNode Identity(const std::string& name) {
   return n;
 }
 
-FlowGraph Chain(const std::vector<int>& devices) {
+// x -> a@devices[0] -> b@devices[1]; the graph's outputs are b, or a and b.
+FlowGraph TwoNodes(const std::vector<int>& devices, bool output_a) {
   FlowData x("x", 0);
   FlowNode a = Identity("a"), b = Identity("b");
   a.SetInput(0, x);
   b.SetInput(0, a, 0);
-  FlowGraph g("batch_chain");
-  g.SetInputs({x}).SetOutputs({b});
+  FlowGraph g(output_a ? "batch_fork" : "batch_chain");
+  g.SetInputs({x});
+  if (output_a) {
+    g.SetOutputs({a, b});
+  } else {
+    g.SetOutputs({b});
+  }
   g.SetDeployInfo(R"({"deploy_info": [)" + Place("a", devices[0]) + "," +
                   Place("b", devices[1]) + "]}");
   return g;
 }
 
+FlowGraph Chain(const std::vector<int>& devices) {
+  return TwoNodes(devices, /*output_a=*/false);
+}
 FlowGraph Fork(const std::vector<int>& devices) {
-  FlowData x("x", 0);
-  FlowNode a = Identity("a"), b = Identity("b");
-  a.SetInput(0, x);
-  b.SetInput(0, a, 0);
-  FlowGraph g("batch_fork");
-  g.SetInputs({x}).SetOutputs({a, b});
-  g.SetDeployInfo(R"({"deploy_info": [)" + Place("a", devices[0]) + "," +
-                  Place("b", devices[1]) + "]}");
-  return g;
+  return TwoNodes(devices, /*output_a=*/true);
 }
 
 Tensor Value(int32_t v) { return Tensor::From<int32_t>(DataType::kInt32, {2}, {v, -v}); }

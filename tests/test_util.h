@@ -79,6 +79,19 @@ class Watchdog {
   std::thread thread_;
 };
 
+// Polls `done` every millisecond until it holds or `limit` passes; returns
+// its last value.
+template <typename Pred>
+bool WaitFor(Pred done, std::chrono::milliseconds limit =
+                            std::chrono::milliseconds(3000)) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return done();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
 }  // namespace testing
 }  // namespace hflow
 

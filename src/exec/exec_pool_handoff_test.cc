@@ -15,25 +15,14 @@
 #include <thread>
 
 #include "exec/exec_pool.h"
+#include "test_util.h"
 
 namespace hflow {
 namespace exec {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-constexpr milliseconds kPrompt{3000};
-
-template <typename Pred>
-bool WaitFor(Pred done, milliseconds limit = kPrompt) {
-  auto deadline = Clock::now() + limit;
-  while (!done()) {
-    if (Clock::now() > deadline) return done();
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return true;
-}
+using testing::WaitFor;
 
 // Records the thread and order of its runs.
 struct Target : ExecPool::Item {

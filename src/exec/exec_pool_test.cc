@@ -29,6 +29,8 @@
 #include <thread>
 #include <vector>
 
+#include "test_util.h"
+
 namespace hflow {
 namespace exec {
 namespace {
@@ -39,16 +41,7 @@ using std::chrono::milliseconds;
 // Generous bound for "promptly" (sanitizer builds, a loaded 2-core machine).
 constexpr milliseconds kPrompt{3000};
 
-// Polls `done` until it holds or `limit` passes; returns its last value.
-template <typename Pred>
-bool WaitFor(Pred done, milliseconds limit = kPrompt) {
-  auto deadline = Clock::now() + limit;
-  while (!done()) {
-    if (Clock::now() > deadline) return done();
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return true;
-}
+using testing::WaitFor;  // polls for up to kPrompt
 
 // Lets a pool's threads go idle: they yield a few times, then park, and a
 // parked thread is only woken by a schedule that notifies it. Without this

@@ -131,13 +131,7 @@ Status DeviceQueue::Dequeue(MbufPtr* out, int32_t timeout_ms) {
   HFLOW_RETURN_IF_ERROR(s);
   *out = std::move(items_.front());
   items_.pop_front();
-  size_.store(items_.size());
-  bool wake = waiting_producers_ > 0;
-  bool call = items_.size() + 1 >= depth_ && items_.size() < depth_ &&
-              BeginListener(on_space_);
-  lock.unlock();
-  if (wake) not_full_.notify_one();
-  if (call) EndListener(on_space_);
+  AfterTake(lock, items_.size() + 1);
   return Status::OK();
 }
 
@@ -150,14 +144,25 @@ size_t DeviceQueue::DequeueUpTo(size_t max, std::vector<MbufPtr>* out) {
     out->push_back(std::move(items_.front()));
     items_.pop_front();
   }
-  size_.store(items_.size());
-  bool wake = waiting_producers_ > 0;
-  bool call = before >= depth_ && items_.size() < depth_ &&
-              BeginListener(on_space_);
-  lock.unlock();
-  if (wake) not_full_.notify_all();  // room for several
-  if (call) EndListener(on_space_);
+  AfterTake(lock, before);
   return n;
+}
+
+void DeviceQueue::AfterTake(std::unique_lock<std::mutex>& lock, size_t before) {
+  size_.store(items_.size());
+  const size_t taken = before - items_.size();
+  bool wake = waiting_producers_ > 0;
+  bool call =
+      before >= depth_ && items_.size() < depth_ && BeginListener(on_space_);
+  lock.unlock();
+  if (wake) {
+    if (taken > 1) {
+      not_full_.notify_all();  // room for several
+    } else {
+      not_full_.notify_one();
+    }
+  }
+  if (call) EndListener(on_space_);
 }
 
 Status DeviceQueue::Return(MbufPtr mbuf) {

@@ -77,6 +77,10 @@ class DeviceQueue {
   // the call; EndListener uncounts it).
   bool BeginListener(const Listener& l);
   void EndListener(const Listener& l);
+  // After taking from the front of items_, which held `before` (mu_ held
+  // by `lock`, released here): updates the size mirror, wakes parked
+  // producers and runs on_space if the queue went from full to not full.
+  void AfterTake(std::unique_lock<std::mutex>& lock, size_t before);
   // Waits on `cv` until `ready` or timeout/close; returns the status.
   // `*parked` counts the threads asleep on `cv` (guarded by mu_). `ready`
   // may be evaluated without the lock, so it reads only atomics.

@@ -11,19 +11,15 @@
 #include "flow_func/mbuf_msg.h"
 
 namespace hflow {
-namespace {
+using Clock = GraphState::Clock;
 
-using Clock = std::chrono::steady_clock;
-
-// What is left of a timeout that started at `t0` (-1 stays -1).
-int32_t Remaining(int32_t timeout_ms, Clock::time_point t0) {
-  if (timeout_ms < 0) return -1;
+// What is left of a timeout that started at `t0` (-1 and 0 stay as they are).
+int32_t GraphState::Remaining(int32_t timeout_ms, Clock::time_point t0) {
+  if (timeout_ms <= 0) return timeout_ms;
   auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
                    Clock::now() - t0).count();
   return spent >= timeout_ms ? 0 : static_cast<int32_t>(timeout_ms - spent);
 }
-
-}  // namespace
 
 GraphState::GraphState(uint32_t id, deploy::GraphDef def,
                        std::string deploy_file,
@@ -262,10 +258,9 @@ Status GraphState::TakeOutputs(services::MbufPtr* got, int32_t timeout_ms) {
         *output_queues_[k], &got[k],
         timed ? Remaining(timeout_ms, t0) : timeout_ms);
     if (!s.ok()) {
-      // Nothing lost: put back what this fetch already took.
-      for (size_t j = k; j-- > 0;) {
-        (void)output_queues_[j]->Return(std::move(got[j]));
-      }
+      // Nothing lost: put back what this fetch already took (the entries
+      // not taken are empty, and PutBack skips them).
+      PutBack(got, 1);
       return s.WithContext(Where() + "FetchData: ");
     }
   }

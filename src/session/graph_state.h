@@ -8,6 +8,7 @@
 #define HFLOW_SESSION_GRAPH_STATE_H_
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,8 @@ namespace hflow {
 
 class GraphState {
  public:
+  using Clock = std::chrono::steady_clock;
+
   GraphState(uint32_t id, deploy::GraphDef def, std::string deploy_file,
              std::shared_ptr<session::Environment> env);
   ~GraphState();
@@ -47,6 +50,8 @@ class GraphState {
 
  private:
   std::string Where() const;
+  // What is left at this moment of a timeout that started at `t0`.
+  static int32_t Remaining(int32_t timeout_ms, Clock::time_point t0);
   Status CheckUsable() const;  // removed, or not built
   Status CheckInputs(const std::vector<Tensor>& inputs) const;
   Status CheckFeed(const std::vector<Tensor>& inputs,
@@ -56,8 +61,9 @@ class GraphState {
   // Routes one transaction; feed_mu_ held.
   Status FeedLocked(const std::vector<Tensor>& inputs, const FlowInfo& info,
                     int32_t timeout_ms);
-  // One message per output into got[0..outputs) (waiting up to the
-  // timeout), or none: what was taken goes back on failure. fetch_mu_ held.
+  // One message per output into got[0..outputs), which must be empty
+  // (waiting up to the timeout), or none: what was taken goes back on
+  // failure. fetch_mu_ held.
   Status TakeOutputs(services::MbufPtr* got, int32_t timeout_ms);
   // Converts one transaction's outputs (the caller puts them back when this
   // fails).

@@ -7,24 +7,10 @@
 //
 // Thread-safety: as Feed and Fetch (graph_state.h).
 #include <algorithm>
-#include <chrono>
 
 #include "session/graph_state.h"
 
 namespace hflow {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-int32_t Remaining(int32_t timeout_ms, Clock::time_point t0) {
-  if (timeout_ms <= 0) return timeout_ms;
-  auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
-                   Clock::now() - t0).count();
-  return spent >= timeout_ms ? 0 : static_cast<int32_t>(timeout_ms - spent);
-}
-
-}  // namespace
-
 Status GraphState::FeedBatch(const std::vector<std::vector<Tensor>>& batch,
                              const std::vector<FlowInfo>& infos,
                              int32_t timeout_ms, size_t* fed) {

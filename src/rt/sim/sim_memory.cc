@@ -173,13 +173,14 @@ Status SimRuntime::Memset(int32_t device, void* dst, int value, size_t bytes) {
   return Instrumented(Op::kMemset, device, [&](bool* implicit) -> Status {
     SimDevice* dev = nullptr;
     HFLOW_RETURN_IF_ERROR(EnterDeviceOp(Op::kMemset, device, &dev, implicit));
+    if (bytes == 0) return Status::OK();
     int32_t owner = -1;
     bool found = false;
-    if (bytes > 0) {
+    {
       std::shared_lock<std::shared_mutex> lock(allocs_mu_);
       found = FindAllocationLocked(dst, bytes, &owner);
     }
-    if (bytes > 0 && (!found || owner != device)) {
+    if (!found || owner != device) {
       return Status::InvalidArgument("Memset on " + Dev(device) + ": " +
                                      Ptr(dst) +
                                      " is not inside a live allocation of "
