@@ -2,7 +2,8 @@
 // chains on one device and across devices with every message out in order
 // for several pool sizes; backpressure (a fast producer before a slow
 // consumer never runs more than one Proc past the queue depth); the device
-// binding moving with the work between nodes on one pool thread; a blocked
+// binding moving with the work between nodes on one pool thread, and a
+// UDF's device switch not leaking into the next run; a blocked
 // or slow UDF not holding back work another pool thread could do;
 // RemoveGraph and
 // Finalize with messages in flight; and multi-input alignment when the two
@@ -170,6 +171,18 @@ class BindRecorder : public FlowFunc::MetaFlowFunc {
 };
 REGISTER_FLOW_FUNC("ExecTest_BindA", BindRecorder<0>);
 REGISTER_FLOW_FUNC("ExecTest_BindB", BindRecorder<1>);
+
+// Leaves its thread bound to device 4 (a library that switches the
+// caller's device and does not switch back), then passes its input on.
+class SwitchAway : public FlowFunc::MetaFlowFunc {
+ public:
+  int32_t Init() override { return FlowFunc::FLOW_FUNC_SUCCESS; }
+  int32_t Proc(const Msgs& in) override {
+    if (!rt::SetDevice(4).ok()) return FlowFunc::FLOW_FUNC_FAILED;
+    return context_->SetOutput(0, in[0]);
+  }
+};
+REGISTER_FLOW_FUNC("ExecTest_SwitchAway", SwitchAway);
 
 // Blocks on the gate (at most 3 s), then passes its input on.
 class GateFunc : public FlowFunc::MetaFlowFunc {
@@ -482,6 +495,25 @@ TEST_F(ExecutorTest, BindingMovesWithTheWork) {
   ASSERT_TRUE(s.DeviceReports(1, &reports).ok());
   for (const auto& r : reports) {
     EXPECT_EQ(r.implicit_bindings, 0u) << "device " << r.id;
+  }
+  auto* sim = static_cast<rt::SimRuntime*>(rt::CurrentRuntime());
+  EXPECT_EQ(testing::ImplicitBindings(*sim, {2, 3, 4, 5}), 0u);
+}
+
+// Pool threads keep their binding between runs (Note [Pool threads keep
+// their binding]); a UDF that switched its thread to device 4 must not
+// leak that into the next run, even of a node on the same device.
+TEST_F(ExecutorTest, NextRunUndoesAUdfsDeviceSwitch) {
+  Init({2, 3, 4, 5}, /*exec_threads=*/1, 64, /*default_device=*/2);
+  Session s;
+  Build(s, 1,
+        Chain("switch", {"ExecTest_SwitchAway", "ExecTest_BindB"}, {3, 3}));
+  StreamInOrder(s, 1, 50);
+  std::lock_guard<std::mutex> l(g_seen_mu);
+  ASSERT_EQ(g_seen[1].size(), 50u);
+  for (const Seen& seen : g_seen[1]) {
+    EXPECT_EQ(seen.get_device, 3);
+    EXPECT_EQ(seen.ctx_device, 3);
   }
   auto* sim = static_cast<rt::SimRuntime*>(rt::CurrentRuntime());
   EXPECT_EQ(testing::ImplicitBindings(*sim, {2, 3, 4, 5}), 0u);

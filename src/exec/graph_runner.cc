@@ -232,9 +232,11 @@ bool GraphRunner::RunWorker(Worker* w) {
     w->handed.reset();
     return false;
   }
-  // Bind for this run only (invariant 1); the pool thread's own binding is
-  // restored when the run returns.
-  ScopedDevice bound(deployment_->contexts(), w->inst->plan.device);
+  // Bind at the start of every run (invariant 1). The pool thread keeps
+  // the binding afterwards, so the next run on this device binds for free
+  // (Note [Pool threads keep their binding] in device_binding.cc).
+  ScopedDevice bound(deployment_->contexts(), w->inst->plan.device,
+                     ScopedDevice::OnExit::kKeep);
   if (!bound.status().ok()) {
     w->dead = true;
     deployment_->Fail(bound.status().WithContext(Where(*w->inst) + "binding: "));

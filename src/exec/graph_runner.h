@@ -1,9 +1,9 @@
 // GraphRunner: runs a deployed graph on a small pool of executor threads
 // (ExecPool). Each (instance, function) is a work item, scheduled when one of
 // its input queues gains a message or one of its output queues drains below
-// its depth. A run binds the instance's device (ScopedDevice: the pool
-// thread restores its previous binding when the run ends), takes one message
-// per input (aligned by transaction id), calls the UDF's Proc and lets the
+// its depth. A run binds the instance's device (ScopedDevice; the pool
+// thread keeps that binding afterwards, so the next run on the same device
+// makes no runtime call), takes one message per input (aligned by transaction id), calls the UDF's Proc and lets the
 // deployment route the outputs (an output whose consumer is idle is handed
 // to it directly: Note [Hand-off] in exec_pool.cc). A failed Proc, or an
 // input that already carries a failure, becomes an error message (its ret

@@ -40,13 +40,27 @@ Status DeviceContexts::GetSlow(int32_t device, rt::Context** ctx) {
   return Status::OK();
 }
 
-ScopedDevice::ScopedDevice(DeviceContexts* contexts, int32_t device)
-    : runtime_(contexts->runtime()), device_(device), guard_(runtime_) {
+// Note [Pool threads keep their binding]
+// An executor run binds its instance's device. Restoring the pool thread's
+// previous binding after every run cost two context switches per message
+// and stage, for a binding nobody looks at: pool threads are hflow's own
+// (invariant 2 is about the threads of callers), and every run binds again
+// at its start. So runs on pool threads keep the binding (OnExit::kKeep):
+// a run on the device the previous run used makes no runtime call, and a
+// UDF that left the thread on another device is corrected by the next
+// run's check, which compares the thread's actual current context.
+ScopedDevice::ScopedDevice(DeviceContexts* contexts, int32_t device,
+                           OnExit on_exit)
+    : runtime_(contexts->runtime()),
+      device_(device),
+      guard_(on_exit == OnExit::kRestore ? runtime_ : nullptr) {
   rt::Context* ctx = nullptr;
   status_ = contexts->Get(device, &ctx);
-  if (status_.ok() && ctx != guard_.saved()) {
-    status_ = runtime_->SetCurrentContext(ctx);
-  }
+  if (!status_.ok()) return;
+  rt::Context* current = on_exit == OnExit::kRestore
+                             ? guard_.saved()
+                             : runtime_->CurrentContextFast();
+  if (ctx != current) status_ = runtime_->SetCurrentContext(ctx);
 }
 
 Status ScopedDevice::Require(int32_t device) const {

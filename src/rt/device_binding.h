@@ -57,8 +57,15 @@ class DeviceContexts {
 
 class ScopedDevice {
  public:
-  // Binds `device` (status() tells whether it worked).
-  ScopedDevice(DeviceContexts* contexts, int32_t device);
+  // What the scope leaves behind: the thread's previous binding (always, on
+  // any thread a caller owns), or this device's (Note [Pool threads keep
+  // their binding] in device_binding.cc: hflow's executor threads only).
+  enum class OnExit { kRestore, kKeep };
+
+  // Binds `device` (status() tells whether it worked); binding a thread
+  // already on the device's context makes no runtime call.
+  ScopedDevice(DeviceContexts* contexts, int32_t device,
+               OnExit on_exit = OnExit::kRestore);
   ScopedDevice(const ScopedDevice&) = delete;
   ScopedDevice& operator=(const ScopedDevice&) = delete;
 
@@ -73,7 +80,7 @@ class ScopedDevice {
  private:
   rt::DeviceRuntime* const runtime_;
   const int32_t device_;
-  ContextGuard guard_;  // restores the caller's exact binding
+  ContextGuard guard_;  // restores the caller's exact binding (kRestore)
   Status status_;
 };
 

@@ -16,11 +16,15 @@ namespace {
 constexpr uint64_t kMinBlock = 64;
 
 uint64_t BlockSize(uint64_t size) {
-  uint64_t b = kMinBlock;
-  while (b < size) b <<= 1;
-  return b;
+  if (size <= kMinBlock) return kMinBlock;
+  if (size > uint64_t{1} << 63) return size;  // beyond any budget anyway
+  return uint64_t{1} << (64 - __builtin_clzll(size - 1));
 }
 }  // namespace
+
+size_t MemoryGroup::FreeList(uint64_t block) {
+  return (block & (block - 1)) == 0 ? __builtin_ctzll(block) : 64;
+}
 
 std::string PermissionText(uint32_t perms) {
   std::string s;
@@ -132,7 +136,7 @@ Status MemoryGroup::Alloc(const ScopedDevice& bound, const std::string& member,
         // Power-of-two classes below the max alloc size; the max alloc size
         // itself is the top class, so any size up to it fits a fresh cache.
         uint64_t b = std::min(BlockSize(size == 0 ? 1 : size), c.max_alloc);
-        auto& fl = c.free_lists[b];
+        auto& fl = c.free_lists[FreeList(b)];
         if (!fl.empty()) {
           data = fl.back();
           fl.pop_back();
@@ -187,11 +191,17 @@ void MemoryGroup::Release(void* data, uint64_t block_bytes) {
       c.used -= block_bytes;
       if (c.used == 0) {
         // An empty cache starts afresh, so blocks of one size class never
-        // keep it from serving another.
-        c.free_lists.clear();
+        // keep it from serving another. The lists keep their capacity.
+        for (uint64_t m = c.listed; m != 0; m &= m - 1) {
+          c.free_lists[__builtin_ctzll(m)].clear();
+        }
+        c.free_lists.back().clear();
+        c.listed = 0;
         c.bump = 0;
       } else {
-        c.free_lists[block_bytes].push_back(data);
+        const size_t k = FreeList(block_bytes);
+        c.free_lists[k].push_back(data);
+        if (k < 64) c.listed |= uint64_t{1} << k;
       }
       return;
     }

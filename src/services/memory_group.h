@@ -13,6 +13,7 @@
 #ifndef HFLOW_SERVICES_MEMORY_GROUP_H_
 #define HFLOW_SERVICES_MEMORY_GROUP_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -86,8 +87,14 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
     uint64_t max_alloc = 0;
     uint64_t bump = 0;
     uint64_t used = 0;  // bytes of blocks handed out
-    std::map<uint64_t, std::vector<void*>> free_lists;  // block size -> blocks
+    // Free blocks per size class (FreeList): a fixed table, so steady-state
+    // alloc/release traffic allocates no host memory.
+    std::array<std::vector<void*>, 65> free_lists;
+    uint64_t listed = 0;  // bit c: free_lists[c] may hold blocks (c < 64)
   };
+  // Index of a block size's free list: log2 for powers of two; the one
+  // other size a cache hands out, its max alloc size, gets the last slot.
+  static size_t FreeList(uint64_t block);
 
   MemoryGroup(std::shared_ptr<DeviceContexts> contexts, int32_t device,
               std::string name, uint64_t size_bytes);

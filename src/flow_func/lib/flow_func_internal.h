@@ -76,7 +76,9 @@ void ReloadLogLevelFromEnvironment();
 using LogSink = std::function<void(FlowFuncLogLevel, const std::string&)>;
 void SetLogSink(LogSink sink);
 // Per-thread prefix returned by FlowFuncLogger::GetLogExtHeader; null or ""
-// clears it. The string is copied.
+// clears it. The string is not copied: it must stay valid until the next
+// call on this thread (UdfInstance passes its own header, which outlives the
+// Proc call, and clears it after).
 void SetLogExtHeader(const char* header);
 
 // ---- Tensors --------------------------------------------------------------

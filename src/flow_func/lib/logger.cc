@@ -74,7 +74,9 @@ SinkSlot& GetSinkSlot() {
   return *slot;
 }
 
-thread_local std::string tls_ext_header;
+// Points at the caller's string (SetLogExtHeader): set twice per Proc, so
+// it is not copied.
+thread_local const char* tls_ext_header = "";
 
 const char* LevelTag(FlowFuncLogLevel level) {
   switch (level) {
@@ -190,7 +192,7 @@ FlowFuncLogger& FlowFuncLogger::GetLogger(FlowFuncLogType type) {
 }
 
 const char* FlowFuncLogger::GetLogExtHeader() {
-  return internal::tls_ext_header.c_str();
+  return internal::tls_ext_header;
 }
 
 }  // namespace FlowFunc
