@@ -97,16 +97,16 @@ TEST_P(ScopedDeviceTest, KeepRebindsAfterTheThreadWasSwitched) {
   });
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Devices, ScopedDeviceTest,
-    ::testing::Values(std::vector<int32_t>{2, 3, 4, 5},
-                      std::vector<int32_t>{3, 6, 7},
-                      std::vector<int32_t>{0, 1}),
-    [](const auto& info) {
-      std::string s = "Devices";
-      for (int32_t d : info.param) s += "_" + std::to_string(d);
-      return s;
-    });
+INSTANTIATE_TEST_SUITE_P(Devices, ScopedDeviceTest,
+                         ::testing::Values(std::vector<int32_t>{2, 3, 4, 5},
+                                           std::vector<int32_t>{3, 6, 7},
+                                           std::vector<int32_t>{0, 1}),
+                         [](const auto& info) {
+                           std::string s = "Devices";
+                           for (int32_t d : info.param)
+                             s += "_" + std::to_string(d);
+                           return s;
+                         });
 
 }  // namespace
 }  // namespace hflow

@@ -91,6 +91,44 @@ TEST(SimMemoryTest, CopiesValidateEveryDevicePointer) {
   });
 }
 
+// Lookups are cached per thread (Note [Allocation lookup cache]): a copy
+// that succeeded must not vouch for the allocation once any thread freed
+// it, and a neighbour's allocation must not be mistaken for it.
+TEST(SimMemoryTest, CopyAfterAnotherThreadFreedIsRejected) {
+  auto sim = MakeSim({3, 6, 7});
+  void* d6 = nullptr;
+  std::vector<char> host(256, 1);
+  RunOnFreshThread([&] {
+    ASSERT_TRUE(sim->SetDevice(6).ok());
+    ASSERT_TRUE(sim->Malloc(6, 256, &d6).ok());
+    for (int i = 0; i < 3; ++i) {  // the first fills the cache
+      ASSERT_TRUE(sim->Memcpy(6, d6, host.data(), 256,
+                              MemcpyKind::kHostToDevice).ok());
+    }
+    RunOnFreshThread([&] {
+      ASSERT_TRUE(sim->SetDevice(6).ok());
+      ASSERT_TRUE(sim->Free(6, d6).ok());
+      ASSERT_TRUE(sim->ResetDevice(6).ok());
+    });
+    Status s = sim->Memcpy(6, d6, host.data(), 256, MemcpyKind::kHostToDevice);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+    EXPECT_THAT(s.message(), HasSubstr("not inside a live allocation"));
+    EXPECT_EQ(sim->Memset(6, d6, 0, 16).code(), StatusCode::kInvalidArgument);
+    // A cached hit still checks the range against the allocation it found.
+    void* d7 = nullptr;
+    ASSERT_TRUE(sim->ResetDevice(6).ok());
+    ASSERT_TRUE(sim->SetDevice(7).ok());
+    ASSERT_TRUE(sim->Malloc(7, 128, &d7).ok());
+    ASSERT_TRUE(sim->Memcpy(7, d7, host.data(), 128,
+                            MemcpyKind::kHostToDevice).ok());
+    EXPECT_EQ(sim->Memcpy(7, d7, host.data(), 129,
+                          MemcpyKind::kHostToDevice).code(),
+              StatusCode::kInvalidArgument);
+    ASSERT_TRUE(sim->Free(7, d7).ok());
+    ASSERT_TRUE(sim->ResetDevice(7).ok());
+  });
+}
+
 TEST(SimMemoryTest, CrossDeviceCopyIssuedOnEitherEnd) {
   auto sim = MakeSim({3, 6, 7});
   void* d3 = nullptr;

@@ -173,6 +173,9 @@ class SimRuntime final : public DeviceRuntime {
   // Whether [p, p + bytes) lies inside one live allocation (its device in
   // *device). Requires allocs_mu_, shared or exclusive.
   bool FindAllocationLocked(const void* p, size_t bytes, int32_t* device) const;
+  // The same, answered from a per-thread cache while no allocation has been
+  // freed since (Note [Allocation lookup cache]); takes allocs_mu_ on a miss.
+  bool FindAllocation(const void* p, size_t bytes, int32_t* device) const;
 
   SimOptions options_;
   std::optional<int32_t> default_device_;
@@ -195,6 +198,9 @@ class SimRuntime final : public DeviceRuntime {
   };
   mutable std::shared_mutex allocs_mu_;
   std::map<uintptr_t, Allocation> allocs_;
+  // Bumped under allocs_mu_ (exclusive) by every Free: a cached lookup made
+  // in an older epoch may name a dead allocation.
+  std::atomic<uint64_t> allocs_epoch_{0};
 
   // Instrumentation state. `instrumented_` is the one relaxed load hot paths
   // pay when nothing is armed.
