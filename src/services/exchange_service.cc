@@ -312,14 +312,37 @@ Status ExchangeService::CopyMbuf(const MbufPtr& src, int32_t dst_device,
   return CopyMbuf(src, *g, member, out);
 }
 
+// Note [Copies issued on the source]
+// A pipeline stage hands its output to the next device while its thread is
+// bound to its own device, the copy's source. Binding the destination for
+// the copy and restoring afterwards cost two context switches per hop, for
+// a copy the runtime accepts from either end. So when the calling thread is
+// already on hflow's context of the source device and the destination
+// group's cache can serve the block (no device call, so no binding needed
+// there), the copy is issued on the source under the caller's binding.
+// Otherwise (another binding, a user's context, a direct allocation) the
+// destination is bound as before.
 Status ExchangeService::CopyMbuf(const MbufPtr& src, MemoryGroup& g,
                                  const std::string& member, MbufPtr* out) {
   if (!src) return Status::InvalidArgument("CopyMbuf: null source mbuf");
+  rt::Context* src_ctx = nullptr;
+  MbufPtr copy;
+  if (contexts_->Get(src->device(), &src_ctx).ok() &&
+      src_ctx == runtime_->CurrentContextFast() &&
+      g.AllocFromCache(member, src->size(), &copy).ok()) {
+    return CopyInto(src, src->device(), std::move(copy), out);
+  }
   const int32_t dst_device = g.device();
   ScopedDevice bound(contexts_.get(), dst_device);
   HFLOW_RETURN_IF_ERROR(bound.status());
-  MbufPtr copy;
   HFLOW_RETURN_IF_ERROR(g.Alloc(bound, member, src->size(), &copy));
+  return CopyInto(src, dst_device, std::move(copy), out);
+}
+
+// Copies src's payload and head into `copy`, issuing the copy on `issuer`
+// (the device the calling thread is bound to: one of the two ends).
+Status ExchangeService::CopyInto(const MbufPtr& src, int32_t issuer,
+                                 MbufPtr copy, MbufPtr* out) {
   // An aligned payload is re-aligned in the new block: the slack allocated
   // for alignment covers both offsets.
   const MbufHead& h = src->head();
@@ -331,7 +354,7 @@ Status ExchangeService::CopyMbuf(const MbufPtr& src, MemoryGroup& g,
   uint64_t n = src->size() - std::min<uint64_t>(src->size(), std::max(from, to));
   if (n > 0) {
     HFLOW_RETURN_IF_ERROR(runtime_->Memcpy(
-        dst_device, static_cast<char*>(copy->data()) + to,
+        issuer, static_cast<char*>(copy->data()) + to,
         static_cast<const char*>(src->data()) + from, n,
         rt::MemcpyKind::kDeviceToDevice));
   }

@@ -94,7 +94,10 @@ class ExchangeService {
   Status EnqueueOverDepth(DeviceQueue& q, MbufPtr mbuf);
 
   // Copies `src` (data and head) into a new mbuf of `dst_group` on
-  // `dst_device`; the copy is issued on the destination device.
+  // `dst_device`. The copy is issued on the source device when the calling
+  // thread is already on hflow's context there and a cache of the group
+  // serves the block; otherwise on the destination, which is bound for it
+  // (Note [Copies issued on the source]). The caller's binding is kept.
   Status CopyMbuf(const MbufPtr& src, int32_t dst_device,
                   const std::string& dst_group, const std::string& member,
                   MbufPtr* out);
@@ -110,6 +113,8 @@ class ExchangeService {
   rt::DeviceRuntime* runtime() const { return runtime_; }
 
  private:
+  Status CopyInto(const MbufPtr& src, int32_t issuer, MbufPtr copy,
+                  MbufPtr* out);
   struct DeviceState {
     std::map<std::string, std::shared_ptr<MemoryGroup>> groups;
     std::unique_ptr<DeviceAgent> agent;

@@ -390,6 +390,64 @@ TEST_F(ExchangeServiceTest, CopyMbufIsIssuedOnTheDestinationDevice) {
   EXPECT_EQ(mallocs, 1);
 }
 
+// Note [Copies issued on the source]: a thread already on hflow's context
+// of the source device (a pipeline stage) copies into a cached block with
+// no context switch; a destination without a cache falls back to binding
+// the destination. Either way the thread's binding is unchanged.
+TEST_F(ExchangeServiceTest, CopyMbufFromTheSourcesContextIsIssuedThere) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 2, "a", 1 << 20, 1 << 16, 4096);
+  MakeGroup(svc, 5, "cached", 1 << 20, 1 << 16, 4096);
+  MakeGroup(svc, 5, "direct", 1 << 16);  // no cache: a Malloc on 5
+  MbufPtr src;
+  ASSERT_TRUE(svc.AllocMbuf(2, "a", "deployer", 256, &src).ok());
+  const auto data = Pattern(256, 3);
+  ASSERT_TRUE(svc.WriteMbuf(src, data.data(), data.size()).ok());
+  src->head().trans_id = 8;
+
+  auto copy_and_log = [&](const std::string& group, MbufPtr* dst) {
+    sim_->ClearCallLog();
+    sim_->SetRecordCalls(true);
+    Status s = svc.CopyMbuf(src, 5, group, "deployer", dst);
+    sim_->SetRecordCalls(false);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return sim_->CallLog();
+  };
+  RunOnFreshThread([&] {
+    ASSERT_TRUE(sim_->SetDevice(2).ok());  // device 2's default context
+    rt::Context* stage = sim_->GetCurrentContext();
+    for (const std::string group : {"cached", "direct"}) {
+      SCOPED_TRACE(group);
+      MbufPtr dst;
+      auto log = copy_and_log(group, &dst);
+      ASSERT_NE(dst, nullptr);
+      EXPECT_EQ(sim_->GetCurrentContext(), stage);
+      EXPECT_EQ(dst->device(), 5);
+      EXPECT_EQ(dst->head().trans_id, 8u);
+      std::vector<uint8_t> back(256);
+      ASSERT_TRUE(svc.ReadMbuf(dst, back.data(), back.size()).ok());
+      EXPECT_EQ(back, data);
+      int memcpys = 0, switches = 0;
+      for (const rt::CallRecord& r : log) {
+        EXPECT_NE(r.result, StatusCode::kNoContext);
+        EXPECT_NE(r.result, StatusCode::kContextMismatch);
+        EXPECT_FALSE(r.implicit_binding);
+        switches += r.op == rt::Op::kSetCurrentContext;
+        if (r.op != rt::Op::kMemcpy) continue;
+        ++memcpys;
+        const int32_t issuer = group == "cached" ? 2 : 5;
+        EXPECT_EQ(r.device, issuer);
+        EXPECT_EQ(r.bound_device, issuer);
+      }
+      EXPECT_EQ(memcpys, 1);
+      if (group == "cached") {
+        EXPECT_EQ(switches, 0) << "no context switch for a stage's copy";
+      }
+    }
+    ASSERT_TRUE(sim_->ResetDevice(2).ok());
+  });
+}
+
 TEST_F(ExchangeServiceTest, CopyMbufErrors) {
   ExchangeService svc(sim_.get());
   MakeGroup(svc, 2, "a", 1 << 16);

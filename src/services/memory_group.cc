@@ -130,26 +130,8 @@ Status MemoryGroup::Alloc(const ScopedDevice& bound, const std::string& member,
     if (destroyed_) return Status::FailedPrecondition(Where() + " is destroyed");
     if (!caches_.empty()) {
       uint64_t largest = 0;
-      for (Cache& c : caches_) {
-        largest = std::max(largest, c.max_alloc);
-        if (size > c.max_alloc) continue;
-        // Power-of-two classes below the max alloc size; the max alloc size
-        // itself is the top class, so any size up to it fits a fresh cache.
-        uint64_t b = std::min(BlockSize(size == 0 ? 1 : size), c.max_alloc);
-        auto& fl = c.free_lists[FreeList(b)];
-        if (!fl.empty()) {
-          data = fl.back();
-          fl.pop_back();
-        } else if (c.bump + b <= c.size) {
-          data = static_cast<char*>(c.base) + c.bump;
-          c.bump += b;
-        }
-        if (data != nullptr) {
-          block = b;
-          c.used += b;
-          break;
-        }
-      }
+      for (const Cache& c : caches_) largest = std::max(largest, c.max_alloc);
+      data = TakeCachedLocked(size, &block);
       if (data == nullptr && size > largest) {
         return Status::InvalidArgument(
             Where() + ": " + std::to_string(size) +
@@ -171,6 +153,50 @@ Status MemoryGroup::Alloc(const ScopedDevice& bound, const std::string& member,
       }
       HFLOW_RETURN_IF_ERROR(bound.runtime()->Malloc(device_, block, &data));
       reserved_ += block;
+    }
+    in_use_ += block;
+    ++live_;
+  }
+  *out = std::make_shared<Mbuf>(shared_from_this(), device_, data, size, block);
+  return Status::OK();
+}
+
+void* MemoryGroup::TakeCachedLocked(uint64_t size, uint64_t* block) {
+  for (Cache& c : caches_) {
+    if (size > c.max_alloc) continue;
+    // Power-of-two classes below the max alloc size; the max alloc size
+    // itself is the top class, so any size up to it fits a fresh cache.
+    const uint64_t b = std::min(BlockSize(size == 0 ? 1 : size), c.max_alloc);
+    auto& fl = c.free_lists[FreeList(b)];
+    void* data = nullptr;
+    if (!fl.empty()) {
+      data = fl.back();
+      fl.pop_back();
+    } else if (c.bump + b <= c.size) {
+      data = static_cast<char*>(c.base) + c.bump;
+      c.bump += b;
+    }
+    if (data != nullptr) {
+      *block = b;
+      c.used += b;
+      return data;
+    }
+  }
+  return nullptr;
+}
+
+Status MemoryGroup::AllocFromCache(const std::string& member, uint64_t size,
+                                   MbufPtr* out) {
+  void* data = nullptr;
+  uint64_t block = 0;
+  {
+    auto lock = LockSpinning(mu_);
+    HFLOW_RETURN_IF_ERROR(CheckPermissionLocked(member, kPermAlloc));
+    if (destroyed_) return Status::FailedPrecondition(Where() + " is destroyed");
+    data = TakeCachedLocked(size, &block);
+    if (data == nullptr) {
+      return Status::NotFound(Where() + ": no cache serves " +
+                              std::to_string(size) + " bytes now");
     }
     in_use_ += block;
     ++live_;

@@ -72,6 +72,12 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
   Status Alloc(const ScopedDevice& bound, const std::string& member,
                uint64_t size, MbufPtr* out);
 
+  // Alloc served from the cache pools only: that makes no device call, so
+  // it needs no binding. NotFound when no cache serves the request now (no
+  // cache, none large enough, all full); Alloc then has the full answer.
+  Status AllocFromCache(const std::string& member, uint64_t size,
+                        MbufPtr* out);
+
   // Releases every cache pool. Mbufs still alive keep the group object but
   // their blocks are no longer served; DestroyGroup refuses while any live.
   Status Destroy(const ScopedDevice& bound);
@@ -80,6 +86,8 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
 
  private:
   Status CheckPermissionLocked(const std::string& member, uint32_t perms) const;
+  // A block of a cache pool for `size` bytes (its size in *block), or null.
+  void* TakeCachedLocked(uint64_t size, uint64_t* block);
   friend class Mbuf;
   struct Cache {
     void* base = nullptr;

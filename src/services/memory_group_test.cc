@@ -567,6 +567,50 @@ TEST_F(MemoryGroupTest, DirectGroupRequiresTheRightToken) {
   EXPECT_EQ(DevStats(*sim_, 3).default_context_refs, 0);
 }
 
+// AllocFromCache needs no binding (it makes no device call) and so serves
+// only what a cache can: anything else is NotFound, left to Alloc.
+TEST_F(MemoryGroupTest, AllocFromCacheServesOnlyCachedBlocksUnbound) {
+  auto contexts = std::make_shared<DeviceContexts>(sim_.get());
+  auto group = MemoryGroup::Create(contexts, 4, "stage", 1 << 16, "me");
+  RunOnFreshThread([&] {
+    MbufPtr m;
+    EXPECT_EQ(group->AllocFromCache("me", 64, &m).code(),
+              StatusCode::kNotFound)
+        << "no cache yet";
+    {
+      ScopedDevice bound(contexts.get(), 4);
+      ASSERT_TRUE(group->AllocCache(bound, 2048, 1024).ok());
+    }
+    ASSERT_EQ(sim_->GetCurrentContext(), nullptr);
+    sim_->SetRecordCalls(true);
+    MbufPtr a, b;
+    ASSERT_TRUE(group->AllocFromCache("me", 1000, &a).ok());
+    ASSERT_TRUE(group->AllocFromCache("me", 1024, &b).ok());
+    EXPECT_EQ(group->AllocFromCache("me", 10, &m).code(), StatusCode::kNotFound)
+        << "cache full";
+    EXPECT_EQ(group->AllocFromCache("me", 4096, &m).code(),
+              StatusCode::kNotFound)
+        << "over the max alloc size";
+    EXPECT_EQ(group->AllocFromCache("stranger", 64, &m).code(),
+              StatusCode::kPermissionDenied);
+    sim_->SetRecordCalls(false);
+    EXPECT_TRUE(sim_->CallLog().empty()) << "no device call, no binding";
+    EXPECT_EQ(a->device(), 4);
+    EXPECT_EQ(a->size(), 1000u);
+    EXPECT_EQ(group->Stats().live_mbufs, 2u);
+    EXPECT_EQ(group->Stats().in_use_bytes, 2048u);
+    a.reset();
+    ASSERT_TRUE(group->AllocFromCache("me", 900, &a).ok()) << "reused";
+    a.reset();
+    b.reset();
+    EXPECT_EQ(group->Stats().in_use_bytes, 0u);
+    ScopedDevice bound(contexts.get(), 4);
+    ASSERT_TRUE(group->Destroy(bound).ok());
+    EXPECT_EQ(group->AllocFromCache("me", 64, &m).code(),
+              StatusCode::kFailedPrecondition);
+  });
+}
+
 TEST_F(MemoryGroupTest, GroupDroppedWithoutDestroyFreesItsCaches) {
   auto contexts = std::make_shared<DeviceContexts>(sim_.get());
   {
