@@ -31,10 +31,14 @@ inline void CpuRelax() {
 constexpr int kLockSpins = 64;
 
 // Locks `lock` (which holds `mu` unlocked), spinning first.
+// A failed try_lock is a locked instruction that pulls the lock's line
+// away from its holder, slowing the very section being waited for, so the
+// pauses between tries double (up to kLockSpins in all).
 inline void RelockSpinning(std::unique_lock<std::mutex>& lock) {
-  for (int i = 0; i < kLockSpins; ++i) {
+  for (int pauses = 1, spent = 0; spent < kLockSpins; pauses *= 2) {
     if (lock.try_lock()) return;
-    CpuRelax();
+    for (int i = 0; i < pauses; ++i) CpuRelax();
+    spent += pauses;
   }
   lock.lock();
 }
