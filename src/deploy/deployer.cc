@@ -353,6 +353,12 @@ Status Deployment::RouteTo(const RouteTargets& targets,
   return Status::OK();
 }
 
+int32_t Deployment::FirstDeviceOf(const RouteTargets& targets,
+                                  uint64_t trans) const {
+  const std::vector<size_t>& replicas = targets.front();
+  return plan_.queues[replicas[ReplicaOf(trans, replicas.size())]].device;
+}
+
 // Note [Failing a graph]
 // A stage that cannot go on must not go quiet: its consumers, and in the end
 // the fetcher, would wait for messages that never come (until their

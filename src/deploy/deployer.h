@@ -89,6 +89,9 @@ class Deployment {
   const RouteTargets* RoutesOf(const OutputRef& producer) const;
   Status RouteTo(const RouteTargets& targets, const services::MbufPtr& mbuf,
                  int32_t timeout_ms);
+  // The device of the queue RouteTo delivers transaction `trans` to first:
+  // a message made there reaches that target with no copy.
+  int32_t FirstDeviceOf(const RouteTargets& targets, uint64_t trans) const;
 
   // Fails the graph (Note [Failing a graph] in deployer.cc): closes every
   // queue with `reason`, so feeds, fetches and executors return it at once

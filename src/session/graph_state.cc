@@ -116,8 +116,21 @@ Status GraphState::CheckInputs(const std::vector<Tensor>& inputs) const {
 Status GraphState::MakeInputMbuf(size_t k, const Tensor& t,
                                  const FlowInfo& info, uint64_t trans,
                                  services::MbufPtr* out) {
-  const int32_t device = input_devices_[k];
-  if (device < 0) return Status::OK();  // an unused input
+  if (input_devices_[k] < 0) return Status::OK();  // an unused input
+  // Note [Feed onto the replica]
+  // An input consumed by a replicated node used to be made on the first
+  // replica's device and copied to the others' (3 of 4 messages with four
+  // replicas): an allocation, a device-to-device copy and a release more
+  // per message. The transaction id decides the replica before the message
+  // exists, so it is made on that replica's device, as a real host would
+  // DMA straight to the device that consumes it. Bound here, so the
+  // allocation and the write below make no switch of their own.
+  const int32_t device =
+      input_routes_[k] != nullptr && !input_routes_[k]->empty()
+          ? deployment_->FirstDeviceOf(*input_routes_[k], trans)
+          : input_devices_[k];
+  ScopedDevice bound(deployment_->contexts(), device);
+  HFLOW_RETURN_IF_ERROR(bound.status());
   services::ExchangeService* svc = env_->svc.get();
   services::MemoryGroup* g = deployment_->Group(device);
   HFLOW_RETURN_IF_ERROR(
