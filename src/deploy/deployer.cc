@@ -347,7 +347,10 @@ const Deployment::RouteTargets* Deployment::RoutesOf(
 Status Deployment::RouteTo(const RouteTargets& targets,
                            const services::MbufPtr& mbuf, int32_t timeout_ms) {
   for (const std::vector<size_t>& replicas : targets) {
-    size_t pick = replicas[ReplicaOf(mbuf->head().trans_id, replicas.size())];
+    size_t pick = replicas.size() == 1
+                      ? replicas[0]
+                      : replicas[ReplicaOf(mbuf->head().trans_id,
+                                           replicas.size())];
     HFLOW_RETURN_IF_ERROR(Deliver(pick, mbuf, timeout_ms));
   }
   return Status::OK();
@@ -356,7 +359,9 @@ Status Deployment::RouteTo(const RouteTargets& targets,
 int32_t Deployment::FirstDeviceOf(const RouteTargets& targets,
                                   uint64_t trans) const {
   const std::vector<size_t>& replicas = targets.front();
-  return plan_.queues[replicas[ReplicaOf(trans, replicas.size())]].device;
+  const size_t pick =
+      replicas.size() == 1 ? 0 : ReplicaOf(trans, replicas.size());
+  return plan_.queues[replicas[pick]].device;
 }
 
 // Note [Failing a graph]

@@ -346,7 +346,6 @@ void GraphRunner::ProcessOne(Worker* w, const ScopedDevice& bound) {
     deploy::SetCurrentTransaction(0);
   }
   w->msgs.clear();  // the inputs' memory returns as soon as Proc is done
-  procs_.fetch_add(1);
   if (rc != FlowFunc::FLOW_FUNC_SUCCESS) EmitError(inst, rc, trans);
 }
 

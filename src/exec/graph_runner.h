@@ -45,7 +45,6 @@ class GraphRunner : private deploy::DeliverySink {
   // joins the pool. Call before undeploying.
   void Stop();
 
-  uint64_t procs() const { return procs_.load(); }
   uint64_t failures() const { return failures_.load(); }
   int threads() const { return threads_; }
 
@@ -76,7 +75,6 @@ class GraphRunner : private deploy::DeliverySink {
   std::vector<Worker*> handoff_to_;
   std::map<const deploy::DeployedInstance*, std::unique_ptr<std::mutex>> locks_;
   std::unique_ptr<ExecPool> pool_;
-  std::atomic<uint64_t> procs_{0};
   std::atomic<uint64_t> failures_{0};
   bool started_ = false;
 };
