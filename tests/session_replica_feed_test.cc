@@ -33,7 +33,8 @@ FlowGraph Replicated(const std::vector<int>& devices) {
   FlowGraph g("replicated_feed");
   g.SetInputs({x}).SetOutputs({r});
   g.SetDeployInfo(R"({"batch_deploy_info": [{"flow_node_list": ["r"], )"
-                  R"("logic_device_list": ")" + list + R"("}]})");
+                  R"("logic_device_list": ")" +
+                  list + R"("}]})");
   return g;
 }
 
@@ -88,15 +89,16 @@ TEST_P(ReplicaFeedTest, MessagesAreMadeOnTheirReplicasDevice) {
       << "some replica's device got no message";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Devices, ReplicaFeedTest,
-    ::testing::Values(std::vector<int>{2, 3, 4, 5}, std::vector<int>{3, 6, 7},
-                      std::vector<int>{0, 1}),
-    [](const auto& info) {
-      std::string s = "Devices";
-      for (int d : info.param) s += "_" + std::to_string(d);
-      return s;
-    });
+INSTANTIATE_TEST_SUITE_P(Devices, ReplicaFeedTest,
+                         ::testing::Values(std::vector<int>{2, 3, 4, 5},
+                                           std::vector<int>{3, 6, 7},
+                                           std::vector<int>{0, 1}),
+                         [](const auto& info) {
+                           std::string s = "Devices";
+                           for (int d : info.param)
+                             s += "_" + std::to_string(d);
+                           return s;
+                         });
 
 }  // namespace
 }  // namespace hflow
