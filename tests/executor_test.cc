@@ -174,10 +174,18 @@ REGISTER_FLOW_FUNC("ExecTest_BindB", BindRecorder<1>);
 
 // Leaves its thread bound to device 4 (a library that switches the
 // caller's device and does not switch back), then passes its input on.
+// Records the binding it found first (slot 2).
 class SwitchAway : public FlowFunc::MetaFlowFunc {
  public:
   int32_t Init() override { return FlowFunc::FLOW_FUNC_SUCCESS; }
   int32_t Proc(const Msgs& in) override {
+    Seen s;
+    int32_t d = -1;
+    if (rt::GetDevice(&d).ok()) s.get_device = d;
+    {
+      std::lock_guard<std::mutex> l(g_seen_mu);
+      g_seen[2].push_back(s);
+    }
     if (!rt::SetDevice(4).ok()) return FlowFunc::FLOW_FUNC_FAILED;
     return context_->SetOutput(0, in[0]);
   }
@@ -517,6 +525,36 @@ TEST_F(ExecutorTest, NextRunUndoesAUdfsDeviceSwitch) {
   }
   auto* sim = static_cast<rt::SimRuntime*>(rt::CurrentRuntime());
   EXPECT_EQ(testing::ImplicitBindings(*sim, {2, 3, 4, 5}), 0u);
+}
+
+// The same within one run: with no hand-off, a gate holds the only pool
+// thread while 40 messages queue behind it, so the switching node then
+// runs many Procs back to back in one run; each must start on device 3.
+TEST_F(ExecutorTest, NextProcInTheSameRunUndoesAUdfsDeviceSwitch) {
+  Init({2, 3, 4, 5}, /*exec_threads=*/1, 64, /*default_device=*/2,
+       /*handoff=*/false);
+  Session s;
+  Build(s, 1,
+        Chain("switch_run", {"ExecTest_Gate", "ExecTest_SwitchAway",
+                             "ExecTest_BindB"}, {3, 3, 3}));
+  constexpr int kN = 40;
+  for (int i = 0; i < kN; ++i) {
+    ASSERT_TRUE(s.FeedData(1, {Pair(i)}, FlowInfo{}, kTimeoutMs).ok());
+  }
+  ASSERT_TRUE(g_gate.WaitArrived(1, milliseconds(kTimeoutMs)));
+  g_gate.Open();
+  for (int i = 0; i < kN; ++i) {
+    std::vector<Tensor> out;
+    FlowInfo info;
+    ASSERT_TRUE(s.FetchData(1, &out, &info, kTimeoutMs).ok()) << i;
+    ASSERT_EQ(info.transaction_id, uint64_t(i + 1));
+  }
+  std::lock_guard<std::mutex> l(g_seen_mu);
+  ASSERT_EQ(g_seen[2].size(), size_t(kN));
+  for (size_t i = 0; i < g_seen[2].size(); ++i) {
+    EXPECT_EQ(g_seen[2][i].get_device, 3) << "Proc " << i;
+  }
+  for (const Seen& seen : g_seen[1]) EXPECT_EQ(seen.ctx_device, 3);
 }
 
 // ---- blocking UDFs ------------------------------------------------------------

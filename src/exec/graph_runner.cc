@@ -248,6 +248,16 @@ bool GraphRunner::RunWorker(Worker* w) {
   for (int n = 0; n < kBudget && more; ++n) {
     more = NextInput(w);
     if (!more) break;
+    // A UDF may have left the thread on another device (Note [Pool threads
+    // keep their binding]): each Proc starts on its own.
+    Status rebound = n == 0 ? Status::OK() : bound.Reassert();
+    if (!rebound.ok()) {  // the graph fails as a whole: its queues close
+      for (auto& m : w->got) m.reset();
+      w->dead = true;
+      deployment_->Fail(rebound.WithContext(Where(*w->inst) + "binding: "));
+      more = false;
+      break;
+    }
     ProcessOne(w, bound);
     if (t_handed_to != nullptr) {
       // This thread runs the consumer next (unless another steals it); this

@@ -47,8 +47,9 @@ Status DeviceContexts::GetSlow(int32_t device, rt::Context** ctx) {
 // (invariant 2 is about the threads of callers), and every run binds again
 // at its start. So runs on pool threads keep the binding (OnExit::kKeep):
 // a run on the device the previous run used makes no runtime call, and a
-// UDF that left the thread on another device is corrected by the next
-// run's check, which compares the thread's actual current context.
+// UDF that left the thread on another device is corrected before the next
+// Proc (Reassert, within a run) or by the next run's check: both compare
+// the thread's actual current context, one thread-local read.
 ScopedDevice::ScopedDevice(DeviceContexts* contexts, int32_t device,
                            OnExit on_exit)
     : runtime_(contexts->runtime()),
@@ -61,6 +62,19 @@ ScopedDevice::ScopedDevice(DeviceContexts* contexts, int32_t device,
                              ? guard_.saved()
                              : runtime_->CurrentContextFast();
   if (ctx != current) status_ = runtime_->SetCurrentContext(ctx);
+  if (status_.ok()) ctx_ = ctx;
+}
+
+Status ScopedDevice::Reassert() {
+  if (!status_.ok()) return status_;
+  if (runtime_->CurrentContextFast() == ctx_) return Status::OK();
+  return runtime_->SetCurrentContext(ctx_);
+}
+
+rt::Context* DeviceContexts::PeekSlow(int32_t device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = held_.find(device);
+  return it == held_.end() ? nullptr : it->second;
 }
 
 Status ScopedDevice::Require(int32_t device) const {

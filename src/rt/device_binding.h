@@ -42,8 +42,18 @@ class DeviceContexts {
 
   rt::DeviceRuntime* runtime() const { return runtime_; }
 
+  // The default context of `device` if a reference is already held, else
+  // null: never creates or binds anything (for "is this thread on it?").
+  rt::Context* Peek(int32_t device) {
+    if (device >= 0 && device < kFastIds) {
+      return fast_[device].load(std::memory_order_acquire);
+    }
+    return PeekSlow(device);
+  }
+
  private:
   Status GetSlow(int32_t device, rt::Context** ctx);
+  rt::Context* PeekSlow(int32_t device);
 
   // Lock-free lookup for small device ids (the common case): Get runs on
   // every queue operation. Entries are written once, under mu_.
@@ -77,10 +87,15 @@ class ScopedDevice {
   // error: a token for the wrong device).
   Status Require(int32_t device) const;
 
+  // Binds the scope's device again if something (a UDF) switched the
+  // thread since; no runtime call when the thread is still on it.
+  Status Reassert();
+
  private:
   rt::DeviceRuntime* const runtime_;
   const int32_t device_;
   ContextGuard guard_;  // restores the caller's exact binding (kRestore)
+  rt::Context* ctx_ = nullptr;  // the device's context, once bound
   Status status_;
 };
 

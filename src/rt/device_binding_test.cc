@@ -97,6 +97,45 @@ TEST_P(ScopedDeviceTest, KeepRebindsAfterTheThreadWasSwitched) {
   });
 }
 
+// The check compares contexts, not devices: a user's own context on the
+// same device is not hflow's, so both kinds bind the default context, and
+// kRestore gives the user's back.
+TEST_P(ScopedDeviceTest, AUsersContextOnTheDeviceIsNotTakenForOurs) {
+  auto sim = InstallSim(GetParam());
+  DeviceContexts contexts(sim.get());
+  RunOnFreshThread([&] {
+    rt::Context* mine = nullptr;
+    ASSERT_TRUE(rt::CreateContext(Last(), &mine).ok());
+    rt::Context* ours = nullptr;
+    {
+      ScopedDevice bound(&contexts, Last());
+      ASSERT_TRUE(bound.status().ok());
+      ours = rt::GetCurrentContext();
+      EXPECT_NE(ours, mine);
+      EXPECT_EQ(BoundDevice(), Last());
+    }
+    EXPECT_EQ(rt::GetCurrentContext(), mine);
+    {
+      ScopedDevice run(&contexts, Last(), ScopedDevice::OnExit::kKeep);
+      ASSERT_TRUE(run.status().ok());
+      EXPECT_EQ(rt::GetCurrentContext(), ours);
+      // Something switches the thread inside the scope; Reassert undoes it
+      // and is free when nothing did.
+      ASSERT_TRUE(rt::SetCurrentContext(mine).ok());
+      ASSERT_TRUE(run.Reassert().ok());
+      EXPECT_EQ(rt::GetCurrentContext(), ours);
+      sim->SetRecordCalls(true);
+      sim->ClearCallLog();
+      ASSERT_TRUE(run.Reassert().ok());
+      sim->SetRecordCalls(false);
+      EXPECT_TRUE(sim->CallLog().empty());
+    }
+    EXPECT_EQ(rt::GetCurrentContext(), ours);
+    ASSERT_TRUE(rt::SetCurrentContext(nullptr).ok());
+    ASSERT_TRUE(rt::DestroyContext(mine).ok());
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, ScopedDeviceTest,
                          ::testing::Values(std::vector<int32_t>{2, 3, 4, 5},
                                            std::vector<int32_t>{3, 6, 7},

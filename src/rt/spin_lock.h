@@ -16,6 +16,7 @@
 #ifndef HFLOW_RT_SPIN_LOCK_H_
 #define HFLOW_RT_SPIN_LOCK_H_
 
+#include <algorithm>
 #include <mutex>
 
 namespace hflow {
@@ -37,6 +38,7 @@ constexpr int kLockSpins = 64;
 inline void RelockSpinning(std::unique_lock<std::mutex>& lock) {
   for (int pauses = 1, spent = 0; spent < kLockSpins; pauses *= 2) {
     if (lock.try_lock()) return;
+    pauses = std::min(pauses, kLockSpins - spent);
     for (int i = 0; i < pauses; ++i) CpuRelax();
     spent += pauses;
   }

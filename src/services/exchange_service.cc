@@ -325,10 +325,9 @@ Status ExchangeService::CopyMbuf(const MbufPtr& src, int32_t dst_device,
 Status ExchangeService::CopyMbuf(const MbufPtr& src, MemoryGroup& g,
                                  const std::string& member, MbufPtr* out) {
   if (!src) return Status::InvalidArgument("CopyMbuf: null source mbuf");
-  rt::Context* src_ctx = nullptr;
+  rt::Context* src_ctx = contexts_->Peek(src->device());
   MbufPtr copy;
-  if (contexts_->Get(src->device(), &src_ctx).ok() &&
-      src_ctx == runtime_->CurrentContextFast() &&
+  if (src_ctx != nullptr && src_ctx == runtime_->CurrentContextFast() &&
       g.AllocFromCache(member, src->size(), &copy).ok()) {
     return CopyInto(src, src->device(), std::move(copy), out);
   }

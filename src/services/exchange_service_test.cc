@@ -448,6 +448,40 @@ TEST_F(ExchangeServiceTest, CopyMbufFromTheSourcesContextIsIssuedThere) {
   });
 }
 
+// The source-issued path fails as the destination-issued one did: a full
+// destination cache falls back and reports the exhaustion; a lost
+// destination is named; neither leaves a block in use or the thread moved.
+TEST_F(ExchangeServiceTest, CopyMbufFromTheSourcesContextFailsCleanly) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 2, "a", 1 << 20, 1 << 16, 4096);
+  MakeGroup(svc, 5, "tiny", 1 << 20, 1024, 256);  // four 256-byte blocks
+  MbufPtr src;
+  ASSERT_TRUE(svc.AllocMbuf(2, "a", "deployer", 200, &src).ok());
+  std::shared_ptr<MemoryGroup> tiny;
+  ASSERT_TRUE(svc.OpenGroup(5, "tiny", &tiny).ok());
+  RunOnFreshThread([&] {
+    ASSERT_TRUE(sim_->SetDevice(2).ok());
+    rt::Context* stage = sim_->GetCurrentContext();
+    std::vector<MbufPtr> held(4);
+    for (auto& m : held) {
+      ASSERT_TRUE(svc.AllocMbuf(5, "tiny", "deployer", 256, &m).ok());
+    }
+    MbufPtr dst;
+    Status s = svc.CopyMbuf(src, *tiny, "deployer", &dst);
+    EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+    EXPECT_EQ(sim_->GetCurrentContext(), stage);
+    held.clear();
+    sim_->MarkDeviceLost(5);
+    s = svc.CopyMbuf(src, *tiny, "deployer", &dst);
+    EXPECT_EQ(s.code(), StatusCode::kDeviceLost) << s.ToString();
+    EXPECT_THAT(s.message(), HasSubstr("device 5"));
+    EXPECT_EQ(dst, nullptr);
+    EXPECT_EQ(tiny->Stats().in_use_bytes, 0u) << "the failed copy's block";
+    EXPECT_EQ(sim_->GetCurrentContext(), stage);
+    ASSERT_TRUE(sim_->ResetDevice(2).ok());
+  });
+}
+
 TEST_F(ExchangeServiceTest, CopyMbufErrors) {
   ExchangeService svc(sim_.get());
   MakeGroup(svc, 2, "a", 1 << 16);

@@ -15,12 +15,21 @@ namespace services {
 namespace {
 constexpr uint64_t kMinBlock = 64;
 
+// Sizes above this have no power-of-two block; no device has that memory.
+constexpr uint64_t kMaxSize = uint64_t{1} << 62;
+
+// The power-of-two block for `size` (at most kMaxSize).
 uint64_t BlockSize(uint64_t size) {
   if (size <= kMinBlock) return kMinBlock;
-  if (size > uint64_t{1} << 63) return size;  // beyond any budget anyway
   return uint64_t{1} << (64 - __builtin_clzll(size - 1));
 }
 }  // namespace
+
+Status MemoryGroup::CheckSize(uint64_t size) const {
+  if (size <= kMaxSize) return Status::OK();
+  return Status::InvalidArgument(Where() + ": " + std::to_string(size) +
+                                 " bytes is more than any device holds");
+}
 
 size_t MemoryGroup::FreeList(uint64_t block) {
   return (block & (block - 1)) == 0 ? __builtin_ctzll(block) : 64;
@@ -104,7 +113,7 @@ Status MemoryGroup::AllocCache(const ScopedDevice& bound, uint64_t size_bytes,
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (destroyed_) return Status::FailedPrecondition(Where() + " is destroyed");
-  if (reserved_ + size_bytes > size_bytes_) {
+  if (size_bytes > size_bytes_ - reserved_) {
     return Status::ResourceExhausted(
         Where() + ": a cache of " + std::to_string(size_bytes) +
         " bytes exceeds the group budget (" + std::to_string(reserved_) +
@@ -122,6 +131,7 @@ Status MemoryGroup::AllocCache(const ScopedDevice& bound, uint64_t size_bytes,
 Status MemoryGroup::Alloc(const ScopedDevice& bound, const std::string& member,
                           uint64_t size, MbufPtr* out) {
   HFLOW_RETURN_IF_ERROR(bound.Require(device_));
+  HFLOW_RETURN_IF_ERROR(CheckSize(size));
   void* data = nullptr;
   uint64_t block = BlockSize(size == 0 ? 1 : size);
   {
@@ -145,7 +155,7 @@ Status MemoryGroup::Alloc(const ScopedDevice& bound, const std::string& member,
             " mbufs); free mbufs or add a cache");
       }
     } else {
-      if (reserved_ + block > size_bytes_) {
+      if (block > size_bytes_ - reserved_) {
         return Status::ResourceExhausted(
             Where() + ": " + std::to_string(size) + " bytes exceed the group "
             "budget (" + std::to_string(reserved_) + " of " +
@@ -187,6 +197,7 @@ void* MemoryGroup::TakeCachedLocked(uint64_t size, uint64_t* block) {
 
 Status MemoryGroup::AllocFromCache(const std::string& member, uint64_t size,
                                    MbufPtr* out) {
+  HFLOW_RETURN_IF_ERROR(CheckSize(size));
   void* data = nullptr;
   uint64_t block = 0;
   {

@@ -86,6 +86,8 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
 
  private:
   Status CheckPermissionLocked(const std::string& member, uint32_t perms) const;
+  // InvalidArgument for sizes no block size covers (over 2^62 bytes).
+  Status CheckSize(uint64_t size) const;
   // A block of a cache pool for `size` bytes (its size in *block), or null.
   void* TakeCachedLocked(uint64_t size, uint64_t* block);
   friend class Mbuf;

@@ -582,6 +582,7 @@ TEST_F(MemoryGroupTest, AllocFromCacheServesOnlyCachedBlocksUnbound) {
       ASSERT_TRUE(group->AllocCache(bound, 2048, 1024).ok());
     }
     ASSERT_EQ(sim_->GetCurrentContext(), nullptr);
+    sim_->ClearCallLog();
     sim_->SetRecordCalls(true);
     MbufPtr a, b;
     ASSERT_TRUE(group->AllocFromCache("me", 1000, &a).ok());
@@ -608,6 +609,51 @@ TEST_F(MemoryGroupTest, AllocFromCacheServesOnlyCachedBlocksUnbound) {
     ASSERT_TRUE(group->Destroy(bound).ok());
     EXPECT_EQ(group->AllocFromCache("me", 64, &m).code(),
               StatusCode::kFailedPrecondition);
+  });
+}
+
+// The free lists are a fixed table by size class (Note in memory_group.h):
+// a cache that empties starts afresh (every list cleared, so no block is
+// handed out twice), and the one non-power-of-two class, the max alloc
+// size, has its own slot.
+TEST_F(MemoryGroupTest, FreeListsResetWhenTheCacheEmpties) {
+  auto contexts = std::make_shared<DeviceContexts>(sim_.get());
+  auto group = MemoryGroup::Create(contexts, 2, "classes", 1 << 16, "me");
+  RunOnFreshThread([&] {
+    ScopedDevice bound(contexts.get(), 2);
+    ASSERT_TRUE(group->AllocCache(bound, 4096, 1000).ok());  // top class 1000
+    MbufPtr a, b;
+    ASSERT_TRUE(group->AllocFromCache("me", 64, &a).ok());
+    ASSERT_TRUE(group->AllocFromCache("me", 64, &b).ok());
+    a.reset();
+    b.reset();  // empty: the cache starts afresh
+    std::set<void*> seen;
+    std::vector<MbufPtr> live;
+    for (int i = 0; i < 3; ++i) {
+      MbufPtr m;
+      ASSERT_TRUE(group->AllocFromCache("me", 64, &m).ok());
+      EXPECT_TRUE(seen.insert(m->data()).second) << "block handed out twice";
+      live.push_back(std::move(m));
+    }
+    // 513..1000 bytes all take the 1000-byte top block, reused as such.
+    MbufPtr top;
+    ASSERT_TRUE(group->Alloc(bound, "me", 999, &top).ok());
+    void* top_data = top->data();
+    EXPECT_EQ(group->Stats().in_use_bytes, 3 * 64 + 1000u);
+    top.reset();
+    ASSERT_TRUE(group->AllocFromCache("me", 600, &top).ok());
+    EXPECT_EQ(top->data(), top_data);
+    EXPECT_TRUE(seen.insert(top->data()).second);
+    // Sizes no block covers are refused, not rounded.
+    MbufPtr huge;
+    EXPECT_EQ(group->AllocFromCache("me", ~uint64_t{0}, &huge).code(),
+              StatusCode::kInvalidArgument);
+    EXPECT_EQ(group->Alloc(bound, "me", (uint64_t{1} << 62) + 1, &huge).code(),
+              StatusCode::kInvalidArgument);
+    live.clear();
+    top.reset();
+    EXPECT_EQ(group->Stats().in_use_bytes, 0u);
+    ASSERT_TRUE(group->Destroy(bound).ok());
   });
 }
 

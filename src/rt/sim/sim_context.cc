@@ -36,15 +36,15 @@ Context* SimRuntime::GetCurrentContext() noexcept {
 // this very check), so a handle this thread has validated once stays
 // valid: a small per-thread cache, keyed by the runtime's uid, answers
 // repeats without the lock. Liveness is checked by the callers, not here.
+sim::ThreadCache& sim::MyThreadCache() {
+  thread_local std::unique_ptr<ThreadCache> cache;
+  if (!cache) cache = std::make_unique<ThreadCache>();
+  return *cache;
+}
+
 sim::SimContext* SimRuntime::FindContext(const Context* handle) const {
-  struct Seen {
-    uint64_t runtime = 0;
-    const Context* handle = nullptr;
-  };
-  constexpr int kSeen = 8;
-  thread_local Seen seen[kSeen];
-  thread_local int next = 0;
-  for (const Seen& e : seen) {
+  sim::ThreadCache& c = sim::MyThreadCache();
+  for (const auto& e : c.contexts) {
     if (e.handle == handle && e.runtime == uid_) {
       return reinterpret_cast<SimContext*>(const_cast<Context*>(handle));
     }
@@ -53,8 +53,9 @@ sim::SimContext* SimRuntime::FindContext(const Context* handle) const {
     std::lock_guard<std::mutex> lock(contexts_mu_);
     if (context_set_.count(handle) == 0) return nullptr;
   }
-  seen[next] = Seen{uid_, handle};
-  next = (next + 1) % kSeen;
+  constexpr int kSeen = sizeof(c.contexts) / sizeof(c.contexts[0]);
+  c.contexts[c.next_context] = {uid_, handle};
+  c.next_context = (c.next_context + 1) % kSeen;
   return reinterpret_cast<SimContext*>(const_cast<Context*>(handle));
 }
 

@@ -6,7 +6,9 @@
 #define HFLOW_RT_SIM_SIM_INTERNAL_H_
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 
 #include "rt/sim/sim_runtime.h"
@@ -42,6 +44,31 @@ struct SimDevice {
   std::atomic<uint64_t> mem_peak{0};
   std::atomic<uint64_t> live_allocations{0};
 };
+
+// A thread's caches of answers the runtime's registries gave it (Note
+// [Context handle cache], Note [Allocation lookup cache]). On the heap,
+// behind one pointer: hflow's thread-locals use the initial-exec model
+// (Note [TLS model]), whose space is scarce when a library is dlopened.
+struct ThreadCache {
+  struct ContextSeen {
+    uint64_t runtime = 0;
+    const Context* handle = nullptr;
+  };
+  struct AllocationSeen {
+    uint64_t runtime = 0;
+    uint64_t epoch = 0;
+    uintptr_t base = 0;
+    size_t bytes = 0;
+    int32_t device = -1;
+  };
+  ContextSeen contexts[8];
+  int next_context = 0;
+  AllocationSeen allocations[4];
+  int next_allocation = 0;
+};
+
+// This thread's caches (made on first use, freed at thread exit).
+ThreadCache& MyThreadCache();
 
 }  // namespace sim
 }  // namespace rt

@@ -123,19 +123,10 @@ bool SimRuntime::FindAllocationLocked(const void* p, size_t bytes,
 // gives exactly the answer the map would have given at that moment.
 bool SimRuntime::FindAllocation(const void* p, size_t bytes,
                                 int32_t* device) const {
-  struct Seen {
-    uint64_t runtime = 0;
-    uint64_t epoch = 0;
-    uintptr_t base = 0;
-    size_t bytes = 0;
-    int32_t device = -1;
-  };
-  constexpr int kSeen = 4;
-  thread_local Seen seen[kSeen];
-  thread_local int next = 0;
+  sim::ThreadCache& c = sim::MyThreadCache();
   const auto addr = reinterpret_cast<uintptr_t>(p);
   const uint64_t epoch = allocs_epoch_.load(std::memory_order_acquire);
-  for (const Seen& e : seen) {
+  for (const auto& e : c.allocations) {
     if (e.runtime == uid_ && e.epoch == epoch && addr >= e.base &&
         addr - e.base <= e.bytes && bytes <= e.bytes - (addr - e.base)) {
       *device = e.device;
@@ -146,9 +137,11 @@ bool SimRuntime::FindAllocation(const void* p, size_t bytes,
   if (!FindAllocationLocked(p, bytes, device)) return false;
   auto it = std::prev(allocs_.upper_bound(addr));
   // Read under the lock: no Free can run between the lookup and this.
-  seen[next] = Seen{uid_, allocs_epoch_.load(std::memory_order_relaxed),
-                    it->first, it->second.bytes, it->second.device};
-  next = (next + 1) % kSeen;
+  constexpr int kSeen = sizeof(c.allocations) / sizeof(c.allocations[0]);
+  c.allocations[c.next_allocation] = {
+      uid_, allocs_epoch_.load(std::memory_order_relaxed), it->first,
+      it->second.bytes, it->second.device};
+  c.next_allocation = (c.next_allocation + 1) % kSeen;
   return true;
 }
 

@@ -114,10 +114,25 @@ TEST(SimMemoryTest, CopyAfterAnotherThreadFreedIsRejected) {
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
     EXPECT_THAT(s.message(), HasSubstr("not inside a live allocation"));
     EXPECT_EQ(sim->Memset(6, d6, 0, 16).code(), StatusCode::kInvalidArgument);
-    // A cached hit still checks the range against the allocation it found.
-    void* d7 = nullptr;
+    // The freed address may come back for another device: a copy naming
+    // device 6 must still be refused.
     ASSERT_TRUE(sim->ResetDevice(6).ok());
     ASSERT_TRUE(sim->SetDevice(7).ok());
+    void* again = nullptr;
+    ASSERT_TRUE(sim->Malloc(7, 256, &again).ok());
+    ASSERT_TRUE(sim->Memcpy(7, again, host.data(), 256,
+                            MemcpyKind::kHostToDevice).ok());
+    ASSERT_TRUE(sim->ResetDevice(7).ok());
+    ASSERT_TRUE(sim->SetDevice(6).ok());
+    EXPECT_EQ(sim->Memcpy(6, again, host.data(), 256,
+                          MemcpyKind::kHostToDevice).code(),
+              StatusCode::kInvalidArgument)
+        << (again == d6 ? "same address reused" : "new address");
+    ASSERT_TRUE(sim->ResetDevice(6).ok());
+    ASSERT_TRUE(sim->SetDevice(7).ok());
+    ASSERT_TRUE(sim->Free(7, again).ok());
+    // A cached hit still checks the range against the allocation it found.
+    void* d7 = nullptr;
     ASSERT_TRUE(sim->Malloc(7, 128, &d7).ok());
     ASSERT_TRUE(sim->Memcpy(7, d7, host.data(), 128,
                             MemcpyKind::kHostToDevice).ok());
