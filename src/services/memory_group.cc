@@ -62,9 +62,10 @@ MemoryGroup::MemoryGroup(std::shared_ptr<DeviceContexts> contexts,
 
 MemoryGroup::~MemoryGroup() {
   // Normally Destroy ran; if not (an error path), give the caches back.
-  if (!caches_.empty()) {
+  if (!caches_.empty() || !unfreed_.empty()) {
     ScopedDevice bound(contexts_.get(), device_);
     for (Cache& c : caches_) (void)bound.runtime()->Free(device_, c.base);
+    for (const auto& u : unfreed_) (void)bound.runtime()->Free(device_, u.first);
   }
 }
 
@@ -243,10 +244,23 @@ void MemoryGroup::Release(void* data, uint64_t block_bytes) {
       return;
     }
   }
-  reserved_ -= block_bytes;
   lock.unlock();
+  // Note [A Free that fails]
+  // The last reference may drop anywhere, with no caller to tell, so a
+  // failed Free (a transient driver error) is retried once. A block that
+  // still cannot be freed is not forgotten: it stays counted in the budget
+  // and listed, Stats shows it, and Destroy (the service's shutdown) tries
+  // again, as it does for caches, instead of leaking it for good.
   ScopedDevice bound(contexts_.get(), device_);
-  (void)bound.runtime()->Free(device_, data);
+  Status s = bound.status();
+  if (s.ok()) s = bound.runtime()->Free(device_, data);
+  if (!s.ok() && bound.status().ok()) s = bound.runtime()->Free(device_, data);
+  RelockSpinning(lock);
+  if (s.ok()) {
+    reserved_ -= block_bytes;
+  } else {
+    unfreed_.emplace_back(data, block_bytes);
+  }
 }
 
 Status MemoryGroup::Destroy(const ScopedDevice& bound) {
@@ -268,8 +282,17 @@ Status MemoryGroup::Destroy(const ScopedDevice& bound) {
     kept.push_back(std::move(c));
   }
   caches_ = std::move(kept);
+  std::vector<std::pair<void*, uint64_t>> still;
+  for (const auto& [block, bytes] : unfreed_) {
+    Status s = bound.runtime()->Free(device_, block);
+    if (s.ok()) continue;
+    if (first.ok()) first = s;
+    still.emplace_back(block, bytes);
+  }
+  unfreed_ = std::move(still);
   reserved_ = 0;
   for (const Cache& c : caches_) reserved_ += c.size;
+  for (const auto& u : unfreed_) reserved_ += u.second;
   destroyed_ = true;
   return first;
 }
@@ -282,6 +305,7 @@ GroupStats MemoryGroup::Stats() const {
   s.in_use_bytes = in_use_;
   s.live_mbufs = live_;
   s.caches = caches_.size();
+  for (const auto& u : unfreed_) s.unfreed_bytes += u.second;
   return s;
 }
 

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rt/device_binding.h"
@@ -44,6 +45,9 @@ struct GroupStats {
   uint64_t in_use_bytes = 0;      // blocks handed out
   uint64_t live_mbufs = 0;
   size_t caches = 0;
+  // Direct blocks whose Free failed twice: still on the device, still in
+  // reserved_bytes, freed again by Destroy.
+  uint64_t unfreed_bytes = 0;
 };
 
 class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
@@ -120,6 +124,9 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
   mutable std::mutex mu_;
   std::map<std::string, uint32_t> members_;
   std::vector<Cache> caches_;
+  // Direct blocks a failed Free left behind (block, bytes): Note [A Free
+  // that fails] in memory_group.cc.
+  std::vector<std::pair<void*, uint64_t>> unfreed_;
   uint64_t reserved_ = 0;
   uint64_t in_use_ = 0;
   uint64_t live_ = 0;

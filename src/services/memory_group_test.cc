@@ -374,6 +374,35 @@ TEST_F(MemoryGroupTest, DirectBlocksFreeThenAllocDoesNotGrowReserved) {
   }
 }
 
+// Note [A Free that fails]: a transient failure is retried; a block that
+// cannot be freed twice stays counted and listed, and Destroy frees it.
+TEST_F(MemoryGroupTest, FailedFreeOfADirectBlockIsRetriedThenKept) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 5, "d", 1 << 16);
+  MbufPtr m;
+  ASSERT_TRUE(svc.AllocMbuf(5, "d", "deployer", 100, &m).ok());
+  auto group = m->group();
+  sim_->InjectFault(rt::Op::kFree, 1, Status::Internal("transient"));
+  m.reset();
+  EXPECT_EQ(DevStats(*sim_, 5).live_allocations, 0u) << "the retry freed it";
+  EXPECT_EQ(group->Stats().reserved_bytes, 0u);
+  EXPECT_EQ(group->Stats().unfreed_bytes, 0u);
+
+  ASSERT_TRUE(svc.AllocMbuf(5, "d", "deployer", 100, &m).ok());
+  sim_->InjectFault(rt::Op::kFree, 1, Status::Internal("stuck"));
+  sim_->InjectFault(rt::Op::kFree, 1, Status::Internal("stuck"));
+  m.reset();
+  EXPECT_EQ(DevStats(*sim_, 5).live_allocations, 1u);
+  EXPECT_EQ(group->Stats().unfreed_bytes, 128u);
+  EXPECT_EQ(group->Stats().reserved_bytes, 128u) << "still against the budget";
+  Status st = svc.DestroyGroup(5, "d");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(group->Stats().unfreed_bytes, 0u);
+  EXPECT_EQ(group->Stats().reserved_bytes, 0u);
+  EXPECT_EQ(DevStats(*sim_, 5).live_allocations, 0u);
+  EXPECT_EQ(DevStats(*sim_, 5).mem_used_bytes, 0u);
+}
+
 TEST_F(MemoryGroupTest, ConcurrentAllocAndReleaseBalance) {
   ExchangeService svc(sim_.get());
   MakeGroup(svc, 2, "c", 1 << 20, 1 << 18, 4096);
