@@ -148,24 +148,27 @@ class SlowConsume : public FlowFunc::MetaFlowFunc {
 };
 REGISTER_FLOW_FUNC("ExecTest_SlowConsume", SlowConsume);
 
+// Records the calling thread's binding in slot `slot`.
+void RecordBinding(int slot) {
+  Seen s;
+  int32_t d = -1;
+  if (rt::GetDevice(&d).ok()) s.get_device = d;
+  if (rt::Context* ctx = rt::GetCurrentContext()) {
+    int32_t cd = -1;
+    if (rt::GetContextDevice(ctx, &cd).ok()) s.ctx_device = cd;
+  }
+  s.thread = CurrentThreadName();
+  std::lock_guard<std::mutex> l(g_seen_mu);
+  g_seen[slot].push_back(s);
+}
+
 // Records the binding Proc runs under, in slot `kSlot`.
 template <int kSlot>
 class BindRecorder : public FlowFunc::MetaFlowFunc {
  public:
   int32_t Init() override { return FlowFunc::FLOW_FUNC_SUCCESS; }
   int32_t Proc(const Msgs& in) override {
-    Seen s;
-    int32_t d = -1;
-    if (rt::GetDevice(&d).ok()) s.get_device = d;
-    if (rt::Context* ctx = rt::GetCurrentContext()) {
-      int32_t cd = -1;
-      if (rt::GetContextDevice(ctx, &cd).ok()) s.ctx_device = cd;
-    }
-    s.thread = CurrentThreadName();
-    {
-      std::lock_guard<std::mutex> l(g_seen_mu);
-      g_seen[kSlot].push_back(s);
-    }
+    RecordBinding(kSlot);
     return context_->SetOutput(0, in[0]);
   }
 };
@@ -179,13 +182,7 @@ class SwitchAway : public FlowFunc::MetaFlowFunc {
  public:
   int32_t Init() override { return FlowFunc::FLOW_FUNC_SUCCESS; }
   int32_t Proc(const Msgs& in) override {
-    Seen s;
-    int32_t d = -1;
-    if (rt::GetDevice(&d).ok()) s.get_device = d;
-    {
-      std::lock_guard<std::mutex> l(g_seen_mu);
-      g_seen[2].push_back(s);
-    }
+    RecordBinding(2);
     if (!rt::SetDevice(4).ok()) return FlowFunc::FLOW_FUNC_FAILED;
     return context_->SetOutput(0, in[0]);
   }

@@ -82,6 +82,15 @@ size_t ReplicaOf(uint64_t trans_id, size_t replicas) {
   return static_cast<size_t>(z % replicas);
 }
 
+namespace {
+// The queue of `replicas` (one consumer node's, by replica) that transaction
+// `trans` goes to; a single replica needs no hash.
+size_t PickReplica(const std::vector<size_t>& replicas, uint64_t trans) {
+  return replicas.size() == 1 ? replicas[0]
+                              : replicas[ReplicaOf(trans, replicas.size())];
+}
+}  // namespace
+
 Status ResolveFunctions(
     const GraphDef& graph, const flow_func::UdfBuildOptions& build,
     std::map<std::string, std::vector<flow_func::FuncDesc>>* out) {
@@ -347,10 +356,7 @@ const Deployment::RouteTargets* Deployment::RoutesOf(
 Status Deployment::RouteTo(const RouteTargets& targets,
                            const services::MbufPtr& mbuf, int32_t timeout_ms) {
   for (const std::vector<size_t>& replicas : targets) {
-    size_t pick = replicas.size() == 1
-                      ? replicas[0]
-                      : replicas[ReplicaOf(mbuf->head().trans_id,
-                                           replicas.size())];
+    const size_t pick = PickReplica(replicas, mbuf->head().trans_id);
     HFLOW_RETURN_IF_ERROR(Deliver(pick, mbuf, timeout_ms));
   }
   return Status::OK();
@@ -358,10 +364,7 @@ Status Deployment::RouteTo(const RouteTargets& targets,
 
 int32_t Deployment::FirstDeviceOf(const RouteTargets& targets,
                                   uint64_t trans) const {
-  const std::vector<size_t>& replicas = targets.front();
-  const size_t pick =
-      replicas.size() == 1 ? 0 : ReplicaOf(trans, replicas.size());
-  return plan_.queues[replicas[pick]].device;
+  return plan_.queues[PickReplica(targets.front(), trans)].device;
 }
 
 // Note [Failing a graph]

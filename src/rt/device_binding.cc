@@ -55,14 +55,13 @@ ScopedDevice::ScopedDevice(DeviceContexts* contexts, int32_t device,
     : runtime_(contexts->runtime()),
       device_(device),
       guard_(on_exit == OnExit::kRestore ? runtime_ : nullptr) {
-  rt::Context* ctx = nullptr;
-  status_ = contexts->Get(device, &ctx);
+  status_ = contexts->Get(device, &ctx_);
   if (!status_.ok()) return;
-  rt::Context* current = on_exit == OnExit::kRestore
-                             ? guard_.saved()
-                             : runtime_->CurrentContextFast();
-  if (ctx != current) status_ = runtime_->SetCurrentContext(ctx);
-  if (status_.ok()) ctx_ = ctx;
+  if (on_exit == OnExit::kKeep) {
+    status_ = Reassert();
+  } else if (ctx_ != guard_.saved()) {
+    status_ = runtime_->SetCurrentContext(ctx_);
+  }
 }
 
 Status ScopedDevice::Reassert() {

@@ -95,7 +95,7 @@ class ScopedDevice {
   rt::DeviceRuntime* const runtime_;
   const int32_t device_;
   ContextGuard guard_;  // restores the caller's exact binding (kRestore)
-  rt::Context* ctx_ = nullptr;  // the device's context, once bound
+  rt::Context* ctx_ = nullptr;  // the device's context
   Status status_;
 };
 

@@ -6,7 +6,6 @@
 // lookups, which a per-thread cache mostly answers: Note [Allocation lookup
 // cache]); per-device usage counters are atomics.
 #include <cstring>
-#include <iterator>
 #include <new>
 #include <string>
 
@@ -98,20 +97,6 @@ Status SimRuntime::Free(int32_t device, void* ptr) {
   });
 }
 
-bool SimRuntime::FindAllocationLocked(const void* p, size_t bytes,
-                                      int32_t* device) const {
-  auto addr = reinterpret_cast<uintptr_t>(p);
-  auto it = allocs_.upper_bound(addr);
-  if (it == allocs_.begin()) return false;
-  --it;
-  if (addr - it->first > it->second.bytes ||
-      bytes > it->second.bytes - (addr - it->first)) {
-    return false;
-  }
-  *device = it->second.device;
-  return true;
-}
-
 // Note [Allocation lookup cache]
 // Every Memcpy validates its device pointers against the allocation map,
 // and the map's shared lock is an atomic read-modify-write on a line every
@@ -121,27 +106,39 @@ bool SimRuntime::FindAllocationLocked(const void* p, size_t bytes,
 // free epoch of the moment it found them. Any Free bumps the epoch, so an
 // entry is only trusted while no allocation at all has died since: a hit
 // gives exactly the answer the map would have given at that moment.
+namespace {
+// Whether [addr, addr + bytes) lies inside the allocation `a` describes.
+bool Covers(const sim::ThreadCache::AllocationSeen& a, uintptr_t addr,
+            size_t bytes) {
+  return addr >= a.base && addr - a.base <= a.bytes &&
+         bytes <= a.bytes - (addr - a.base);
+}
+}  // namespace
+
 bool SimRuntime::FindAllocation(const void* p, size_t bytes,
                                 int32_t* device) const {
   sim::ThreadCache& c = sim::MyThreadCache();
   const auto addr = reinterpret_cast<uintptr_t>(p);
   const uint64_t epoch = allocs_epoch_.load(std::memory_order_acquire);
   for (const auto& e : c.allocations) {
-    if (e.runtime == uid_ && e.epoch == epoch && addr >= e.base &&
-        addr - e.base <= e.bytes && bytes <= e.bytes - (addr - e.base)) {
+    if (e.runtime == uid_ && e.epoch == epoch && Covers(e, addr, bytes)) {
       *device = e.device;
       return true;
     }
   }
   std::shared_lock<std::shared_mutex> lock(allocs_mu_);
-  if (!FindAllocationLocked(p, bytes, device)) return false;
-  auto it = std::prev(allocs_.upper_bound(addr));
-  // Read under the lock: no Free can run between the lookup and this.
-  constexpr int kSeen = sizeof(c.allocations) / sizeof(c.allocations[0]);
-  c.allocations[c.next_allocation] = {
+  auto it = allocs_.upper_bound(addr);  // the first allocation after addr
+  if (it == allocs_.begin()) return false;
+  --it;
+  // The epoch is read under the lock: no Free runs between it and the map.
+  const sim::ThreadCache::AllocationSeen found{
       uid_, allocs_epoch_.load(std::memory_order_relaxed), it->first,
       it->second.bytes, it->second.device};
+  if (!Covers(found, addr, bytes)) return false;
+  constexpr int kSeen = sizeof(c.allocations) / sizeof(c.allocations[0]);
+  c.allocations[c.next_allocation] = found;
   c.next_allocation = (c.next_allocation + 1) % kSeen;
+  *device = found.device;
   return true;
 }
 

@@ -171,10 +171,9 @@ class SimRuntime final : public DeviceRuntime {
   void UpdateInstrumented();
 
   // Whether [p, p + bytes) lies inside one live allocation (its device in
-  // *device). Requires allocs_mu_, shared or exclusive.
-  bool FindAllocationLocked(const void* p, size_t bytes, int32_t* device) const;
-  // The same, answered from a per-thread cache while no allocation has been
-  // freed since (Note [Allocation lookup cache]); takes allocs_mu_ on a miss.
+  // *device): answered from a per-thread cache while no allocation has been
+  // freed since (Note [Allocation lookup cache]), else from the map under
+  // allocs_mu_ (shared).
   bool FindAllocation(const void* p, size_t bytes, int32_t* device) const;
 
   SimOptions options_;
