@@ -10,7 +10,9 @@
 //     memory leaked for the life of the process;
 //   - a failed ResetDevice in DeviceContexts leaked the default context;
 //   - a fetch that failed reading its outputs had already taken them: the
-//     transaction was gone without a trace.
+//     transaction was gone without a trace;
+//   - a feed whose second input failed to go in left its first input in
+//     the graph, pairing later transactions wrongly (now the graph fails).
 //
 // Thread-safety: single test thread; hflow's threads are its own.
 #include <gtest/gtest.h>
@@ -94,7 +96,8 @@ class FaultRegressionTest : public ::testing::Test {
 
   // Fetches until an error (skipping outputs that carry a ret code):
   // it must come promptly and must not be a timeout.
-  void ExpectPromptError(Session& s, StatusCode want) {
+  void ExpectPromptError(Session& s, StatusCode want,
+                         const std::vector<Tensor>& feed = {I64(1)}) {
     auto t0 = Clock::now();
     Status st;
     for (int i = 0; i < 4; ++i) {
@@ -107,7 +110,7 @@ class FaultRegressionTest : public ::testing::Test {
     EXPECT_LT(Clock::now() - t0, kPrompt)
         << "the failure was not reported; the fetch waited: " << st.ToString();
     // The graph stays failed: a feed says so too.
-    st = s.FeedData(1, {I64(1)}, FlowInfo{}, kTimeoutMs);
+    st = s.FeedData(1, feed, FlowInfo{}, kTimeoutMs);
     EXPECT_EQ(st.code(), want) << st.ToString();
   }
 
@@ -167,6 +170,42 @@ void FaultRegressionTest::CheckHalfDeliveredOutputFailsTheGraph(bool handoff) {
   // Later transactions must not wait behind a half-delivered one.
   (void)s.FeedData(1, {I64(4)}, FlowInfo{}, kTimeoutMs);
   ExpectPromptError(s, StatusCode::kInternal);
+  EXPECT_TRUE(s.RemoveGraph(1).ok());
+  ASSERT_TRUE(Finalize().ok());
+  ExpectNothingLeft();
+}
+
+//   x0 ── p@2 ── out0
+//   x1 ── q@3 ── out1
+FlowGraph TwoInputs() {
+  FlowData x0("x0", 0), x1("x1", 1);
+  FunctionPp id_pp("id_pp");
+  id_pp.SetFunction("_BuiltIn_Identity");
+  FlowNode p("p", 1, 1), q("q", 1, 1);
+  p.SetInput(0, x0).AddPp(id_pp);
+  q.SetInput(0, x1).AddPp(id_pp);
+  FlowGraph g("two_inputs");
+  g.SetInputs({x0, x1}).SetOutputs({p, q});
+  g.SetDeployInfo(R"({"deploy_info": [
+      {"flow_node_name": "p", "logic_device_id": "0:0:2"},
+      {"flow_node_name": "q", "logic_device_id": "0:0:3"}]})");
+  return g;
+}
+
+TEST_F(FaultRegressionTest, FeedThatWentInPartWayFailsTheGraph) {
+  Session s;
+  Build(s, TwoInputs());
+  // The feed's enqueues: x0 into p's queue, then x1 into q's, which fails.
+  sim_->ResetCallCounts();
+  sim_->InjectFault(rt::Op::kQueueEnqueue, 2,
+                    Status::Internal("enqueue broke"));
+  Status st = s.FeedData(1, {I64(1), I64(2)}, FlowInfo{}, kTimeoutMs);
+  EXPECT_EQ(st.code(), StatusCode::kInternal) << st.ToString();
+  EXPECT_NE(st.ToString().find("part way"), std::string::npos)
+      << st.ToString();
+  // Not a stray x0 waiting for a partner that never comes: the graph
+  // reports the failure.
+  ExpectPromptError(s, StatusCode::kInternal, {I64(3), I64(4)});
   EXPECT_TRUE(s.RemoveGraph(1).ok());
   ASSERT_TRUE(Finalize().ok());
   ExpectNothingLeft();

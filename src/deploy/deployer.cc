@@ -354,10 +354,21 @@ const Deployment::RouteTargets* Deployment::RoutesOf(
 }
 
 Status Deployment::RouteTo(const RouteTargets& targets,
-                           const services::MbufPtr& mbuf, int32_t timeout_ms) {
+                           const services::MbufPtr& mbuf, int32_t timeout_ms,
+                           size_t* delivered) {
   for (const std::vector<size_t>& replicas : targets) {
     const size_t pick = PickReplica(replicas, mbuf->head().trans_id);
     HFLOW_RETURN_IF_ERROR(Deliver(pick, mbuf, timeout_ms));
+    if (delivered != nullptr) ++*delivered;
+  }
+  return Status::OK();
+}
+
+Status Deployment::WaitForRoom(const RouteTargets& targets, uint64_t trans,
+                               int32_t timeout_ms) const {
+  for (const std::vector<size_t>& replicas : targets) {
+    HFLOW_RETURN_IF_ERROR(
+        queues_[PickReplica(replicas, trans)]->WaitForRoom(timeout_ms));
   }
   return Status::OK();
 }

@@ -87,8 +87,15 @@ class Deployment {
   // replica; a graph output is a one-queue target.
   using RouteTargets = std::vector<std::vector<size_t>>;
   const RouteTargets* RoutesOf(const OutputRef& producer) const;
+  // `*delivered` (optional) counts the queues that got the message, also
+  // when a later one failed.
   Status RouteTo(const RouteTargets& targets, const services::MbufPtr& mbuf,
-                 int32_t timeout_ms);
+                 int32_t timeout_ms, size_t* delivered = nullptr);
+  // Waits until every queue RouteTo would deliver transaction `trans` to
+  // has room (within the timeout): then a blocking RouteTo cannot time out
+  // part way (Note [A transaction goes in whole] in session/graph_state.cc).
+  Status WaitForRoom(const RouteTargets& targets, uint64_t trans,
+                     int32_t timeout_ms) const;
   // The device of the queue RouteTo delivers transaction `trans` to first:
   // a message made there reaches that target with no copy.
   int32_t FirstDeviceOf(const RouteTargets& targets, uint64_t trans) const;

@@ -84,6 +84,12 @@ Status DeviceQueue::Enqueue(MbufPtr mbuf, int32_t timeout_ms) {
   return Status::OK();
 }
 
+Status DeviceQueue::WaitForRoom(int32_t timeout_ms) {
+  auto lock = LockSpinning(mu_);
+  return Wait(lock, not_full_, &waiting_producers_, timeout_ms, "still full",
+              [&] { return size_.load() < depth_; });
+}
+
 Status DeviceQueue::PushOverDepth(MbufPtr mbuf) {
   if (!mbuf) return Status::InvalidArgument(Where() + ": null mbuf");
   auto lock = LockSpinning(mu_);

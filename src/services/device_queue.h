@@ -53,6 +53,10 @@ class DeviceQueue {
   // Appends ignoring the depth (the caller bounds the queue by not
   // producing while it is full); wakes a waiting consumer.
   Status PushOverDepth(MbufPtr mbuf);
+  // Waits (as Enqueue would) until the queue has room for one more, without
+  // adding anything: a producer filling several queues with one transaction
+  // checks them all before it fills any. OK, kTimeout or the close reason.
+  Status WaitForRoom(int32_t timeout_ms);
 
   // `on_item` runs after every successful enqueue; `on_space` after a
   // dequeue that takes the queue from full (size >= depth) to not full.

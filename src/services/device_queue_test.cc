@@ -189,6 +189,39 @@ TEST(DeviceQueueTest, ConsumerWakesBlockedProducer) {
   EXPECT_EQ(m->head().trans_id, 2u);
 }
 
+// WaitForRoom waits as Enqueue would, but adds nothing.
+TEST(DeviceQueueTest, WaitForRoomWaitsForSpaceAndAddsNothing) {
+  DeviceQueue q(11, 3, 1, "room");
+  EXPECT_TRUE(q.WaitForRoom(0).ok()) << "an empty queue has room";
+  EXPECT_EQ(q.Size(), 0u);
+  ASSERT_TRUE(q.Enqueue(Token(1), 0).ok());
+  Status st = q.WaitForRoom(0);
+  EXPECT_EQ(st.code(), StatusCode::kTimeout);
+  EXPECT_THAT(st.ToString(), AllOf(HasSubstr("room"), HasSubstr("full")));
+  auto t0 = Clock::now();
+  st = q.WaitForRoom(40);
+  EXPECT_EQ(st.code(), StatusCode::kTimeout);
+  EXPECT_GE(Since(t0), milliseconds(40));
+  // A consumer that makes room wakes the waiter.
+  std::atomic<bool> done{false};
+  Status waited;
+  std::thread waiter([&] {
+    waited = q.WaitForRoom(-1);
+    done = true;
+  });
+  std::this_thread::sleep_for(kSettle);
+  EXPECT_FALSE(done.load()) << "WaitForRoom returned on a full queue";
+  MbufPtr m;
+  ASSERT_TRUE(q.Dequeue(&m, 0).ok());
+  waiter.join();
+  EXPECT_TRUE(waited.ok()) << waited.ToString();
+  EXPECT_EQ(q.Size(), 0u);
+  // A closed queue reports why.
+  ASSERT_TRUE(q.Enqueue(Token(2), 0).ok());
+  q.Close(Status::DeviceLost("device 3 lost"));
+  EXPECT_EQ(q.WaitForRoom(-1).code(), StatusCode::kDeviceLost);
+}
+
 TEST(DeviceQueueTest, EveryBlockedConsumerGetsOneItem) {
   DeviceQueue q(9, 3, 8, "");
   constexpr int kConsumers = 4;

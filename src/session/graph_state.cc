@@ -79,6 +79,9 @@ Status GraphState::Build() {
     input_devices_.push_back(queues.empty() ? -1
                                             : p.queues[queues.front()].device);
   }
+  size_t targets = 0;
+  for (const auto* r : input_routes_) targets += r == nullptr ? 0 : r->size();
+  multi_target_ = targets > 1;
   for (uint32_t k = 0; k < def_.outputs.size(); ++k) {
     output_queues_.push_back(deployment_->queue(p.OutputQueue(k)).get());
   }
@@ -210,15 +213,44 @@ Status GraphState::FeedLocked(const std::vector<Tensor>& inputs,
   for (size_t k = 0; k < inputs.size(); ++k) {
     HFLOW_RETURN_IF_ERROR(MakeInputMbuf(k, inputs[k], info, trans, &mbufs[k]));
   }
-  // One deadline across the inputs; a single input needs no clock.
-  const bool timed = timeout_ms > 0 && inputs.size() > 1;
+  // One deadline across the queues; a single one needs no clock.
+  const bool timed = timeout_ms > 0 && multi_target_;
   const auto t0 = timed ? Clock::now() : Clock::time_point{};
+  auto left = [&] { return timed ? Remaining(timeout_ms, t0) : timeout_ms; };
+  // Note [A transaction goes in whole]
+  // A transaction that reaches some of its queues but not others breaks
+  // the graph for good: a node pairing its inputs waits for the missing
+  // one while it sets aside every later message of the others, and graph
+  // outputs fetched together pair one transaction's output with the next
+  // one's. A feed with several target queues therefore first waits until
+  // every one has room, so it cannot time out part way: on a timeout
+  // nothing went in, and the caller may feed the transaction again. Only
+  // this feeder (feed_mu_) adds to these queues, so the room stays. A
+  // failure after some queues got the message (a copy across devices that
+  // fails, a lost device) fails the graph as a whole instead (Note
+  // [Failing a graph] in deployer.cc).
+  if (multi_target_) {
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      if (!mbufs[k] || input_routes_[k] == nullptr) continue;
+      Status s = deployment_->WaitForRoom(*input_routes_[k], trans, left());
+      if (!s.ok()) return s.WithContext(Where() + "FeedData: ");
+    }
+  }
+  size_t delivered = 0;
   for (size_t k = 0; k < inputs.size(); ++k) {
     if (!mbufs[k] || input_routes_[k] == nullptr) continue;
-    Status s = deployment_->RouteTo(
-        *input_routes_[k], mbufs[k],
-        timed ? Remaining(timeout_ms, t0) : timeout_ms);
-    if (!s.ok()) return s.WithContext(Where() + "FeedData: ");
+    Status s = deployment_->RouteTo(*input_routes_[k], mbufs[k], left(),
+                                    &delivered);
+    if (!s.ok() && delivered == 0) {
+      return s.WithContext(Where() + "FeedData: ");
+    }
+    if (!s.ok()) {
+      s = s.WithContext(Where() + "FeedData: transaction " +
+                        std::to_string(trans) +
+                        " went in part way, so the graph fails: ");
+      deployment_->Fail(s);
+      return s;
+    }
   }
   return Status::OK();
 }

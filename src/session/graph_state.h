@@ -91,6 +91,9 @@ class GraphState {
   // device its mbufs are made on; per graph output, its queue.
   std::vector<const deploy::Deployment::RouteTargets*> input_routes_;
   std::vector<int32_t> input_devices_;
+  // A transaction goes to more than one queue (Note [A transaction goes in
+  // whole] in graph_state.cc).
+  bool multi_target_ = false;
   std::vector<services::DeviceQueue*> output_queues_;
   std::mutex feed_mu_;
   std::mutex fetch_mu_;
