@@ -201,8 +201,7 @@ TEST_F(FaultRegressionTest, FeedThatWentInPartWayFailsTheGraph) {
                     Status::Internal("enqueue broke"));
   Status st = s.FeedData(1, {I64(1), I64(2)}, FlowInfo{}, kTimeoutMs);
   EXPECT_EQ(st.code(), StatusCode::kInternal) << st.ToString();
-  EXPECT_NE(st.ToString().find("part way"), std::string::npos)
-      << st.ToString();
+  EXPECT_NE(st.ToString().find("part way"), std::string::npos) << st.ToString();
   // Not a stray x0 waiting for a partner that never comes: the graph
   // reports the failure.
   ExpectPromptError(s, StatusCode::kInternal, {I64(3), I64(4)});

@@ -379,8 +379,8 @@ TEST_F(UdfInstanceTest, SetOutputOfAMessageNotFromTheContextIsInvalid) {
   uint8_t user_data[8] = {1, 1, 1, 1, 1, 1, 1, 1};
   g_hooks.single_proc = [&](MetaContext* ctx, const Msgs&) {
     codes.push_back(ctx->SetOutput(0, std::make_shared<ForeignMsg>()));
-    codes.push_back(ctx->SetOutput(0, ctx->AllocTensorMsg(
-                                          {1}, TensorDataType::DT_INT32)));
+    codes.push_back(
+        ctx->SetOutput(0, ctx->AllocTensorMsg({1}, TensorDataType::DT_INT32)));
     return kOk;
   };
   auto inst = Make(h, "UdfInstanceTest_Single", 1, 1);

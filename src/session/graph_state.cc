@@ -239,8 +239,8 @@ Status GraphState::FeedLocked(const std::vector<Tensor>& inputs,
   size_t delivered = 0;
   for (size_t k = 0; k < inputs.size(); ++k) {
     if (!mbufs[k] || input_routes_[k] == nullptr) continue;
-    Status s = deployment_->RouteTo(*input_routes_[k], mbufs[k], left(),
-                                    &delivered);
+    Status s =
+        deployment_->RouteTo(*input_routes_[k], mbufs[k], left(), &delivered);
     if (!s.ok() && delivered == 0) {
       return s.WithContext(Where() + "FeedData: ");
     }
