@@ -280,10 +280,14 @@ Status GraphState::Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
   std::lock_guard<std::mutex> lock(fetch_mu_);
   std::optional<ScopedDevice> bound;
   BindFetch(&bound);
-  std::vector<services::MbufPtr> got(def_.outputs.size());
-  HFLOW_RETURN_IF_ERROR(TakeOutputs(got.data(), timeout_ms));
-  Status s = ReadOutputs(got.data(), outputs, info);
-  if (!s.ok()) PutBack(got.data(), 1);
+  // One output (the common case) needs no vector.
+  const size_t n = def_.outputs.size();
+  services::MbufPtr one;
+  std::vector<services::MbufPtr> many(n > 1 ? n : 0);
+  services::MbufPtr* got = n > 1 ? many.data() : &one;
+  HFLOW_RETURN_IF_ERROR(TakeOutputs(got, timeout_ms));
+  Status s = ReadOutputs(got, outputs, info);
+  if (!s.ok()) PutBack(got, 1);
   return s;
 }
 
