@@ -119,6 +119,8 @@ class Session {
                       const std::string& deploy_file = "");
   Status BuildGraph(uint32_t graph_id);
   // One tensor per graph input; timeout in ms (-1 = forever, 0 = try).
+  // The transaction goes in whole or not at all: on kTimeout nothing was
+  // fed, and the same transaction may be fed again.
   Status FeedData(uint32_t graph_id, const std::vector<Tensor>& inputs,
                   const FlowInfo& info, int32_t timeout_ms);
   // One tensor per graph output (of one transaction); a distinct kTimeout
