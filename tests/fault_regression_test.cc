@@ -12,11 +12,14 @@
 //   - a fetch that failed reading its outputs had already taken them: the
 //     transaction was gone without a trace;
 //   - a feed whose second input failed to go in left its first input in
-//     the graph, pairing later transactions wrongly (now the graph fails).
+//     the graph, pairing later transactions wrongly (now a copy that fails
+//     leaves nothing in, and an enqueue that fails part way fails the
+//     graph).
 //
 // Thread-safety: single test thread; hflow's threads are its own.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -175,14 +178,32 @@ void FaultRegressionTest::CheckHalfDeliveredOutputFailsTheGraph(bool handoff) {
   ExpectNothingLeft();
 }
 
-//   x0 ── p@2 ── out0
+// Passes its input on once g_release is set (at most 2 s later): its node
+// makes no driver call while a test's fault waits for the feeder's calls.
+std::atomic<bool> g_release{false};
+class WaitForRelease : public FlowFunc::MetaFlowFunc {
+ public:
+  int32_t Init() override { return FlowFunc::FLOW_FUNC_SUCCESS; }
+  int32_t Proc(
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in) override {
+    auto t0 = Clock::now();
+    while (!g_release.load() && Clock::now() - t0 < milliseconds(2000)) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    return context_->SetOutput(0, in[0]);
+  }
+};
+REGISTER_FLOW_FUNC("FaultRegression_WaitForRelease", WaitForRelease);
+
+//   x0 ── p@2 ── out0   (p waits for g_release)
 //   x1 ── q@3 ── out1
 FlowGraph TwoInputs() {
   FlowData x0("x0", 0), x1("x1", 1);
-  FunctionPp id_pp("id_pp");
+  FunctionPp wait_pp("wait_pp"), id_pp("id_pp");
+  wait_pp.SetFunction("FaultRegression_WaitForRelease");
   id_pp.SetFunction("_BuiltIn_Identity");
   FlowNode p("p", 1, 1), q("q", 1, 1);
-  p.SetInput(0, x0).AddPp(id_pp);
+  p.SetInput(0, x0).AddPp(wait_pp);
   q.SetInput(0, x1).AddPp(id_pp);
   FlowGraph g("two_inputs");
   g.SetInputs({x0, x1}).SetOutputs({p, q});
@@ -196,15 +217,60 @@ TEST_F(FaultRegressionTest, FeedThatWentInPartWayFailsTheGraph) {
   Session s;
   Build(s, TwoInputs());
   // The feed's enqueues: x0 into p's queue, then x1 into q's, which fails.
+  // p holds x0 meanwhile, so no other enqueue comes between.
+  g_release = false;
   sim_->ResetCallCounts();
   sim_->InjectFault(rt::Op::kQueueEnqueue, 2,
                     Status::Internal("enqueue broke"));
   Status st = s.FeedData(1, {I64(1), I64(2)}, FlowInfo{}, kTimeoutMs);
+  g_release = true;
   EXPECT_EQ(st.code(), StatusCode::kInternal) << st.ToString();
   EXPECT_NE(st.ToString().find("part way"), std::string::npos) << st.ToString();
   // Not a stray x0 waiting for a partner that never comes: the graph
   // reports the failure.
   ExpectPromptError(s, StatusCode::kInternal, {I64(3), I64(4)});
+  EXPECT_TRUE(s.RemoveGraph(1).ok());
+  ASSERT_TRUE(Finalize().ok());
+  ExpectNothingLeft();
+}
+
+//   x ─┬─ a@2 ── out0
+//      └─ b@3 ── out1
+FlowGraph FanOut() {
+  FlowData x("x", 0);
+  FunctionPp id_pp("id_pp");
+  id_pp.SetFunction("_BuiltIn_Identity");
+  FlowNode a("a", 1, 1), b("b", 1, 1);
+  a.SetInput(0, x).AddPp(id_pp);
+  b.SetInput(0, x).AddPp(id_pp);
+  FlowGraph g("fan_out");
+  g.SetInputs({x}).SetOutputs({a, b});
+  g.SetDeployInfo(R"({"deploy_info": [
+      {"flow_node_name": "a", "logic_device_id": "0:0:2"},
+      {"flow_node_name": "b", "logic_device_id": "0:0:3"}]})");
+  return g;
+}
+
+// The copy for the second consumer is made before anything goes in: when
+// it fails, the feed reports it, nothing is left in a's queue, and the
+// graph goes on.
+TEST_F(FaultRegressionTest, FeedWhoseCopyFailsPutsNothingIn) {
+  Session s;
+  Build(s, FanOut());
+  // The feed's copies: x into device 2, then device 2 -> 3 for b.
+  sim_->InjectFault(rt::Op::kMemcpy, 2, Status::Internal("copy broke"));
+  Status st = s.FeedData(1, {I64(1)}, FlowInfo{}, kTimeoutMs);
+  EXPECT_EQ(st.code(), StatusCode::kInternal) << st.ToString();
+  ASSERT_TRUE(s.FeedData(1, {I64(2)}, FlowInfo{}, kTimeoutMs).ok());
+  std::vector<Tensor> out;
+  FlowInfo info;
+  st = s.FetchData(1, &out, &info, kTimeoutMs);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].As<int64_t>().at(0), 2) << "a stray input of the failed feed";
+  EXPECT_EQ(out[1].As<int64_t>().at(0), 2);
+  st = s.FetchData(1, &out, &info, 50);
+  EXPECT_EQ(st.code(), StatusCode::kTimeout) << st.ToString();
   EXPECT_TRUE(s.RemoveGraph(1).ok());
   ASSERT_TRUE(Finalize().ok());
   ExpectNothingLeft();

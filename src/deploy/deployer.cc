@@ -320,17 +320,23 @@ void Deployment::BuildRoutes() {
   }
 }
 
+Status Deployment::OnQueueDevice(size_t qi, const services::MbufPtr& mbuf,
+                                 services::MbufPtr* out) {
+  const int32_t device = plan_.queues[qi].device;
+  if (mbuf->device() == device) {
+    *out = mbuf;
+    return Status::OK();
+  }
+  services::MemoryGroup* g = Group(device);
+  return g != nullptr
+             ? svc_->CopyMbuf(mbuf, *g, "deployer", out)
+             : svc_->CopyMbuf(mbuf, device, GroupName(), "deployer", out);
+}
+
 Status Deployment::Deliver(size_t qi, const services::MbufPtr& mbuf,
                            int32_t timeout_ms) {
-  const QueuePlan& q = plan_.queues[qi];
-  services::MbufPtr m = mbuf;
-  if (m->device() != q.device) {
-    services::MemoryGroup* g = Group(q.device);
-    HFLOW_RETURN_IF_ERROR(
-        g != nullptr ? svc_->CopyMbuf(mbuf, *g, "deployer", &m)
-                     : svc_->CopyMbuf(mbuf, q.device, GroupName(), "deployer",
-                                      &m));
-  }
+  services::MbufPtr m;
+  HFLOW_RETURN_IF_ERROR(OnQueueDevice(qi, mbuf, &m));
   if (t_non_blocking_delivery) {
     if (t_delivery_sink != nullptr && t_delivery_sink->TryTake(qi, &m)) {
       return Status::OK();
@@ -354,21 +360,21 @@ const Deployment::RouteTargets* Deployment::RoutesOf(
 }
 
 Status Deployment::RouteTo(const RouteTargets& targets,
-                           const services::MbufPtr& mbuf, int32_t timeout_ms,
-                           size_t* delivered) {
+                           const services::MbufPtr& mbuf, int32_t timeout_ms) {
   for (const std::vector<size_t>& replicas : targets) {
     const size_t pick = PickReplica(replicas, mbuf->head().trans_id);
     HFLOW_RETURN_IF_ERROR(Deliver(pick, mbuf, timeout_ms));
-    if (delivered != nullptr) ++*delivered;
   }
   return Status::OK();
 }
 
-Status Deployment::WaitForRoom(const RouteTargets& targets, uint64_t trans,
-                               int32_t timeout_ms) const {
+Status Deployment::Prepare(const RouteTargets& targets,
+                           const services::MbufPtr& mbuf, Prepared* out) {
   for (const std::vector<size_t>& replicas : targets) {
-    HFLOW_RETURN_IF_ERROR(
-        queues_[PickReplica(replicas, trans)]->WaitForRoom(timeout_ms));
+    const size_t pick = PickReplica(replicas, mbuf->head().trans_id);
+    services::MbufPtr m;
+    HFLOW_RETURN_IF_ERROR(OnQueueDevice(pick, mbuf, &m));
+    out->emplace_back(pick, std::move(m));
   }
   return Status::OK();
 }

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "deploy/planner.h"
@@ -87,15 +88,18 @@ class Deployment {
   // replica; a graph output is a one-queue target.
   using RouteTargets = std::vector<std::vector<size_t>>;
   const RouteTargets* RoutesOf(const OutputRef& producer) const;
-  // `*delivered` (optional) counts the queues that got the message, also
-  // when a later one failed.
   Status RouteTo(const RouteTargets& targets, const services::MbufPtr& mbuf,
-                 int32_t timeout_ms, size_t* delivered = nullptr);
-  // Waits until every queue RouteTo would deliver transaction `trans` to
-  // has room (within the timeout): then a blocking RouteTo cannot time out
-  // part way (Note [A transaction goes in whole] in session/graph_state.cc).
-  Status WaitForRoom(const RouteTargets& targets, uint64_t trans,
-                     int32_t timeout_ms) const;
+                 int32_t timeout_ms);
+  // RouteTo in two steps, for a feed that must go in whole (Note [A
+  // transaction goes in whole] in session/graph_state.cc): Prepare appends
+  // (queue index, message on that queue's device) for every queue RouteTo
+  // would deliver to, making the copies across devices; Deliver then puts
+  // one in its queue (with the pool's non-blocking rules on pool threads).
+  using Prepared = std::vector<std::pair<size_t, services::MbufPtr>>;
+  Status Prepare(const RouteTargets& targets, const services::MbufPtr& mbuf,
+                 Prepared* out);
+  Status Deliver(size_t queue_index, const services::MbufPtr& mbuf,
+                 int32_t timeout_ms);
   // The device of the queue RouteTo delivers transaction `trans` to first:
   // a message made there reaches that target with no copy.
   int32_t FirstDeviceOf(const RouteTargets& targets, uint64_t trans) const;
@@ -127,8 +131,10 @@ class Deployment {
   Status LoadInstances();
   Status LoadOne(DeployedInstance* inst);
   flow_func::InstanceEnv MakeEnv(const DeployedInstance& inst);
-  Status Deliver(size_t queue_index, const services::MbufPtr& mbuf,
-                 int32_t timeout_ms);
+  // `mbuf` itself if it is on queue `queue_index`'s device, else a copy
+  // made there.
+  Status OnQueueDevice(size_t queue_index, const services::MbufPtr& mbuf,
+                       services::MbufPtr* out);
   void BuildRoutes();
   // Starts failing the graph when one of its devices is lost.
   Status WatchDeviceLoss();

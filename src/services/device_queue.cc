@@ -86,8 +86,14 @@ Status DeviceQueue::Enqueue(MbufPtr mbuf, int32_t timeout_ms) {
 
 Status DeviceQueue::WaitForRoom(int32_t timeout_ms) {
   auto lock = LockSpinning(mu_);
-  return Wait(lock, not_full_, &waiting_producers_, timeout_ms, "still full",
-              [&] { return size_.load() < depth_; });
+  Status s = Wait(lock, not_full_, &waiting_producers_, timeout_ms,
+                  "still full", [&] { return size_.load() < depth_; });
+  // A take wakes one parked producer, and this one fills nothing: the wake
+  // goes on to a producer that may be parked behind it.
+  const bool pass_on = s.ok() && waiting_producers_ > 0;
+  lock.unlock();
+  if (pass_on) not_full_.notify_one();
+  return s;
 }
 
 Status DeviceQueue::PushOverDepth(MbufPtr mbuf) {

@@ -216,10 +216,32 @@ TEST(DeviceQueueTest, WaitForRoomWaitsForSpaceAndAddsNothing) {
   waiter.join();
   EXPECT_TRUE(waited.ok()) << waited.ToString();
   EXPECT_EQ(q.Size(), 0u);
-  // A closed queue reports why.
+  // Closing wakes a waiter with the reason.
   ASSERT_TRUE(q.Enqueue(Token(2), 0).ok());
+  Status closed;
+  std::thread closed_waiter([&] { closed = q.WaitForRoom(-1); });
+  std::this_thread::sleep_for(kSettle);
   q.Close(Status::DeviceLost("device 3 lost"));
-  EXPECT_EQ(q.WaitForRoom(-1).code(), StatusCode::kDeviceLost);
+  closed_waiter.join();
+  EXPECT_EQ(closed.code(), StatusCode::kDeviceLost) << closed.ToString();
+}
+
+// A room waiter passes on the wake a take gives it, so a producer parked
+// on the same queue is not left asleep beside free room.
+TEST(DeviceQueueTest, WaitForRoomPassesTheWakeOnToAParkedProducer) {
+  DeviceQueue q(12, 3, 1, "shared");
+  ASSERT_TRUE(q.Enqueue(Token(1), 0).ok());
+  Status room, put;
+  std::thread waiter([&] { room = q.WaitForRoom(-1); });
+  std::thread producer([&] { put = q.Enqueue(Token(2), 3000); });
+  std::this_thread::sleep_for(kSettle);
+  MbufPtr m;
+  ASSERT_TRUE(q.Dequeue(&m, 0).ok());
+  waiter.join();
+  producer.join();
+  EXPECT_TRUE(room.ok()) << room.ToString();
+  EXPECT_TRUE(put.ok()) << "the producer slept beside free room: "
+                        << put.ToString();
 }
 
 TEST(DeviceQueueTest, EveryBlockedConsumerGetsOneItem) {

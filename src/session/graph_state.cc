@@ -213,44 +213,58 @@ Status GraphState::FeedLocked(const std::vector<Tensor>& inputs,
   for (size_t k = 0; k < inputs.size(); ++k) {
     HFLOW_RETURN_IF_ERROR(MakeInputMbuf(k, inputs[k], info, trans, &mbufs[k]));
   }
-  // One deadline across the queues; a single one needs no clock.
-  const bool timed = timeout_ms > 0 && multi_target_;
-  const auto t0 = timed ? Clock::now() : Clock::time_point{};
-  auto left = [&] { return timed ? Remaining(timeout_ms, t0) : timeout_ms; };
-  // Note [A transaction goes in whole]
-  // A transaction that reaches some of its queues but not others breaks
-  // the graph for good: a node pairing its inputs waits for the missing
-  // one while it sets aside every later message of the others, and graph
-  // outputs fetched together pair one transaction's output with the next
-  // one's. A feed with several target queues therefore first waits until
-  // every one has room, so it cannot time out part way: on a timeout
-  // nothing went in, and the caller may feed the transaction again. Only
-  // this feeder (feed_mu_) adds to these queues, so the room stays. A
-  // failure after some queues got the message (a copy across devices that
-  // fails, a lost device) fails the graph as a whole instead (Note
-  // [Failing a graph] in deployer.cc).
-  if (multi_target_) {
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      if (!mbufs[k] || input_routes_[k] == nullptr) continue;
-      Status s = deployment_->WaitForRoom(*input_routes_[k], trans, left());
-      if (!s.ok()) return s.WithContext(Where() + "FeedData: ");
-    }
-  }
-  size_t delivered = 0;
+  if (multi_target_) return FeedWhole(mbufs, inputs.size(), trans, timeout_ms);
+  // At most one queue to fill (inputs nothing consumes are skipped).
   for (size_t k = 0; k < inputs.size(); ++k) {
     if (!mbufs[k] || input_routes_[k] == nullptr) continue;
-    Status s =
-        deployment_->RouteTo(*input_routes_[k], mbufs[k], left(), &delivered);
-    if (!s.ok() && delivered == 0) {
-      return s.WithContext(Where() + "FeedData: ");
-    }
-    if (!s.ok()) {
-      s = s.WithContext(Where() + "FeedData: transaction " +
-                        std::to_string(trans) +
-                        " went in part way, so the graph fails: ");
-      deployment_->Fail(s);
-      return s;
-    }
+    Status s = deployment_->RouteTo(*input_routes_[k], mbufs[k], timeout_ms);
+    if (!s.ok()) return s.WithContext(Where() + "FeedData: ");
+  }
+  return Status::OK();
+}
+
+// Note [A transaction goes in whole]
+// A transaction that reaches some of its queues but not others breaks the
+// graph for good: a node pairing its inputs waits for the missing one while
+// it sets aside every later message of the others, and graph outputs
+// fetched together pair one transaction's output with the next one's (more
+// so when the caller feeds the transaction again). So a feed with several
+// target queues (several inputs, or one input for several nodes) first
+// makes every copy across devices, then waits until every target queue has
+// room, and only then puts the messages in: a timeout or a full memory
+// group leaves nothing behind, and the caller may feed again. The room
+// stays because only this feeder adds to these queues: feed_mu_ orders
+// feeders, validation makes every graph output a node output (so graph
+// inputs feed node-input queues only), executors deliver node outputs only,
+// and a fetch's PutBack and DeliverException touch output queues only.
+// Every target must have room at once, so a graph whose node drains one
+// input only once another input got the same transaction (a batching input
+// next to a plain one) needs queues deep enough for that. An enqueue that
+// still fails part way (a queue closed by a lost device, a runtime error)
+// fails the graph as a whole (Note [Failing a graph] in deployer.cc).
+Status GraphState::FeedWhole(services::MbufPtr* mbufs, size_t n,
+                             uint64_t trans, int32_t timeout_ms) {
+  const auto t0 = timeout_ms > 0 ? Clock::now() : Clock::time_point{};
+  deploy::Deployment::Prepared sends;
+  for (size_t k = 0; k < n; ++k) {
+    if (!mbufs[k] || input_routes_[k] == nullptr) continue;
+    Status s = deployment_->Prepare(*input_routes_[k], mbufs[k], &sends);
+    if (!s.ok()) return s.WithContext(Where() + "FeedData: ");
+  }
+  for (const auto& [qi, m] : sends) {
+    Status s = deployment_->queue(qi)->WaitForRoom(Remaining(timeout_ms, t0));
+    if (!s.ok()) return s.WithContext(Where() + "FeedData: ");
+  }
+  for (size_t i = 0; i < sends.size(); ++i) {
+    Status s = deployment_->Deliver(sends[i].first, sends[i].second,
+                                    Remaining(timeout_ms, t0));
+    if (s.ok()) continue;
+    if (i == 0) return s.WithContext(Where() + "FeedData: ");
+    s = s.WithContext(Where() + "FeedData: transaction " +
+                      std::to_string(trans) +
+                      " went in part way, so the graph fails: ");
+    deployment_->Fail(s);
+    return s;
   }
   return Status::OK();
 }

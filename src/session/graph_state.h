@@ -61,6 +61,10 @@ class GraphState {
   // Routes one transaction; feed_mu_ held.
   Status FeedLocked(const std::vector<Tensor>& inputs, const FlowInfo& info,
                     int32_t timeout_ms);
+  // FeedLocked for a transaction with several target queues: all of them
+  // or none (Note [A transaction goes in whole]).
+  Status FeedWhole(services::MbufPtr* mbufs, size_t n, uint64_t trans,
+                   int32_t timeout_ms);
   // One message per output into got[0..outputs), which must be empty
   // (waiting up to the timeout), or none: what was taken goes back on
   // failure. fetch_mu_ held.
