@@ -270,9 +270,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::vector<int>{2, 3, 4, 5}, std::vector<int>{3, 6, 7},
                       std::vector<int>{0, 1}),
     [](const ::testing::TestParamInfo<std::vector<int>>& info) {
-      std::string name = "Devices";
-      for (int d : info.param) name += "_" + std::to_string(d);
-      return name;
+      return testing::DevicesName(info.param);
     });
 
 }  // namespace

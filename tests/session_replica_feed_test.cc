@@ -94,10 +94,7 @@ INSTANTIATE_TEST_SUITE_P(Devices, ReplicaFeedTest,
                                            std::vector<int>{3, 6, 7},
                                            std::vector<int>{0, 1}),
                          [](const auto& info) {
-                           std::string s = "Devices";
-                           for (int d : info.param)
-                             s += "_" + std::to_string(d);
-                           return s;
+                           return testing::DevicesName(info.param);
                          });
 
 }  // namespace

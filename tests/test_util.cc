@@ -32,6 +32,12 @@ std::shared_ptr<rt::SimRuntime> InstallSim(const std::vector<int32_t>& devices,
   return sim;
 }
 
+std::string DevicesName(const std::vector<int32_t>& devices) {
+  std::string s = "Devices";
+  for (int32_t d : devices) s += "_" + std::to_string(d);
+  return s;
+}
+
 void RunOnFreshThread(const std::function<void()>& fn,
                       const std::string& name) {
   std::thread t([&] {

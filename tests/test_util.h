@@ -35,6 +35,10 @@ std::shared_ptr<rt::SimRuntime> InstallSim(
     std::optional<int32_t> default_device = std::nullopt,
     uint64_t memory_bytes = kDefaultDeviceMemoryBytes);
 
+// "Devices_2_3_4_5": a test name for a device set (the parameter of the
+// tests that run on sets with and without device 0).
+std::string DevicesName(const std::vector<int32_t>& devices);
+
 // Runs `fn` on a new thread named `name` and joins it.
 void RunOnFreshThread(const std::function<void()>& fn,
                       const std::string& name = "test-fresh");

@@ -14,11 +14,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/flow_func_log.h"
@@ -26,6 +25,7 @@
 #include "flow_func/lib/flow_func_internal.h"
 #include "flow_func/meta_flow_func.h"
 #include "flow_func/meta_multi_func.h"
+#include "flow_msg_fakes.h"
 #include "udf_test_util.h"
 
 namespace hflow {
@@ -355,44 +355,26 @@ TEST_F(UdfInstanceTest, MultiProcsShareOneObjectPerInstance) {
 
 // ---- The context's view of the env ----
 
-// A FlowMsg the runtime did not make (a UDF's own subclass).
-class ForeignMsg : public FlowMsg {
- public:
-  FlowFunc::MsgType GetMsgType() const override {
-    return FlowFunc::MsgType::MSG_TYPE_TENSOR_DATA;
-  }
-  FlowFunc::Tensor* GetTensor() const override { return nullptr; }
-  int32_t GetRetCode() const override { return 0; }
-  void SetRetCode(int32_t) override {}
-  void SetStartTime(uint64_t) override {}
-  uint64_t GetStartTime() const override { return 0; }
-  void SetEndTime(uint64_t) override {}
-  uint64_t GetEndTime() const override { return 0; }
-  void SetFlowFlags(uint32_t) override {}
-  uint32_t GetFlowFlags() const override { return 0; }
-  void SetRouteLabel(uint32_t) override {}
-};
-
 TEST_F(UdfInstanceTest, SetOutputOfAMessageNotFromTheContextIsInvalid) {
   UdfHarness h;
   std::vector<int32_t> codes;
   uint8_t user_data[8] = {1, 1, 1, 1, 1, 1, 1, 1};
   g_hooks.single_proc = [&](MetaContext* ctx, const Msgs&) {
-    codes.push_back(ctx->SetOutput(0, std::make_shared<ForeignMsg>()));
+    codes.push_back(ctx->SetOutput(0, std::make_shared<testing::BareMsg>()));
     codes.push_back(
         ctx->SetOutput(0, ctx->AllocTensorMsg({1}, TensorDataType::DT_INT32)));
     return kOk;
   };
   auto inst = Make(h, "UdfInstanceTest_Single", 1, 1);
   auto bound = h.Bind();
-  ASSERT_EQ(inst->Proc(*bound, 0, {std::make_shared<ForeignMsg>()}), kOk);
+  ASSERT_EQ(inst->Proc(*bound, 0, {std::make_shared<testing::BareMsg>()}), kOk);
   EXPECT_EQ(codes, (std::vector<int32_t>{kParamInvalid, kOk}));
   EXPECT_EQ(h.outputs().size(), 1u) << "only the context's message goes out";
   // User data of a foreign first input reads as zeros.
   g_hooks.single_proc = [&](MetaContext* ctx, const Msgs&) {
     return ctx->GetUserData(user_data, sizeof(user_data));
   };
-  ASSERT_EQ(inst->Proc(*bound, 0, {std::make_shared<ForeignMsg>()}), kOk);
+  ASSERT_EQ(inst->Proc(*bound, 0, {std::make_shared<testing::BareMsg>()}), kOk);
   for (uint8_t b : user_data) EXPECT_EQ(b, 0);
 }
 

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "hflow/cluster.h"
+#include "rt/config_error.h"
 #include "rt/json_depth.h"
 
 namespace hflow {
@@ -42,11 +43,7 @@ class Checker {
 
   Status Error(const std::string& path, const std::string& problem,
                const std::string& hint) const {
-    std::string m = source_ + ": ";
-    if (!path.empty()) m += path + ": ";
-    m += problem;
-    if (!hint.empty()) m += "; " + hint;
-    return Status::InvalidArgument(m);
+    return ConfigError(source_, path, problem, hint);
   }
 
   // A non-negative int32 id (device, node or item id).

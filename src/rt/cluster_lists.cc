@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hflow/cluster.h"
+#include "rt/config_error.h"
 
 namespace hflow {
 namespace {
@@ -37,13 +38,9 @@ std::string Lower(std::string_view s) {
   return r;
 }
 
-// "--devices: <item>: <problem>; <hint>", as the config parser words its
-// errors.
 Status ListError(const std::string& item, const std::string& problem,
                  const std::string& hint) {
-  std::string m = "--devices: ";
-  if (!item.empty()) m += item + ": ";
-  return Status::InvalidArgument(m + problem + "; " + hint);
+  return ConfigError("--devices", item, problem, hint);
 }
 
 // Parses one "a" or "a~b" item of a device list.

@@ -141,10 +141,7 @@ INSTANTIATE_TEST_SUITE_P(Devices, ScopedDeviceTest,
                                            std::vector<int32_t>{3, 6, 7},
                                            std::vector<int32_t>{0, 1}),
                          [](const auto& info) {
-                           std::string s = "Devices";
-                           for (int32_t d : info.param)
-                             s += "_" + std::to_string(d);
-                           return s;
+                           return testing::DevicesName(info.param);
                          });
 
 }  // namespace

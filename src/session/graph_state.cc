@@ -206,10 +206,8 @@ Status GraphState::FeedLocked(const std::vector<Tensor>& inputs,
                               const FlowInfo& info, int32_t timeout_ms) {
   uint64_t trans = info.transaction_id != 0 ? info.transaction_id
                                             : next_trans_.fetch_add(1);
-  // One input (the common case) needs no vector.
-  services::MbufPtr one;
-  std::vector<services::MbufPtr> many(inputs.size() > 1 ? inputs.size() : 0);
-  services::MbufPtr* mbufs = inputs.size() > 1 ? many.data() : &one;
+  MbufSlots slots(inputs.size());
+  services::MbufPtr* mbufs = slots.data();
   for (size_t k = 0; k < inputs.size(); ++k) {
     HFLOW_RETURN_IF_ERROR(MakeInputMbuf(k, inputs[k], info, trans, &mbufs[k]));
   }
@@ -294,11 +292,8 @@ Status GraphState::Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
   std::lock_guard<std::mutex> lock(fetch_mu_);
   std::optional<ScopedDevice> bound;
   BindFetch(&bound);
-  // One output (the common case) needs no vector.
-  const size_t n = def_.outputs.size();
-  services::MbufPtr one;
-  std::vector<services::MbufPtr> many(n > 1 ? n : 0);
-  services::MbufPtr* got = n > 1 ? many.data() : &one;
+  MbufSlots slots(def_.outputs.size());
+  services::MbufPtr* got = slots.data();
   HFLOW_RETURN_IF_ERROR(TakeOutputs(got, timeout_ms));
   Status s = ReadOutputs(got, outputs, info);
   if (!s.ok()) PutBack(got, 1);

@@ -25,6 +25,18 @@
 
 namespace hflow {
 
+// `n` mbuf slots for one transaction's inputs or outputs; one (the common
+// case) needs no heap allocation.
+class MbufSlots {
+ public:
+  explicit MbufSlots(size_t n) : many_(n > 1 ? n : 0) {}
+  services::MbufPtr* data() { return many_.empty() ? &one_ : many_.data(); }
+
+ private:
+  services::MbufPtr one_;
+  std::vector<services::MbufPtr> many_;
+};
+
 class GraphState {
  public:
   using Clock = std::chrono::steady_clock;

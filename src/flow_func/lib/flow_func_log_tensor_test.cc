@@ -19,6 +19,7 @@
 #include "flow_func/meta_flow_func.h"
 #include "flow_func/meta_run_context.h"
 #include "flow_func/out_options.h"
+#include "flow_msg_fakes.h"
 
 namespace FlowFunc {
 namespace {
@@ -319,35 +320,8 @@ TEST(OutOptions, BalanceConfigIsCreatedOnDemand) {
 
 // ---- Defaults of the abstract classes --------------------------------------
 
-class BareTensor : public Tensor {
- public:
-  const std::vector<int64_t>& GetShape() const override { return shape_; }
-  TensorDataType GetDataType() const override {
-    return TensorDataType::DT_INT8;
-  }
-  void* GetData() const override { return nullptr; }
-  uint64_t GetDataSize() const override { return 9; }
-  int64_t GetElementCnt() const override { return 9; }
-
- private:
-  std::vector<int64_t> shape_{9};
-};
-
-class BareMsg : public FlowMsg {
- public:
-  MsgType GetMsgType() const override { return MsgType::MSG_TYPE_TENSOR_DATA; }
-  Tensor* GetTensor() const override { return &tensor_; }
-  int32_t GetRetCode() const override { return 0; }
-  void SetRetCode(int32_t) override {}
-  void SetStartTime(uint64_t) override {}
-  uint64_t GetStartTime() const override { return 0; }
-  void SetEndTime(uint64_t) override {}
-  uint64_t GetEndTime() const override { return 0; }
-  void SetFlowFlags(uint32_t) override {}
-  uint32_t GetFlowFlags() const override { return 0; }
-  void SetRouteLabel(uint32_t) override {}
-  mutable BareTensor tensor_;
-};
+using ::hflow::testing::BareMsg;
+using ::hflow::testing::BareTensor;
 
 class BareRunContext : public MetaRunContext {
  public:
