@@ -41,6 +41,9 @@ struct FlowInfo {
   uint64_t transaction_id = 0;  // 0 on feed: the session assigns 1, 2, ...
   std::vector<uint8_t> user_data;  // up to 64 bytes
   int32_t ret_code = 0;            // on fetch: the UDF's code (0 = ok)
+  // On fetch, when ret_code != 0: the node whose UDF failed (or raised the
+  // exception); empty otherwise.
+  std::string error_node;
 };
 
 // A host tensor.
@@ -90,6 +93,18 @@ struct Options {
   // Level of the UDF log (FlowFunc loggers): "debug", "info", "warn",
   // "error" or "off"; empty keeps $HFLOW_FLOW_FUNC_LOG_LEVEL (default warn).
   std::string udf_log_level;
+  // How long BuildGraph waits for the UDFs' Init during deployment; a node
+  // still in Init after it fails the build with a timeout naming the node
+  // (-1: wait forever).
+  int32_t init_timeout_ms = -1;
+  // How long RemoveGraph and Finalize wait for running UDFs to return; a
+  // node still in Proc after it makes them return a timeout naming the node
+  // (the stuck thread is left behind, never joined: -1 waits forever).
+  int32_t stop_timeout_ms = 10000;
+  // Initialize installs handlers for SIGSEGV, SIGBUS, SIGFPE, SIGILL and
+  // SIGABRT that print, as the process dies, the node, function, device and
+  // transaction the crashing thread was running (hflow run turns it on).
+  bool crash_report = false;
 };
 
 Status Initialize(const Options& options);
