@@ -19,6 +19,10 @@ for f in include/hflow/rt.h include/hflow/status.h \
          lib/cmake/hflow/hflowConfig.cmake lib/pkgconfig/hflow.pc bin/hflow; do
   [ -e "$prefix/$f" ] || { echo "missing $f in the install prefix" >&2; exit 1; }
 done
+grep -qx "prefix=$prefix" "$prefix/lib/pkgconfig/hflow.pc" \
+  || { echo "hflow.pc does not name the install prefix $prefix" >&2; exit 1; }
+PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags hflow | grep -q -- "-I$prefix/include" \
+  || { echo "pkg-config --cflags hflow does not name $prefix/include" >&2; exit 1; }
 readelf -d "$prefix/devlib/linux/x86_64/libflow_func.so" | grep -q 'SONAME.*\[libflow_func.so\]' \
   || { echo "libflow_func.so has the wrong SONAME" >&2; exit 1; }
 "$prefix/bin/hflow" devices --devices 3,6,7 | grep -q "^0 *yes *6 " \

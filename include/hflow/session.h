@@ -119,6 +119,14 @@ struct DeviceReport {
   uint64_t peak_mem_bytes = 0;
 };
 
+// Per-device counters for every device of the cluster, with no live graph
+// needed: while hflow is initialized, as they are now (submodels and queues
+// of every graph deployed at the moment, in every session); after
+// Finalize, as they were when Finalize had removed every graph and was
+// about to release the devices (until the next Initialize).
+// FailedPrecondition before the first Initialize.
+Status DeviceReports(std::vector<DeviceReport>* out);
+
 class GraphState;
 
 class Session {
@@ -166,12 +174,15 @@ class Session {
                         std::vector<FlowInfo>* infos, int32_t timeout_ms);
   Status RemoveGraph(uint32_t graph_id);
 
-  // Per-device counters for every device of the cluster (hflow run --stats).
+  // Per-device counters for every device of the cluster, counting this
+  // graph's submodels and queues (hflow run --stats). Needs the graph; after
+  // RemoveGraph or Finalize use hflow::DeviceReports.
   Status DeviceReports(uint32_t graph_id, std::vector<DeviceReport>* out);
 
   std::vector<uint32_t> GraphIds();
 
  private:
+  friend Status DeviceReports(std::vector<DeviceReport>* out);
   Status Find(uint32_t graph_id, std::shared_ptr<GraphState>* out);
   std::mutex mu_;
   std::map<uint32_t, std::shared_ptr<GraphState>> graphs_;

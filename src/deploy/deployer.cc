@@ -47,13 +47,22 @@ Deployment::~Deployment() { (void)Undeploy(); }
 
 const std::string& Deployment::GroupName() const { return group_name_; }
 
-Status Deployment::AllocErrorMbuf(int32_t device, int32_t rc,
-                                  uint64_t trans_id,
+uint32_t Deployment::ErrorNodeTag(std::string_view node) const {
+  const auto& nodes = plan_.graph.nodes;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].name == node) return static_cast<uint32_t>(i + 1);
+  }
+  return 0;
+}
+
+Status Deployment::AllocErrorMbuf(int32_t device, int32_t rc, uint64_t trans_id,
+                                  uint32_t error_node,
                                   services::MbufPtr* out) const {
   HFLOW_RETURN_IF_ERROR(
       svc_->AllocMbuf(device, GroupName(), "deployer", 0, out));
   services::MbufHead& h = (*out)->head();
   h.ret_code = rc;
+  h.error_node = error_node;
   h.trans_id = trans_id;
   h.msg_type = static_cast<uint16_t>(FlowFunc::MsgType::MSG_TYPE_TENSOR_DATA);
   h.shape = {0};
@@ -201,10 +210,13 @@ flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
       by_output[idx].push_back(targets);
     }
   }
-  env.output = [this, by_output](uint32_t idx,
-                                 std::shared_ptr<flow_func::MbufFlowMsg> msg) {
+  const uint32_t tag = ErrorNodeTag(n->name);
+  env.output = [this, by_output, tag](
+                   uint32_t idx, std::shared_ptr<flow_func::MbufFlowMsg> msg) {
     services::MbufHead& h = msg->head();
     if (h.trans_id == 0) h.trans_id = t_current_trans;
+    // A UDF that sets a ret code on its own output is the failing node.
+    if (h.ret_code != 0 && h.error_node == 0) h.error_node = tag;
     if (h.user_data_len == 0 && t_current_input != nullptr) {
       (void)h.SetUserData(t_current_input->user_data,
                           t_current_input->user_data_len);

@@ -71,8 +71,12 @@ class Deployment {
   // A data-less message carrying a failure (ret code `rc`) of transaction
   // `trans_id`, allocated on `device`: how failures and caught exceptions
   // travel to the fetcher.
+  // `error_node` is the failing node's tag (ErrorNodeTag).
   Status AllocErrorMbuf(int32_t device, int32_t rc, uint64_t trans_id,
-                        services::MbufPtr* out) const;
+                        uint32_t error_node, services::MbufPtr* out) const;
+  // MbufHead::error_node for `node`: 1 + its index in plan().graph.nodes
+  // (0 when the graph has no such node).
+  uint32_t ErrorNodeTag(std::string_view node) const;
   DeviceContexts* contexts() const { return contexts_.get(); }
   // The graph's memory group on `device` (null if the graph has none there).
   services::MemoryGroup* Group(int32_t device) const;

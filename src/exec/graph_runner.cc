@@ -316,11 +316,12 @@ bool GraphRunner::HasInput(const Worker& w) const {
 }
 
 void GraphRunner::EmitError(const deploy::DeployedInstance& inst, int32_t rc,
-                            uint64_t trans_id) {
+                            uint64_t trans_id, uint32_t error_node) {
   failures_.fetch_add(1);
   const deploy::NodeDef* n = deployment_->plan().graph.FindNode(inst.plan.node);
   services::MbufPtr m;
-  Status s = deployment_->AllocErrorMbuf(inst.plan.device, rc, trans_id, &m);
+  Status s = deployment_->AllocErrorMbuf(inst.plan.device, rc, trans_id,
+                                         error_node, &m);
   for (uint32_t j = 0; s.ok() && j < n->output_num; ++j) {
     s = deployment_->Route(deploy::OutputRef{n->name, j}, m, -1);
   }
@@ -334,14 +335,16 @@ void GraphRunner::ProcessOne(Worker* w, const ScopedDevice& bound) {
   const deploy::DeployedInstance& inst = *w->inst;
   const uint64_t trans = w->trans;
   int32_t upstream_rc = 0;
+  uint32_t upstream_node = 0;
   for (const auto& m : w->got) {
     if (m->head().ret_code != 0 && upstream_rc == 0) {
       upstream_rc = m->head().ret_code;
+      upstream_node = m->head().error_node;
     }
   }
-  if (upstream_rc != 0) {  // a failure travels on, Proc is not called
+  if (upstream_rc != 0) {  // a failure travels on, naming where it began
     for (auto& m : w->got) m.reset();
-    EmitError(inst, upstream_rc, trans);
+    EmitError(inst, upstream_rc, trans, upstream_node);
     return;
   }
   services::MbufPtr first = w->got[0];  // its head outlives the Proc call
@@ -356,7 +359,9 @@ void GraphRunner::ProcessOne(Worker* w, const ScopedDevice& bound) {
     deploy::SetCurrentTransaction(0);
   }
   w->msgs.clear();  // the inputs' memory returns as soon as Proc is done
-  if (rc != FlowFunc::FLOW_FUNC_SUCCESS) EmitError(inst, rc, trans);
+  if (rc != FlowFunc::FLOW_FUNC_SUCCESS) {
+    EmitError(inst, rc, trans, deployment_->ErrorNodeTag(inst.plan.node));
+  }
 }
 
 }  // namespace exec

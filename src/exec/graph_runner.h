@@ -64,8 +64,9 @@ class GraphRunner : private deploy::DeliverySink {
   // the transaction (yet); sets w->dead when an input queue fails.
   bool TryGather(Worker* w);
   void ProcessOne(Worker* w, const ScopedDevice& bound);
+  // `error_node`: the failing node's tag (Deployment::ErrorNodeTag).
   void EmitError(const deploy::DeployedInstance& inst, int32_t rc,
-                 uint64_t trans_id);
+                 uint64_t trans_id, uint32_t error_node);
 
   deploy::Deployment* const deployment_;
   const int threads_;

@@ -47,6 +47,9 @@ struct MbufHead {
   std::vector<TensorDesc> tensor_list;  // MSG_TYPE_TENSOR_LIST only
   uint64_t data_offset = 0;  // payload start within the data part (alignment)
   uint32_t align = 0;        // requested payload alignment (0: none)
+  // A failed message (ret_code != 0): which node failed, as a tag the
+  // deployment gives (1 + the node's index in its graph; 0: unknown).
+  uint32_t error_node = 0;
   uint8_t user_data[kMaxUserData] = {};
   uint32_t user_data_len = 0;
 

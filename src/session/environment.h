@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <vector>
 
 #include "hflow/device_runtime.h"
 #include "hflow/session.h"
@@ -26,6 +27,10 @@ struct Environment {
 
 // The current environment, or nullptr (with a status saying why).
 Status GetEnvironment(std::shared_ptr<Environment>* out);
+
+// A row per device of env's cluster with the runtime's counters (contexts,
+// implicit bindings, peak memory); submodels and queues zero.
+std::vector<DeviceReport> RuntimeReports(const Environment& env);
 
 // Sessions register so Finalize can tear their graphs down.
 void RegisterSession(Session* s);

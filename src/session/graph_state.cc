@@ -51,14 +51,14 @@ Status GraphState::Build() {
   deploy::DeployOptions dopts;
   dopts.pool_threads = env_->options.deploy_threads;
   const bool catch_exceptions = def_.exception_catch;
-  dopts.on_exception = [this, catch_exceptions](const std::string&,
+  dopts.on_exception = [this, catch_exceptions](const std::string& node,
                                                 int32_t code, uint64_t ctx) {
     {
       std::lock_guard<std::mutex> lock(exc_mu_);
       last_exception_ = {code, ctx};
       has_exception_ = true;
     }
-    if (catch_exceptions) DeliverException(code, ctx);
+    if (catch_exceptions) DeliverException(node, code, ctx);
   };
   dopts.get_exception = [this](int32_t* code, uint64_t* ctx) {
     std::lock_guard<std::mutex> lock(exc_mu_);
@@ -82,9 +82,18 @@ Status GraphState::Build() {
   size_t targets = 0;
   for (const auto* r : input_routes_) targets += r == nullptr ? 0 : r->size();
   multi_target_ = targets > 1;
+  std::vector<std::string> names;
+  std::vector<size_t> hold_limit;
   for (uint32_t k = 0; k < def_.outputs.size(); ++k) {
-    output_queues_.push_back(deployment_->queue(p.OutputQueue(k)).get());
+    const size_t qi = static_cast<size_t>(p.OutputQueue(k));
+    output_queues_.push_back(deployment_->queue(qi).get());
+    names.push_back(def_.outputs[k].ToString());
+    // A few queue depths: replicas and parallel branches reorder within
+    // what is in flight, which the depths bound.
+    hold_limit.push_back(std::max<size_t>(256, 4 * size_t{p.queues[qi].depth}));
   }
+  matcher_ = std::make_unique<session::OutputMatcher>(
+      env_->svc.get(), output_queues_, std::move(names), std::move(hold_limit));
   runner_ = std::make_unique<exec::GraphRunner>(
       deployment_.get(), env_->options.exec_threads,
       env_->options.exec_handoff);
@@ -301,28 +310,23 @@ Status GraphState::Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
 }
 
 void GraphState::PutBack(services::MbufPtr* got, size_t transactions) {
-  const size_t n = output_queues_.size();
-  for (size_t i = transactions * n; i-- > 0;) {
-    if (got[i]) (void)output_queues_[i % n]->Return(std::move(got[i]));
-  }
+  matcher_->PutBack(got, transactions);
 }
 
 Status GraphState::TakeOutputs(services::MbufPtr* got, int32_t timeout_ms) {
-  const size_t n = output_queues_.size();
-  const bool timed = timeout_ms > 0 && n > 1;
-  const auto t0 = timed ? Clock::now() : Clock::time_point{};
-  for (size_t k = 0; k < n; ++k) {
-    Status s = env_->svc->Dequeue(
-        *output_queues_[k], &got[k],
-        timed ? Remaining(timeout_ms, t0) : timeout_ms);
-    if (!s.ok()) {
-      // Nothing lost: put back what this fetch already took (the entries
-      // not taken are empty, and PutBack skips them).
-      PutBack(got, 1);
-      return s.WithContext(Where() + "FetchData: ");
-    }
+  Status s = matcher_->Take(got, timeout_ms);
+  return s.ok() ? s : s.WithContext(Where() + "FetchData: ");
+}
+
+// The node that failed: the one the error message names, or else (a UDF
+// that set a ret code on its own output) the node producing output k.
+std::string GraphState::ErrorNodeOf(const services::MbufHead& h,
+                                    size_t k) const {
+  const auto& nodes = deployment_->plan().graph.nodes;
+  if (h.error_node > 0 && h.error_node <= nodes.size()) {
+    return nodes[h.error_node - 1].name;
   }
-  return Status::OK();
+  return def_.outputs[k].op;
 }
 
 Status GraphState::ReadOutputs(services::MbufPtr* got,
@@ -335,10 +339,16 @@ Status GraphState::ReadOutputs(services::MbufPtr* got,
   info->flags = h0.flags;
   info->user_data.assign(h0.user_data, h0.user_data + h0.user_data_len);
   info->ret_code = 0;
+  info->error_node.clear();
   outputs->resize(n);
   for (size_t k = 0; k < n; ++k) {
-    if (got[k]->head().ret_code != 0) {
-      if (info->ret_code == 0) info->ret_code = got[k]->head().ret_code;
+    const services::MbufHead& h = got[k]->head();
+    info->flags |= h.flags;  // an EOS on any output ends the transaction
+    if (h.ret_code != 0) {
+      if (info->ret_code == 0) {
+        info->ret_code = h.ret_code;
+        info->error_node = ErrorNodeOf(h, k);
+      }
       (*outputs)[k] = Tensor{};
       continue;
     }
@@ -357,13 +367,16 @@ Status GraphState::ReadOutputs(services::MbufPtr* got,
 // With exception catch, an exception reaches the fetcher like a failed
 // message: one error message (ret code = the exception code, transaction id
 // = the user context id) on every graph output, waking a waiting fetch.
-void GraphState::DeliverException(int32_t code, uint64_t ctx) {
+void GraphState::DeliverException(const std::string& node, int32_t code,
+                                  uint64_t ctx) {
   deploy::Deployment* d = deployment_.get();
   if (d == nullptr) return;  // raised during Init: deployment fails anyway
+  const uint32_t tag = d->ErrorNodeTag(node);
   for (uint32_t k = 0; k < def_.outputs.size(); ++k) {
     size_t qi = static_cast<size_t>(d->plan().OutputQueue(k));
     services::MbufPtr m;
-    Status s = d->AllocErrorMbuf(d->plan().queues[qi].device, code, ctx, &m);
+    Status s =
+        d->AllocErrorMbuf(d->plan().queues[qi].device, code, ctx, tag, &m);
     if (s.ok()) s = env_->svc->Enqueue(*d->queue(qi), std::move(m), -1);
     if (!s.ok()) {
       // An exception the fetcher cannot be told about must not vanish
@@ -381,6 +394,7 @@ Status GraphState::Remove() {
   if (runner_) runner_->Stop();
   std::unique_lock<std::shared_mutex> life(life_mu_);
   runner_.reset();
+  if (matcher_) matcher_->Clear();  // their memory goes before the groups
   Status s;
   if (deployment_) s = deployment_->Undeploy();
   deployment_.reset();
@@ -388,24 +402,20 @@ Status GraphState::Remove() {
 }
 
 Status GraphState::Reports(std::vector<DeviceReport>* out) {
-  std::shared_lock<std::shared_mutex> life(life_mu_);
-  out->clear();
-  for (int32_t d : env_->options.cluster.LocalDeviceIds()) {
-    DeviceReport r;
-    r.id = d;
-    rt::DeviceStats st;
-    if (env_->runtime->GetDeviceStats(d, &st).ok()) {
-      r.contexts_created = st.contexts_created;
-      r.implicit_bindings = st.implicit_bindings;
-      r.peak_mem_bytes = st.mem_peak_bytes;
-    }
-    if (deployment_) {
-      for (const auto& i : deployment_->plan().instances) r.submodels += i.device == d;
-      for (const auto& q : deployment_->plan().queues) r.queues += q.device == d;
-    }
-    out->push_back(r);
-  }
+  *out = session::RuntimeReports(*env_);
+  CountDeployment(out);
   return Status::OK();
+}
+
+void GraphState::CountDeployment(std::vector<DeviceReport>* rows) {
+  std::shared_lock<std::shared_mutex> life(life_mu_);
+  if (!deployment_) return;
+  for (DeviceReport& r : *rows) {
+    for (const auto& i : deployment_->plan().instances)
+      r.submodels += i.device == r.id;
+    for (const auto& q : deployment_->plan().queues)
+      r.queues += q.device == r.id;
+  }
 }
 
 }  // namespace hflow

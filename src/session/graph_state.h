@@ -22,6 +22,7 @@
 #include "exec/graph_runner.h"
 #include "hflow/session.h"
 #include "session/environment.h"
+#include "session/output_matcher.h"
 
 namespace hflow {
 
@@ -58,6 +59,8 @@ class GraphState {
                     std::vector<FlowInfo>* infos, int32_t timeout_ms);
   Status Remove();
   Status Reports(std::vector<DeviceReport>* out);
+  // Adds this graph's submodels and queues to rows (one per device).
+  void CountDeployment(std::vector<DeviceReport>* rows);
   bool built() const { return deployment_ != nullptr; }
 
  private:
@@ -77,21 +80,23 @@ class GraphState {
   // or none (Note [A transaction goes in whole]).
   Status FeedWhole(services::MbufPtr* mbufs, size_t n, uint64_t trans,
                    int32_t timeout_ms);
-  // One message per output into got[0..outputs), which must be empty
-  // (waiting up to the timeout), or none: what was taken goes back on
-  // failure. fetch_mu_ held.
+  // One message per output of one transaction into got[0..outputs), which
+  // must be empty (waiting up to the timeout), or none: nothing taken is
+  // lost on failure (Note [Pairing outputs] in output_matcher.cc).
+  // fetch_mu_ held.
   Status TakeOutputs(services::MbufPtr* got, int32_t timeout_ms);
   // Converts one transaction's outputs (the caller puts them back when this
   // fails).
   Status ReadOutputs(services::MbufPtr* got, std::vector<Tensor>* outputs,
                      FlowInfo* info);
-  // Returns `transactions` sets of outputs, taken in order, to the front of
-  // their queues, so they come out again in the same order.
+  // Returns `transactions` sets of outputs, taken in order, so they come
+  // out again first, in the same order.
   void PutBack(services::MbufPtr* got, size_t transactions);
+  std::string ErrorNodeOf(const services::MbufHead& h, size_t k) const;
   Status MakeInputMbuf(size_t k, const Tensor& t, const FlowInfo& info,
                        uint64_t trans, services::MbufPtr* out);
   Status ToTensor(const services::MbufPtr& m, Tensor* out);
-  void DeliverException(int32_t code, uint64_t ctx);
+  void DeliverException(const std::string& node, int32_t code, uint64_t ctx);
 
   const uint32_t id_;
   deploy::GraphDef def_;
@@ -111,6 +116,8 @@ class GraphState {
   // whole] in graph_state.cc).
   bool multi_target_ = false;
   std::vector<services::DeviceQueue*> output_queues_;
+  // Pairs the outputs by transaction id; guarded by fetch_mu_.
+  std::unique_ptr<session::OutputMatcher> matcher_;
   std::mutex feed_mu_;
   std::mutex fetch_mu_;
   std::atomic<uint64_t> next_trans_{1};

@@ -67,21 +67,14 @@ Status GraphState::FetchBatch(size_t max,
   std::vector<services::MbufPtr> got(n);
   HFLOW_RETURN_IF_ERROR(TakeOutputs(got.data(), timeout_ms));
   got.reserve(n * std::min(max, 1 + output_queues_[0]->Size()));
-  if (n == 1) {
+  if (n == 1 && matcher_->held() == 0) {
     size_t taken = 0;  // a failed take takes nothing: the next call reports
     (void)env_->svc->DequeueUpTo(*output_queues_[0], max - 1, &got, &taken);
   } else {
-    // Only this fetcher takes from these queues (fetch_mu_), so a set whose
-    // every queue holds a message can be taken whole.
+    // Only this fetcher takes from these queues (fetch_mu_): whole
+    // transactions that are ready now, paired as FetchData pairs them.
     std::vector<services::MbufPtr> next(n);
-    auto all_ready = [&] {
-      for (services::DeviceQueue* q : output_queues_) {
-        if (q->Size() == 0) return false;
-      }
-      return true;
-    };
-    while (got.size() / n < max && all_ready() &&
-           TakeOutputs(next.data(), 0).ok()) {
+    while (got.size() / n < max && matcher_->TakeReady(next.data())) {
       for (auto& m : next) got.push_back(std::move(m));
     }
   }

@@ -4,6 +4,7 @@
 // a session's graph table is guarded by its mutex.
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "deploy/graph_def.h"
@@ -26,7 +27,27 @@ std::set<Session*>& Sessions() {
   return *s;
 }
 
+// What Finalize saw last (hflow::DeviceReports after Finalize); guarded by
+// g_env_mu.
+std::optional<std::vector<DeviceReport>> g_final_reports;
+
 }  // namespace
+
+std::vector<DeviceReport> RuntimeReports(const Environment& env) {
+  std::vector<DeviceReport> rows;
+  for (int32_t d : env.options.cluster.LocalDeviceIds()) {
+    DeviceReport r;
+    r.id = d;
+    rt::DeviceStats st;
+    if (env.runtime->GetDeviceStats(d, &st).ok()) {
+      r.contexts_created = st.contexts_created;
+      r.implicit_bindings = st.implicit_bindings;
+      r.peak_mem_bytes = st.mem_peak_bytes;
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
 
 Status GetEnvironment(std::shared_ptr<Environment>* out) {
   std::lock_guard<std::mutex> lock(g_env_mu);
@@ -95,6 +116,7 @@ Status Initialize(const Options& options) {
       rt::InitializeRuntime(ro, &env->runtime).WithContext("hflow::Initialize: "));
   env->svc = std::make_unique<services::ExchangeService>(env->runtime.get());
   session::g_env = std::move(env);
+  session::g_final_reports.reset();
   session::g_initialized.store(true);
   return Status::OK();
 }
@@ -119,8 +141,37 @@ Status Finalize() {
       if (first.ok() && !r.ok() && r.code() != StatusCode::kNotFound) first = r;
     }
   }
+  {
+    std::lock_guard<std::mutex> lock(session::g_env_mu);
+    session::g_final_reports = session::RuntimeReports(*env);
+  }
   env->svc.reset();  // destroys queues and groups, stops the agents
   return first;
+}
+
+Status DeviceReports(std::vector<DeviceReport>* out) {
+  ContextGuard guard;
+  if (out == nullptr) return Status::InvalidArgument("DeviceReports: null out");
+  std::lock_guard<std::mutex> lock(session::g_env_mu);
+  if (!session::g_env) {
+    if (!session::g_final_reports) {
+      return Status::FailedPrecondition(
+          "hflow::DeviceReports: hflow was never initialized");
+    }
+    *out = *session::g_final_reports;
+    return Status::OK();
+  }
+  // Sessions unregister under g_env_mu, so none goes away meanwhile.
+  *out = session::RuntimeReports(*session::g_env);
+  for (Session* s : session::Sessions()) {
+    std::vector<std::shared_ptr<GraphState>> graphs;
+    {
+      std::lock_guard<std::mutex> graphs_lock(s->mu_);
+      for (const auto& [id, g] : s->graphs_) graphs.push_back(g);
+    }
+    for (const auto& g : graphs) g->CountDeployment(out);
+  }
+  return Status::OK();
 }
 
 Session::Session() { session::RegisterSession(this); }

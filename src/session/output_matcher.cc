@@ -1,0 +1,179 @@
+// OutputMatcher (see output_matcher.h).
+// Thread-safety: none (the owner serialises calls).
+#include "session/output_matcher.h"
+
+#include <chrono>
+
+namespace hflow {
+namespace session {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int32_t Remaining(int32_t timeout_ms, Clock::time_point t0) {
+  if (timeout_ms <= 0) return timeout_ms;
+  auto spent =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0)
+          .count();
+  return spent >= timeout_ms ? 0 : static_cast<int32_t>(timeout_ms - spent);
+}
+
+uint64_t TransOf(const services::MbufPtr& m) { return m->head().trans_id; }
+
+}  // namespace
+
+// Note [Pairing outputs]
+// FetchData returns one message per graph output, and they must belong to
+// one transaction: taking the head of every output queue pairs transaction
+// 128's output 0 with 129's output 1 as soon as one output's node is
+// replicated (its replicas finish out of order) or two output nodes run at
+// different speeds. So messages are matched by transaction id: a message
+// taken from a queue is held until every other output has one of the same
+// transaction, and the oldest complete transaction (in the order output 0
+// received them) is returned. In the common case every queue's head is the
+// same transaction and nothing waits in the holding area longer than one
+// call. Waiting is on one queue at a time: the first output that lacks the
+// oldest transaction held for output 0 (never a poll); before each wait,
+// one message per non-empty queue moves over, so a transaction completed
+// by another queue is not stuck behind that wait.
+//
+// Held messages are out of their queues, so they do not hold back their
+// producers; the hold is bounded per output (hold_limit, a few queue
+// depths) so that a graph whose outputs do not carry the same transactions
+// (a node that emits on one output only) fails the fetch with an error
+// saying so instead of growing without bound. Nothing is lost on a timeout
+// or an error: held messages stay for the next call, and a fetch whose
+// outputs could not be read gives them back (PutBack) to come out first.
+OutputMatcher::OutputMatcher(services::ExchangeService* svc,
+                             std::vector<services::DeviceQueue*> queues,
+                             std::vector<std::string> names,
+                             std::vector<size_t> hold_limit)
+    : svc_(svc),
+      queues_(std::move(queues)),
+      names_(std::move(names)),
+      limit_(std::move(hold_limit)),
+      held_(queues_.size()) {}
+
+Status OutputMatcher::Take(services::MbufPtr* got, int32_t timeout_ms) {
+  const size_t n = queues_.size();
+  if (n == 1 && held_[0].empty()) {
+    return svc_->Dequeue(*queues_[0], &got[0], timeout_ms);
+  }
+  const auto t0 = timeout_ms > 0 ? Clock::now() : Clock::time_point{};
+  for (;;) {
+    if (FindComplete(got)) return Status::OK();
+    if (DrainReady()) continue;
+    for (size_t j = 0; j < n; ++j) {
+      if (held_[j].size() >= limit_[j]) return HoldLimitError(j);
+    }
+    const size_t k = NextToWait();
+    services::MbufPtr m;
+    HFLOW_RETURN_IF_ERROR(
+        svc_->Dequeue(*queues_[k], &m, Remaining(timeout_ms, t0)));
+    held_[k].push_back(std::move(m));
+  }
+}
+
+bool OutputMatcher::TakeReady(services::MbufPtr* got) {
+  for (;;) {
+    if (FindComplete(got)) return true;
+    if (!DrainReady()) return false;
+  }
+}
+
+bool OutputMatcher::FindComplete(services::MbufPtr* got) {
+  const size_t n = queues_.size();
+  auto& first = held_[0];
+  for (size_t i = 0; i < first.size(); ++i) {
+    const uint64_t t = TransOf(first[i]);
+    bool all = true;
+    for (size_t k = 1; k < n && all; ++k) {
+      all = false;
+      for (const auto& m : held_[k]) {
+        if (TransOf(m) == t) {
+          all = true;
+          break;
+        }
+      }
+    }
+    if (!all) continue;
+    got[0] = std::move(first[i]);
+    first.erase(first.begin() + static_cast<std::ptrdiff_t>(i));
+    for (size_t k = 1; k < n; ++k) {
+      auto& h = held_[k];
+      for (auto it = h.begin(); it != h.end(); ++it) {
+        if (TransOf(*it) == t) {
+          got[k] = std::move(*it);
+          h.erase(it);
+          break;
+        }
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+bool OutputMatcher::DrainReady() {
+  bool moved = false;
+  for (size_t k = 0; k < queues_.size(); ++k) {
+    if (queues_[k]->Size() == 0 || held_[k].size() >= limit_[k]) continue;
+    services::MbufPtr m;
+    // A failed take leaves the queue to the wait, which reports it.
+    if (!svc_->Dequeue(*queues_[k], &m, 0).ok()) continue;
+    held_[k].push_back(std::move(m));
+    moved = true;
+  }
+  return moved;
+}
+
+size_t OutputMatcher::NextToWait() const {
+  if (held_[0].empty()) return 0;
+  const uint64_t t = TransOf(held_[0].front());
+  for (size_t k = 1; k < held_.size(); ++k) {
+    bool has = false;
+    for (const auto& m : held_[k]) has |= TransOf(m) == t;
+    if (!has) return k;
+  }
+  return 0;  // not reached: that transaction would be complete
+}
+
+Status OutputMatcher::HoldLimitError(size_t k) const {
+  const size_t waiting_on = NextToWait();
+  std::string oldest =
+      held_[0].empty()
+          ? std::string("a message on output 0")
+          : "transaction " + std::to_string(TransOf(held_[0].front()));
+  return Status::ResourceExhausted(
+      "output " + std::to_string(k) + " ('" + names_[k] + "') holds " +
+      std::to_string(held_[k].size()) +
+      " messages whose transactions have not come on every other output "
+      "(waiting for " +
+      oldest + " on output " + std::to_string(waiting_on) +
+      "); a fetch returns one message per output of one transaction, so "
+      "every output must carry the same transactions (a node that emits on "
+      "one output only cannot be fetched together with the others)");
+}
+
+void OutputMatcher::PutBack(services::MbufPtr* got, size_t sets) {
+  const size_t n = queues_.size();
+  for (size_t s = sets; s-- > 0;) {
+    for (size_t k = 0; k < n; ++k) {
+      services::MbufPtr& m = got[s * n + k];
+      if (m) held_[k].push_front(std::move(m));
+    }
+  }
+}
+
+size_t OutputMatcher::held() const {
+  size_t total = 0;
+  for (const auto& h : held_) total += h.size();
+  return total;
+}
+
+void OutputMatcher::Clear() {
+  for (auto& h : held_) h.clear();
+}
+
+}  // namespace session
+}  // namespace hflow

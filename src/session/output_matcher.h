@@ -1,0 +1,72 @@
+// OutputMatcher: takes one message per graph output *of one transaction*
+// for FetchData. A graph's outputs may come from different nodes, and a
+// replicated node returns its messages in the order its replicas finish, so
+// the heads of the output queues need not belong to the same transaction.
+// The matcher pairs them by transaction id, holding back messages that came
+// early until their partners arrive (Note [Pairing outputs] in the .cc).
+//
+// Thread-safety: none; the owner serialises every call (GraphState's
+// fetch_mu_). The queues must outlive it.
+#ifndef HFLOW_SESSION_OUTPUT_MATCHER_H_
+#define HFLOW_SESSION_OUTPUT_MATCHER_H_
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "hflow/status.h"
+#include "services/exchange_service.h"
+
+namespace hflow {
+namespace session {
+
+class OutputMatcher {
+ public:
+  // `names[k]` says what output k is ("node:i") in error messages;
+  // `hold_limit[k]` bounds the messages held back for output k.
+  OutputMatcher(services::ExchangeService* svc,
+                std::vector<services::DeviceQueue*> queues,
+                std::vector<std::string> names, std::vector<size_t> hold_limit);
+
+  size_t outputs() const { return queues_.size(); }
+
+  // Fills got[0..outputs()) (all empty) with one transaction's messages,
+  // waiting up to `timeout_ms` (-1 forever, 0 try). On failure got is left
+  // empty and every message taken is kept for the next call.
+  Status Take(services::MbufPtr* got, int32_t timeout_ms);
+  // A whole transaction that is ready now (held or queued), without
+  // waiting; false when there is none (or a queue failed: the next Take
+  // reports it).
+  bool TakeReady(services::MbufPtr* got);
+  // Gives back `sets` transactions taken in order (got[0..sets*outputs())),
+  // so they come out again first, in the same order.
+  void PutBack(services::MbufPtr* got, size_t sets);
+  // Messages held back at the moment (all outputs).
+  size_t held() const;
+  // Drops everything held (the graph is going away).
+  void Clear();
+
+ private:
+  // Moves the oldest complete transaction of held_ into got.
+  bool FindComplete(services::MbufPtr* got);
+  // Moves what the queues hold now into held_ (within the limits); true
+  // when anything moved.
+  bool DrainReady();
+  // The output to wait on next: the first that lacks the oldest held
+  // transaction of output 0 (or output 0 itself when it holds nothing).
+  size_t NextToWait() const;
+  Status HoldLimitError(size_t k) const;
+
+  services::ExchangeService* const svc_;
+  const std::vector<services::DeviceQueue*> queues_;
+  const std::vector<std::string> names_;
+  const std::vector<size_t> limit_;
+  // Per output, messages taken from its queue and not yet returned, in the
+  // order they arrived.
+  std::vector<std::deque<services::MbufPtr>> held_;
+};
+
+}  // namespace session
+}  // namespace hflow
+
+#endif  // HFLOW_SESSION_OUTPUT_MATCHER_H_
