@@ -51,7 +51,8 @@ Status Deployment::AllocErrorMbuf(int32_t device, int32_t rc,
                                   uint64_t trans_id,
                                   services::MbufPtr* out) const {
   HFLOW_RETURN_IF_ERROR(
-      svc_->AllocMbuf(device, GroupName(), "deployer", 0, out));
+      svc_->AllocMbuf(device, GroupName(), "deployer", 0, out,
+                      services::AllocWait{opts_.alloc_timeout_ms, 0}));
   services::MbufHead& h = (*out)->head();
   h.ret_code = rc;
   h.trans_id = trans_id;
@@ -188,7 +189,9 @@ flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
   env.output_num = PpOutputs(*n);
   env.attrs = n->pp.init_params;
   env.allocator = std::make_shared<flow_func::MsgAllocator>(
-      svc_, inst.plan.device, GroupName(), "deployer");
+      svc_, inst.plan.device, GroupName(), "deployer",
+      flow_func::MsgLimits{n->name, plan_.options.max_alloc_bytes,
+                           opts_.alloc_timeout_ms});
   // UDF output `idx` feeds node outputs j where output_map[j] == idx (or j ==
   // idx without a map). Their routes are resolved here, once, so emitting a
   // message builds no strings and searches no maps (Note [Proc hot path] in
@@ -299,6 +302,15 @@ void Deployment::Fail(const Status& reason) {
   for (const auto& q : queues_) {
     if (q) q->Close(r);
   }
+  CancelAllocWaits(r);
+}
+
+void Deployment::CancelAllocWaits(const Status& reason) {
+  for (const auto& [d, g] : group_handles_) g->CancelWaits(reason);
+}
+
+services::AllocWait Deployment::FeedWait(int32_t timeout_ms) const {
+  return services::AllocWait{timeout_ms, 2 * plan_.options.max_alloc_bytes};
 }
 
 Status Deployment::failure() const {

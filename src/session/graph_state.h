@@ -88,7 +88,9 @@ class GraphState {
   // Returns `transactions` sets of outputs, taken in order, to the front of
   // their queues, so they come out again in the same order.
   void PutBack(services::MbufPtr* got, size_t transactions);
+  // Waits up to `timeout_ms` for pool memory.
   Status MakeInputMbuf(size_t k, const Tensor& t, const FlowInfo& info,
+                       int32_t timeout_ms,
                        uint64_t trans, services::MbufPtr* out);
   Status ToTensor(const services::MbufPtr& m, Tensor* out);
   void DeliverException(int32_t code, uint64_t ctx);

@@ -60,6 +60,13 @@ Status Initialize(const Options& options) {
     return Status::FailedPrecondition(
         "hflow::Initialize: already initialized; call Finalize first");
   }
+  if (options.alloc_timeout_ms < 0) {
+    return Status::InvalidArgument(
+        "hflow::Initialize: alloc_timeout_ms is " +
+        std::to_string(options.alloc_timeout_ms) +
+        "; give 0 or more ms (an executor thread never waits forever for "
+        "memory: it may be the one that would free it)");
+  }
   if (!options.udf_log_level.empty()) {
     static const std::pair<const char*, FlowFunc::FlowFuncLogLevel> kLevels[] = {
         {"debug", FlowFunc::FlowFuncLogLevel::DEBUG},
