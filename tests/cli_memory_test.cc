@@ -50,9 +50,10 @@ TEST_F(CliMemoryTest, PoolTooSmallForThreeMessagesFailsTheBuild) {
 }
 
 TEST_F(CliMemoryTest, SmallPoolStillStreamsEveryTransaction) {
-  auto r = Run("run " + Graph() +
-               " --devices 2,3,4,5 --input a=int32:1,2 --input b=int32:3,4"
-               " --repeat 500 --mbuf-pool-bytes 64KiB --max-message-bytes 4KiB");
+  auto r =
+      Run("run " + Graph() +
+          " --devices 2,3,4,5 --input a=int32:1,2 --input b=int32:3,4"
+          " --repeat 500 --mbuf-pool-bytes 64KiB --max-message-bytes 4KiB");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("500/500 transactions ok"), std::string::npos) << r.err;
 }

@@ -67,8 +67,10 @@ FlowGraph AddPipeline(int32_t d0, int32_t d1) {
   FlowGraph g("add_pipeline");
   g.SetInputs({a, b}).SetOutputs({twice});
   g.SetDeployInfo(R"({"deploy_info": [
-      {"flow_node_name": "add", "logic_device_id": ")" + Place(d0) + R"("},
-      {"flow_node_name": "twice", "logic_device_id": ")" + Place(d1) + R"("}]})");
+      {"flow_node_name": "add", "logic_device_id": ")" +
+                  Place(d0) + R"("},
+      {"flow_node_name": "twice", "logic_device_id": ")" +
+                  Place(d1) + R"("}]})");
   return g;
 }
 
@@ -81,7 +83,8 @@ FlowGraph HoldGraph(int32_t d) {
   FlowGraph g("hold");
   g.SetInputs({a}).SetOutputs({hold});
   g.SetDeployInfo(R"({"deploy_info": [
-      {"flow_node_name": "hold", "logic_device_id": ")" + Place(d) + R"("}]})");
+      {"flow_node_name": "hold", "logic_device_id": ")" +
+                  Place(d) + R"("}]})");
   return g;
 }
 
@@ -159,8 +162,8 @@ TEST_P(SessionMemoryTest, FortyMegabyteTensorRunsWithTheDefaults) {
   ASSERT_TRUE(s.AddGraph(1, AddPipeline(Dev(0), Dev(1))).ok());
   ASSERT_TRUE(s.BuildGraph(1).ok());
   constexpr int64_t kElems = 10000000;  // 40 MB of int32
-  Status st = s.FeedData(1, {Filled(kElems, 3), Filled(kElems, 4)}, FlowInfo{},
-                         30000);
+  Status st =
+      s.FeedData(1, {Filled(kElems, 3), Filled(kElems, 4)}, FlowInfo{}, 30000);
   ASSERT_TRUE(st.ok()) << st.ToString();
   std::vector<Tensor> out;
   FlowInfo info;
@@ -182,7 +185,8 @@ TEST_P(SessionMemoryTest, OverTheMaxMessageSizeIsRefusedAtOnceNamingTheOption) {
   ASSERT_TRUE(s.AddGraph(1, AddPipeline(Dev(0), Dev(1))).ok());
   ASSERT_TRUE(s.BuildGraph(1).ok());
   const auto t0 = std::chrono::steady_clock::now();
-  Status st = s.FeedData(1, {Filled(kMiB + 1, 1), Filled(3, 1)}, FlowInfo{}, -1);
+  Status st =
+      s.FeedData(1, {Filled(kMiB + 1, 1), Filled(3, 1)}, FlowInfo{}, -1);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("input 0 ('a'): 4194308 bytes exceed "

@@ -164,8 +164,10 @@ Status CheckPoolOptions(const PlanOptions& o, const ClusterConfig& cluster,
                            "--mbuf-pool-bytes)";
   if (o.max_alloc_bytes == 0 || o.cache_bytes / 3 < o.max_alloc_bytes) {
     return Status::InvalidArgument(
-        "plan: " + pool + " must hold at least 3 messages of the max message "
-        "size " + std::to_string(o.max_alloc_bytes) +
+        "plan: " + pool +
+        " must hold at least 3 messages of the max message "
+        "size " +
+        std::to_string(o.max_alloc_bytes) +
         " bytes (Options::max_message_bytes, --max-message-bytes); raise the "
         "pool or lower the max message size");
   }

@@ -62,7 +62,8 @@ struct PlanOptions {
 // in services/memory_group.cc): a feed leaves two largest messages free, so
 // a pool of at least three lets any message in. The checks MakePlan makes
 // on the options, naming the options and the device.
-Status CheckPoolOptions(const PlanOptions& options, const ClusterConfig& cluster,
+Status CheckPoolOptions(const PlanOptions& options,
+                        const ClusterConfig& cluster,
                         const std::vector<int32_t>& devices);
 
 struct Plan {

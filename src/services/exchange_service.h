@@ -71,8 +71,8 @@ class ExchangeService {
   // destroyed group then fails.
   Status OpenGroup(int32_t device, const std::string& group,
                    std::shared_ptr<MemoryGroup>* out) const;
-  Status AllocMbuf(MemoryGroup& group, const std::string& member,
-                   uint64_t size, MbufPtr* out, const AllocWait& wait = {});
+  Status AllocMbuf(MemoryGroup& group, const std::string& member, uint64_t size,
+                   MbufPtr* out, const AllocWait& wait = {});
   Status DestroyGroup(int32_t device, const std::string& group);
 
   Status CreateQueue(int32_t device, uint32_t depth, const std::string& name,

@@ -187,10 +187,12 @@ Status MemoryGroup::AllocDirectLocked(const ScopedDevice& bound, uint64_t size,
                                       void** data, uint64_t* block) {
   *block = BlockSize(size == 0 ? 1 : size);
   if (*block > size_bytes_ - reserved_) {
-    return Status::ResourceExhausted(
-        Where() + ": " + std::to_string(size) + " bytes exceed the group "
-        "budget (" + std::to_string(reserved_) + " of " +
-        std::to_string(size_bytes_) + " bytes reserved)");
+    return Status::ResourceExhausted(Where() + ": " + std::to_string(size) +
+                                     " bytes exceed the group "
+                                     "budget (" +
+                                     std::to_string(reserved_) + " of " +
+                                     std::to_string(size_bytes_) +
+                                     " bytes reserved)");
   }
   HFLOW_RETURN_IF_ERROR(bound.runtime()->Malloc(device_, *block, data));
   reserved_ += *block;
@@ -256,14 +258,15 @@ Status MemoryGroup::WaitForBlockLocked(std::unique_lock<std::mutex>& lock,
                         std::chrono::milliseconds(std::max(0, wait.timeout_ms));
   for (;;) {
     if (!cancelled_.ok()) return cancelled_;
-    if (destroyed_) return Status::FailedPrecondition(Where() + " is destroyed");
-    const bool expired = wait.timeout_ms >= 0 &&
-                         std::chrono::steady_clock::now() >= deadline;
+    if (destroyed_) {
+      return Status::FailedPrecondition(Where() + " is destroyed");
+    }
+    const bool expired =
+        wait.timeout_ms >= 0 && std::chrono::steady_clock::now() >= deadline;
     if (wait.timeout_ms == 0 || expired) {
-      const std::string what = Where() + ": no block for " +
-                               std::to_string(size) + " bytes (" +
-                               InUseText() + ", " +
-                               std::to_string(wait.keep_free) + " kept free)";
+      const std::string what =
+          Where() + ": no block for " + std::to_string(size) + " bytes (" +
+          InUseText() + ", " + std::to_string(wait.keep_free) + " kept free)";
       if (wait.timeout_ms == 0) {
         return Status::ResourceExhausted(what + "; caches exhausted");
       }
@@ -360,8 +363,8 @@ void MemoryGroup::CancelWaits(const Status& reason) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!cancelled_.ok()) return;
-    cancelled_ = reason.ok() ? Status::Cancelled(Where() + ": cancelled")
-                             : reason;
+    cancelled_ =
+        reason.ok() ? Status::Cancelled(Where() + ": cancelled") : reason;
   }
   freed_.notify_all();
 }

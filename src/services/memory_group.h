@@ -98,8 +98,8 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
   // Alloc served from the cache pools only: that makes no device call, so
   // it needs no binding. NotFound when no cache serves the request now (no
   // cache, none large enough, all full); Alloc then has the full answer.
-  Status AllocFromCache(const std::string& member, uint64_t size,
-                        MbufPtr* out, uint64_t keep_free = 0);
+  Status AllocFromCache(const std::string& member, uint64_t size, MbufPtr* out,
+                        uint64_t keep_free = 0);
 
   // Wakes every allocation waiting for a block with `reason`, and makes
   // later waits fail with it at once (allocations that need no wait still

@@ -60,8 +60,8 @@ class MemoryGroupWaitTest : public ::testing::Test {
 TEST_F(MemoryGroupWaitTest, WaitingAllocationIsWokenByAFree) {
   std::vector<MbufPtr> held = Fill();
   MbufPtr got;
-  auto waiter = std::async(std::launch::async,
-                           [&] { return AllocAsync(-1, &got); });
+  auto waiter =
+      std::async(std::launch::async, [&] { return AllocAsync(-1, &got); });
   ASSERT_TRUE(WaitFor([&] { return Group()->Stats().waiting_allocs == 1; }))
       << "the allocation should be waiting";
   void* freed = held[1]->data();
@@ -95,8 +95,7 @@ TEST_F(MemoryGroupWaitTest, WaitEndsWithTimeoutNamingTheSizes) {
 TEST_F(MemoryGroupWaitTest, OverTheMaxAllocSizeFailsAtOnceNotAWait) {
   MbufPtr m;
   const auto t0 = Clock::now();
-  Status s = svc_.AllocMbuf(3, "g", "deployer", kMiB + 1, &m,
-                            AllocWait{-1, 0});
+  Status s = svc_.AllocMbuf(3, "g", "deployer", kMiB + 1, &m, AllocWait{-1, 0});
   EXPECT_LT(Clock::now() - t0, std::chrono::seconds(5));
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
   EXPECT_THAT(s.message(), AllOf(HasSubstr("1048577 bytes"),
@@ -154,8 +153,8 @@ TEST_F(MemoryGroupWaitTest, KeepFreeLeavesAReserveForOthers) {
 TEST_F(MemoryGroupWaitTest, CancelWaitsEndsWaitsNowAndLater) {
   std::vector<MbufPtr> held = Fill();
   MbufPtr got;
-  auto waiter = std::async(std::launch::async,
-                           [&] { return AllocAsync(-1, &got); });
+  auto waiter =
+      std::async(std::launch::async, [&] { return AllocAsync(-1, &got); });
   ASSERT_TRUE(WaitFor([&] { return Group()->Stats().waiting_allocs == 1; }));
   Group()->CancelWaits(Status::Cancelled("the graph is stopping"));
   ASSERT_EQ(waiter.wait_for(std::chrono::seconds(10)),

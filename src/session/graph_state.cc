@@ -153,10 +153,10 @@ Status GraphState::MakeInputMbuf(size_t k, const Tensor& t,
   // services/memory_group.cc): kTimeout when it stays full, and nothing
   // was fed.
   const services::AllocWait wait = deployment_->FeedWait(timeout_ms);
-  Status s =
-      g != nullptr ? svc->AllocMbuf(*g, "deployer", t.data.size(), out, wait)
-                   : svc->AllocMbuf(device, deployment_->GroupName(),
-                                    "deployer", t.data.size(), out, wait);
+  Status s = g != nullptr
+                 ? svc->AllocMbuf(*g, "deployer", t.data.size(), out, wait)
+                 : svc->AllocMbuf(device, deployment_->GroupName(), "deployer",
+                                  t.data.size(), out, wait);
   if (!s.ok()) {
     return s.WithContext(Where() + "FeedData: input " + std::to_string(k) +
                          " ('" + def_.inputs[k] + "'): ");

@@ -90,8 +90,8 @@ class GraphState {
   void PutBack(services::MbufPtr* got, size_t transactions);
   // Waits up to `timeout_ms` for pool memory.
   Status MakeInputMbuf(size_t k, const Tensor& t, const FlowInfo& info,
-                       int32_t timeout_ms,
-                       uint64_t trans, services::MbufPtr* out);
+                       int32_t timeout_ms, uint64_t trans,
+                       services::MbufPtr* out);
   Status ToTensor(const services::MbufPtr& m, Tensor* out);
   void DeliverException(int32_t code, uint64_t ctx);
 

@@ -52,8 +52,7 @@ hflow::Status ParseSizeFlag(const std::string& flag, const std::string& text,
 }
 }  // namespace
 
-hflow::Status ApplyMemoryOptions(const ClusterArgs& args,
-                                 hflow::Options* out) {
+hflow::Status ApplyMemoryOptions(const ClusterArgs& args, hflow::Options* out) {
   HFLOW_RETURN_IF_ERROR(ParseSizeFlag("--mbuf-pool-bytes", args.mbuf_pool,
                                       &out->mbuf_pool_bytes));
   return ParseSizeFlag("--max-message-bytes", args.max_message,

@@ -39,8 +39,7 @@ hflow::Status ResolveCluster(const ClusterArgs& args,
 
 // Sets Options::mbuf_pool_bytes and max_message_bytes from the flags that
 // were given (others keep their defaults). Errors name the flag.
-hflow::Status ApplyMemoryOptions(const ClusterArgs& args,
-                                 hflow::Options* out);
+hflow::Status ApplyMemoryOptions(const ClusterArgs& args, hflow::Options* out);
 
 }  // namespace hflow::tools
 
