@@ -19,6 +19,11 @@ namespace hflow {
 
 // Device memory a simulated device gets when the config does not say.
 inline constexpr uint64_t kDefaultDeviceMemoryBytes = 16ull << 30;  // 16 GiB
+// The message pool hflow reserves on each device a graph uses, and the
+// largest message (tensor bytes plus alignment slack) it may hold: the
+// defaults of Options::mbuf_pool_bytes and Options::max_message_bytes.
+inline constexpr uint64_t kDefaultMbufPoolBytes = 256ull << 20;   // 256 MiB
+inline constexpr uint64_t kDefaultMaxMessageBytes = 64ull << 20;  // 64 MiB
 
 struct DeviceDesc {
   int32_t device_id = 0;   // as in item_list[].device_id

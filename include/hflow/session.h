@@ -89,6 +89,19 @@ struct Options {
   // message goes through its queue.
   bool exec_handoff = true;
   uint32_t queue_depth = 64;
+  // Bytes of the message pool (memory group cache) on each device a graph
+  // uses; at most the device's memory (the cluster config's memory_bytes)
+  // and at least 3 * max_message_bytes (docs/user_guide.md "Memory").
+  uint64_t mbuf_pool_bytes = kDefaultMbufPoolBytes;
+  // The largest message a feed or a UDF may make; a larger one is refused
+  // at once, naming this option.
+  uint64_t max_message_bytes = kDefaultMaxMessageBytes;
+  // How long a UDF's AllocTensorMsg (and an executor's copy of a message
+  // to another device) waits for a free block of the pool before it fails
+  // naming the node and the sizes. Never forever (>= 0): an executor thread
+  // waiting forever may be the one that would free the memory. Feeds wait
+  // within their own timeout instead.
+  int32_t alloc_timeout_ms = 10000;
   bool record_calls = false;  // sim: keep a call log (tests, --stats)
   // Level of the UDF log (FlowFunc loggers): "debug", "info", "warn",
   // "error" or "off"; empty keeps $HFLOW_FLOW_FUNC_LOG_LEVEL (default warn).

@@ -59,7 +59,8 @@ Status Deployment::AllocErrorMbuf(int32_t device, int32_t rc, uint64_t trans_id,
                                   uint32_t error_node,
                                   services::MbufPtr* out) const {
   HFLOW_RETURN_IF_ERROR(
-      svc_->AllocMbuf(device, GroupName(), "deployer", 0, out));
+      svc_->AllocMbuf(device, GroupName(), "deployer", 0, out,
+                      services::AllocWait{opts_.alloc_timeout_ms, 0}));
   services::MbufHead& h = (*out)->head();
   h.ret_code = rc;
   h.error_node = error_node;
@@ -197,7 +198,9 @@ flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
   env.output_num = PpOutputs(*n);
   env.attrs = n->pp.init_params;
   env.allocator = std::make_shared<flow_func::MsgAllocator>(
-      svc_, inst.plan.device, GroupName(), "deployer");
+      svc_, inst.plan.device, GroupName(), "deployer",
+      flow_func::MsgLimits{n->name, plan_.options.max_alloc_bytes,
+                           opts_.alloc_timeout_ms});
   // UDF output `idx` feeds node outputs j where output_map[j] == idx (or j ==
   // idx without a map). Their routes are resolved here, once, so emitting a
   // message builds no strings and searches no maps (Note [Proc hot path] in
@@ -311,6 +314,15 @@ void Deployment::Fail(const Status& reason) {
   for (const auto& q : queues_) {
     if (q) q->Close(r);
   }
+  CancelAllocWaits(r);
+}
+
+void Deployment::CancelAllocWaits(const Status& reason) {
+  for (const auto& [d, g] : group_handles_) g->CancelWaits(reason);
+}
+
+services::AllocWait Deployment::FeedWait(int32_t timeout_ms) const {
+  return services::AllocWait{timeout_ms, 2 * plan_.options.max_alloc_bytes};
 }
 
 Status Deployment::failure() const {

@@ -35,6 +35,9 @@ struct DeployOptions {
   int pool_threads = 4;
   flow_func::UdfBuildOptions build;
   int32_t event_timeout_ms = 60000;
+  // How long UDF allocations and executor copies wait for pool memory
+  // (Options::alloc_timeout_ms).
+  int32_t alloc_timeout_ms = 10000;
   // The exception channel of the UDFs (exec layer): RaiseException and
   // GetException of every instance.
   std::function<void(const std::string& node, int32_t code, uint64_t ctx)>
@@ -101,7 +104,7 @@ class Deployment {
   // one in its queue (with the pool's non-blocking rules on pool threads).
   using Prepared = std::vector<std::pair<size_t, services::MbufPtr>>;
   Status Prepare(const RouteTargets& targets, const services::MbufPtr& mbuf,
-                 Prepared* out);
+                 Prepared* out, int32_t timeout_ms);
   Status Deliver(size_t queue_index, const services::MbufPtr& mbuf,
                  int32_t timeout_ms);
   // The device of the queue RouteTo delivers transaction `trans` to first:
@@ -115,6 +118,13 @@ class Deployment {
   // cannot turn into an error message. Idempotent (the first reason
   // sticks); thread-safe; not after Undeploy has started.
   void Fail(const Status& reason);
+  // Ends every wait for pool memory on the graph's groups with `reason`
+  // (Fail does it too): called when the graph stops.
+  void CancelAllocWaits(const Status& reason);
+  // How a feed of the graph waits for pool memory within `timeout_ms`: it
+  // leaves two largest messages free (Note [Waiting for memory] in
+  // services/memory_group.cc).
+  services::AllocWait FeedWait(int32_t timeout_ms) const;
   // The first reason Fail got; OK while the graph has not failed.
   Status failure() const;
 
@@ -137,8 +147,10 @@ class Deployment {
   flow_func::InstanceEnv MakeEnv(const DeployedInstance& inst);
   // `mbuf` itself if it is on queue `queue_index`'s device, else a copy
   // made there.
+  // A copy waits up to `timeout_ms` for memory, and leaves one largest
+  // message free; on a pool thread it waits alloc_timeout_ms instead.
   Status OnQueueDevice(size_t queue_index, const services::MbufPtr& mbuf,
-                       services::MbufPtr* out);
+                       services::MbufPtr* out, int32_t timeout_ms);
   void BuildRoutes();
   // Starts failing the graph when one of its devices is lost.
   Status WatchDeviceLoss();

@@ -152,7 +152,40 @@ Status MakePlan(const GraphDef& graph, const ClusterConfig& cluster,
   for (const auto& i : plan.instances) used.insert(i.device);
   for (const auto& q : plan.queues) used.insert(q.device);
   plan.devices.assign(used.begin(), used.end());
+  HFLOW_RETURN_IF_ERROR(CheckPoolOptions(options, cluster, plan.devices));
   *out = std::move(plan);
+  return Status::OK();
+}
+
+Status CheckPoolOptions(const PlanOptions& o, const ClusterConfig& cluster,
+                        const std::vector<int32_t>& devices) {
+  const std::string pool = "the mbuf pool of " + std::to_string(o.cache_bytes) +
+                           " bytes (Options::mbuf_pool_bytes, hflow run "
+                           "--mbuf-pool-bytes)";
+  if (o.max_alloc_bytes == 0 || o.cache_bytes / 3 < o.max_alloc_bytes) {
+    return Status::InvalidArgument(
+        "plan: " + pool +
+        " must hold at least 3 messages of the max message "
+        "size " +
+        std::to_string(o.max_alloc_bytes) +
+        " bytes (Options::max_message_bytes, --max-message-bytes); raise the "
+        "pool or lower the max message size");
+  }
+  for (const ClusterNode& n : cluster.nodes) {
+    if (!n.is_local) continue;
+    for (const DeviceDesc& d : n.devices) {
+      if (std::find(devices.begin(), devices.end(), d.device_id) ==
+              devices.end() ||
+          o.group_bytes <= d.memory_bytes) {
+        continue;
+      }
+      return Status::InvalidArgument(
+          "plan: device " + std::to_string(d.device_id) + " has " +
+          std::to_string(d.memory_bytes) + " bytes of memory (" +
+          cluster.source + ": memory_bytes) but " + pool +
+          " needs more; lower the pool or give the device more memory");
+    }
+  }
   return Status::OK();
 }
 
@@ -177,7 +210,8 @@ std::string Plan::ToText() const {
          << q.producer.ToString() << "\n";
     }
     os << "  memory group: " << options.group_bytes << " bytes, cache "
-       << options.cache_bytes << " bytes\n";
+       << options.cache_bytes << " bytes, max message "
+       << options.max_alloc_bytes << " bytes\n";
   }
   return os.str();
 }

@@ -51,10 +51,20 @@ struct QueuePlan {
 
 struct PlanOptions {
   uint32_t queue_depth = 64;
-  uint64_t group_bytes = 256ull << 20;     // per used device
-  uint64_t cache_bytes = 128ull << 20;     // one cache per group
-  uint64_t max_alloc_bytes = 32ull << 20;  // largest message
+  // The group and its one cache are the pool (Options::mbuf_pool_bytes);
+  // max_alloc_bytes is the largest message (Options::max_message_bytes).
+  uint64_t group_bytes = kDefaultMbufPoolBytes;  // per used device
+  uint64_t cache_bytes = kDefaultMbufPoolBytes;  // one cache per group
+  uint64_t max_alloc_bytes = kDefaultMaxMessageBytes;
 };
+
+// The pool must hold what back-pressure reserves (Note [Waiting for memory]
+// in services/memory_group.cc): a feed leaves two largest messages free, so
+// a pool of at least three lets any message in. The checks MakePlan makes
+// on the options, naming the options and the device.
+Status CheckPoolOptions(const PlanOptions& options,
+                        const ClusterConfig& cluster,
+                        const std::vector<int32_t>& devices);
 
 struct Plan {
   GraphDef graph;

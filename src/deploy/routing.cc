@@ -66,22 +66,28 @@ void Deployment::BuildRoutes() {
 }
 
 Status Deployment::OnQueueDevice(size_t qi, const services::MbufPtr& mbuf,
-                                 services::MbufPtr* out) {
+                                 services::MbufPtr* out, int32_t timeout_ms) {
   const int32_t device = plan_.queues[qi].device;
   if (mbuf->device() == device) {
     *out = mbuf;
     return Status::OK();
   }
   services::MemoryGroup* g = Group(device);
-  return g != nullptr
-             ? svc_->CopyMbuf(mbuf, *g, "deployer", out)
-             : svc_->CopyMbuf(mbuf, device, GroupName(), "deployer", out);
+  if (g == nullptr) {
+    return svc_->CopyMbuf(mbuf, device, GroupName(), "deployer", out);
+  }
+  // A copy only adds to its device: it leaves one largest message free for
+  // the consumers there (Note [Waiting for memory] in memory_group.cc).
+  const services::AllocWait wait{
+      t_non_blocking_delivery ? opts_.alloc_timeout_ms : timeout_ms,
+      plan_.options.max_alloc_bytes};
+  return svc_->CopyMbuf(mbuf, *g, "deployer", out, wait);
 }
 
 Status Deployment::Deliver(size_t qi, const services::MbufPtr& mbuf,
                            int32_t timeout_ms) {
   services::MbufPtr m;
-  HFLOW_RETURN_IF_ERROR(OnQueueDevice(qi, mbuf, &m));
+  HFLOW_RETURN_IF_ERROR(OnQueueDevice(qi, mbuf, &m, timeout_ms));
   if (t_non_blocking_delivery) {
     if (t_delivery_sink != nullptr && t_delivery_sink->TryTake(qi, &m)) {
       return Status::OK();
@@ -114,11 +120,12 @@ Status Deployment::RouteTo(const RouteTargets& targets,
 }
 
 Status Deployment::Prepare(const RouteTargets& targets,
-                           const services::MbufPtr& mbuf, Prepared* out) {
+                           const services::MbufPtr& mbuf, Prepared* out,
+                           int32_t timeout_ms) {
   for (const std::vector<size_t>& replicas : targets) {
     const size_t pick = PickReplica(replicas, mbuf->head().trans_id);
     services::MbufPtr m;
-    HFLOW_RETURN_IF_ERROR(OnQueueDevice(pick, mbuf, &m));
+    HFLOW_RETURN_IF_ERROR(OnQueueDevice(pick, mbuf, &m, timeout_ms));
     out->emplace_back(pick, std::move(m));
   }
   return Status::OK();

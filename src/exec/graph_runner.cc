@@ -172,6 +172,8 @@ void GraphRunner::Stop() {
     q->Close(Status::Cancelled("the graph is stopping"));
     q->SetListeners(nullptr, nullptr);
   }
+  // Executors and feeders waiting for pool memory leave too.
+  deployment_->CancelAllocWaits(Status::Cancelled("the graph is stopping"));
   pool_->Stop();
   pool_.reset();
   workers_.clear();

@@ -133,14 +133,33 @@ int32_t MbufFlowMsg::GetRawData(void*& data, uint64_t& size) const {
 }
 
 MsgAllocator::MsgAllocator(services::ExchangeService* svc, int32_t device,
-                           std::string group, std::string member)
+                           std::string group, std::string member,
+                           MsgLimits limits)
     : svc_(svc),
       device_(device),
       group_(std::move(group)),
-      member_(std::move(member)) {}
+      member_(std::move(member)),
+      limits_(std::move(limits)) {}
 
+// Over the limit is an error at once; a full pool waits (bounded: this
+// runs on an executor thread, Note [Waiting for memory] in
+// services/memory_group.cc).
 Status MsgAllocator::AllocMbuf(uint64_t bytes, services::MbufPtr* out) {
-  return svc_->AllocMbuf(device_, group_, member_, bytes, out);
+  const std::string where =
+      (limits_.node.empty() ? "" : "node '" + limits_.node + "' ") +
+      "on device " + std::to_string(device_) + ": a message of " +
+      std::to_string(bytes) + " bytes";
+  if (bytes > limits_.max_bytes) {
+    return Status::InvalidArgument(
+        where + " exceeds the max message size of " +
+        std::to_string(limits_.max_bytes) +
+        " bytes; raise Options::max_message_bytes (hflow run "
+        "--max-message-bytes)");
+  }
+  Status s = svc_->AllocMbuf(device_, group_, member_, bytes, out,
+                             services::AllocWait{limits_.wait_ms, 0});
+  if (s.ok()) return s;
+  return s.WithContext(where + ": ");
 }
 
 Status MsgAllocator::AllocTensorMsg(const std::vector<int64_t>& shape,

@@ -104,10 +104,17 @@ uint64_t TensorBytes(FlowFunc::TensorDataType dtype, int64_t count);
 // Element count of a shape; -1 for a negative dimension or on overflow.
 int64_t ElementCount(const std::vector<int64_t>& shape);
 
+// What a UDF's allocations may take and how long they wait for memory.
+struct MsgLimits {
+  std::string node;  // named in errors
+  uint64_t max_bytes = ~uint64_t{0};
+  int32_t wait_ms = 0;  // 0: fail at once when the pool is full
+};
+
 class MsgAllocator {
  public:
   MsgAllocator(services::ExchangeService* svc, int32_t device,
-               std::string group, std::string member);
+               std::string group, std::string member, MsgLimits limits = {});
 
   Status AllocTensorMsg(const std::vector<int64_t>& shape,
                         FlowFunc::TensorDataType dtype, uint32_t align,
@@ -129,6 +136,7 @@ class MsgAllocator {
   const int32_t device_;
   const std::string group_;
   const std::string member_;
+  const MsgLimits limits_;
 };
 
 }  // namespace flow_func

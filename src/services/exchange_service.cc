@@ -183,10 +183,10 @@ Status ExchangeService::FindQueue(uint32_t id,
 
 Status ExchangeService::AllocMbuf(int32_t device, const std::string& group,
                                   const std::string& member, uint64_t size,
-                                  MbufPtr* out) {
+                                  MbufPtr* out, const AllocWait& wait) {
   std::shared_ptr<MemoryGroup> g;
   HFLOW_RETURN_IF_ERROR(FindGroup(device, group, &g));
-  return AllocMbuf(*g, member, size, out);
+  return AllocMbuf(*g, member, size, out, wait);
 }
 
 Status ExchangeService::OpenGroup(int32_t device, const std::string& group,
@@ -195,11 +195,12 @@ Status ExchangeService::OpenGroup(int32_t device, const std::string& group,
 }
 
 Status ExchangeService::AllocMbuf(MemoryGroup& g, const std::string& member,
-                                  uint64_t size, MbufPtr* out) {
+                                  uint64_t size, MbufPtr* out,
+                                  const AllocWait& wait) {
   ScopedDevice bound(contexts_.get(), g.device());
   HFLOW_RETURN_IF_ERROR(bound.status());
   HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(g.device(), rt::Op::kMbufAlloc));
-  return g.Alloc(bound, member, size, out);
+  return g.Alloc(bound, member, size, out, wait);
 }
 
 Status ExchangeService::DestroyGroup(int32_t device, const std::string& name) {
@@ -323,18 +324,19 @@ Status ExchangeService::CopyMbuf(const MbufPtr& src, int32_t dst_device,
 // Otherwise (another binding, a user's context, a direct allocation) the
 // destination is bound as before.
 Status ExchangeService::CopyMbuf(const MbufPtr& src, MemoryGroup& g,
-                                 const std::string& member, MbufPtr* out) {
+                                 const std::string& member, MbufPtr* out,
+                                 const AllocWait& wait) {
   if (!src) return Status::InvalidArgument("CopyMbuf: null source mbuf");
   rt::Context* src_ctx = contexts_->Peek(src->device());
   MbufPtr copy;
   if (src_ctx != nullptr && src_ctx == runtime_->CurrentContextFast() &&
-      g.AllocFromCache(member, src->size(), &copy).ok()) {
+      g.AllocFromCache(member, src->size(), &copy, wait.keep_free).ok()) {
     return CopyInto(src, src->device(), std::move(copy), out);
   }
   const int32_t dst_device = g.device();
   ScopedDevice bound(contexts_.get(), dst_device);
   HFLOW_RETURN_IF_ERROR(bound.status());
-  HFLOW_RETURN_IF_ERROR(g.Alloc(bound, member, src->size(), &copy));
+  HFLOW_RETURN_IF_ERROR(g.Alloc(bound, member, src->size(), &copy, wait));
   return CopyInto(src, dst_device, std::move(copy), out);
 }
 

@@ -62,15 +62,17 @@ class ExchangeService {
 
   // --- Direct operations ---
   // Allocates from `group` on `device` on the calling thread (executors).
+  // `wait`: how the allocation waits for a free block (MemoryGroup::Alloc).
   Status AllocMbuf(int32_t device, const std::string& group,
-                   const std::string& member, uint64_t size, MbufPtr* out);
+                   const std::string& member, uint64_t size, MbufPtr* out,
+                   const AllocWait& wait = {});
   // A group handle for the per-message paths below (no registry lookup per
   // message). The handle stays valid after DestroyGroup; allocating from a
   // destroyed group then fails.
   Status OpenGroup(int32_t device, const std::string& group,
                    std::shared_ptr<MemoryGroup>* out) const;
-  Status AllocMbuf(MemoryGroup& group, const std::string& member,
-                   uint64_t size, MbufPtr* out);
+  Status AllocMbuf(MemoryGroup& group, const std::string& member, uint64_t size,
+                   MbufPtr* out, const AllocWait& wait = {});
   Status DestroyGroup(int32_t device, const std::string& group);
 
   Status CreateQueue(int32_t device, uint32_t depth, const std::string& name,
@@ -102,7 +104,8 @@ class ExchangeService {
                   const std::string& dst_group, const std::string& member,
                   MbufPtr* out);
   Status CopyMbuf(const MbufPtr& src, MemoryGroup& dst,
-                  const std::string& member, MbufPtr* out);
+                  const std::string& member, MbufPtr* out,
+                  const AllocWait& wait = {});
   // Host <-> mbuf data transfers (bounds-checked).
   Status WriteMbuf(const MbufPtr& mbuf, const void* src, uint64_t bytes,
                    uint64_t offset = 0);

@@ -1,8 +1,10 @@
 // MemoryGroup: a named buffer pool on one device (GE's memory groups).
 // A group has a size budget, optional cache pools (AllocCache: one device
-// allocation carved into power-of-two blocks up to a max alloc size, reused
-// through free lists, so steady-state mbuf traffic makes no device call),
-// and members with permissions (admin, read, write, alloc).
+// allocation carved into blocks up to a max alloc size, so steady-state mbuf
+// traffic makes no device call), and members with permissions (admin, read,
+// write, alloc). Note [Block sizes] in memory_group.cc says how blocks are
+// sized and reused; Note [Waiting for memory] how an allocation waits for a
+// block when the caches are full.
 //
 // Allocation without a cache pool is a device allocation and needs a bound
 // device (a ScopedDevice token); freeing such a block on the last mbuf
@@ -14,6 +16,7 @@
 #define HFLOW_SERVICES_MEMORY_GROUP_H_
 
 #include <array>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -24,6 +27,7 @@
 
 #include "rt/device_binding.h"
 #include "services/mbuf.h"
+#include "services/range_allocator.h"
 
 namespace hflow {
 namespace services {
@@ -43,11 +47,24 @@ struct GroupStats {
   uint64_t size_bytes = 0;        // budget
   uint64_t reserved_bytes = 0;    // caches + direct allocations
   uint64_t in_use_bytes = 0;      // blocks handed out
+  uint64_t peak_in_use_bytes = 0;  // the most in_use_bytes has been
   uint64_t live_mbufs = 0;
+  uint64_t waiting_allocs = 0;  // allocations waiting for a block now
   size_t caches = 0;
   // Direct blocks whose Free failed twice: still on the device, still in
   // reserved_bytes, freed again by Destroy.
   uint64_t unfreed_bytes = 0;
+};
+
+// How an allocation from the caches waits when none can serve it now.
+struct AllocWait {
+  // -1: until a block is free; 0: not at all (ResourceExhausted); else up to
+  // this many ms (then Timeout).
+  int32_t timeout_ms = 0;
+  // Bytes of the cache the allocation must leave free: the reserve that
+  // lets the consumers of queued messages allocate (Note [Waiting for
+  // memory]). A request that could never fit beside it fails at once.
+  uint64_t keep_free = 0;
 };
 
 class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
@@ -72,15 +89,23 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
                     uint64_t max_alloc_bytes);
 
   // An mbuf with a data part of `size` bytes, from a cache pool when one
-  // serves the size, else as a direct device allocation.
+  // serves the size (waiting for a free block as `wait` says), else as a
+  // direct device allocation (which never waits). A size over every cache's
+  // max alloc size is InvalidArgument at once.
   Status Alloc(const ScopedDevice& bound, const std::string& member,
-               uint64_t size, MbufPtr* out);
+               uint64_t size, MbufPtr* out, const AllocWait& wait = {});
 
   // Alloc served from the cache pools only: that makes no device call, so
   // it needs no binding. NotFound when no cache serves the request now (no
   // cache, none large enough, all full); Alloc then has the full answer.
-  Status AllocFromCache(const std::string& member, uint64_t size,
-                        MbufPtr* out);
+  Status AllocFromCache(const std::string& member, uint64_t size, MbufPtr* out,
+                        uint64_t keep_free = 0);
+
+  // Wakes every allocation waiting for a block with `reason`, and makes
+  // later waits fail with it at once (allocations that need no wait still
+  // succeed): a failed or stopping graph must not leave feeders waiting for
+  // memory nobody will free.
+  void CancelWaits(const Status& reason);
 
   // Releases every cache pool. Mbufs still alive keep the group object but
   // their blocks are no longer served; DestroyGroup refuses while any live.
@@ -92,23 +117,39 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
   Status CheckPermissionLocked(const std::string& member, uint32_t perms) const;
   // InvalidArgument for sizes no block size covers (over 2^62 bytes).
   Status CheckSize(uint64_t size) const;
-  // A block of a cache pool for `size` bytes (its size in *block), or null.
-  void* TakeCachedLocked(uint64_t size, uint64_t* block);
+  // A block of a cache pool for `size` bytes (its size in *block) leaving
+  // `keep_free` bytes of that cache free, or null.
+  void* TakeCachedLocked(uint64_t size, uint64_t keep_free, uint64_t* block);
+  // After TakeCachedLocked failed: the errors no wait can mend, then free
+  // listed blocks for reuse, then wait as `wait` says.
+  Status WaitForBlockLocked(std::unique_lock<std::mutex>& lock, uint64_t size,
+                            const AllocWait& wait, void** data,
+                            uint64_t* block);
+  Status CheckServableLocked(uint64_t size, uint64_t keep_free) const;
+  // Moves every free-listed block back into its cache's ranges, so they
+  // merge; false when there were none.
+  bool FlushListsLocked();
+  Status AllocDirectLocked(const ScopedDevice& bound, uint64_t size,
+                           void** data, uint64_t* block);
+  std::string InUseText() const;
   friend class Mbuf;
   struct Cache {
     void* base = nullptr;
     uint64_t size = 0;
     uint64_t max_alloc = 0;
-    uint64_t bump = 0;
     uint64_t used = 0;  // bytes of blocks handed out
-    // Free blocks per size class (FreeList): a fixed table, so steady-state
-    // alloc/release traffic allocates no host memory.
+    RangeAllocator ranges;  // what is neither handed out nor listed
+    // Free small blocks per size class (FreeList): a fixed table, so
+    // steady-state alloc/release traffic allocates no host memory.
     std::array<std::vector<void*>, 65> free_lists;
     uint64_t listed = 0;  // bit c: free_lists[c] may hold blocks (c < 64)
+    uint64_t listed_bytes = 0;
   };
-  // Index of a block size's free list: log2 for powers of two; the one
-  // other size a cache hands out, its max alloc size, gets the last slot.
+  // Index of a small block size's free list: log2 for powers of two; the
+  // one other small size a cache hands out, its max alloc size, gets the
+  // last slot.
   static size_t FreeList(uint64_t block);
+  static uint64_t ListedBlock(const Cache& c, size_t list);
 
   MemoryGroup(std::shared_ptr<DeviceContexts> contexts, int32_t device,
               std::string name, uint64_t size_bytes);
@@ -130,7 +171,13 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
   uint64_t reserved_ = 0;
   uint64_t in_use_ = 0;
   uint64_t live_ = 0;
+  uint64_t peak_in_use_ = 0;
   bool destroyed_ = false;
+  // Allocations waiting for a block (Release wakes them only when there
+  // are any, so the plentiful case costs no notify).
+  std::condition_variable freed_;
+  int waiters_ = 0;
+  Status cancelled_;  // CancelWaits' reason
 };
 
 }  // namespace services

@@ -7,6 +7,7 @@
 #ifndef HFLOW_SESSION_ENVIRONMENT_H_
 #define HFLOW_SESSION_ENVIRONMENT_H_
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -23,13 +24,29 @@ struct Environment {
   Options options;
   std::shared_ptr<rt::DeviceRuntime> runtime;
   std::unique_ptr<services::ExchangeService> svc;
+
+  // The most pool memory in use at once on `device` by graphs already
+  // removed (DeviceReport::peak_mem_bytes once their groups are gone).
+  void RecordPeakInUse(int32_t device, uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(peak_mu);
+    uint64_t& p = peak_in_use[device];
+    if (bytes > p) p = bytes;
+  }
+  uint64_t PeakInUse(int32_t device) const {
+    std::lock_guard<std::mutex> lock(peak_mu);
+    auto it = peak_in_use.find(device);
+    return it == peak_in_use.end() ? 0 : it->second;
+  }
+  mutable std::mutex peak_mu;
+  std::map<int32_t, uint64_t> peak_in_use;  // guarded by peak_mu
 };
 
 // The current environment, or nullptr (with a status saying why).
 Status GetEnvironment(std::shared_ptr<Environment>* out);
 
 // A row per device of env's cluster with the runtime's counters (contexts,
-// implicit bindings, peak memory); submodels and queues zero.
+// implicit bindings) and the peak pool memory in use of graphs already
+// removed; submodels and queues zero (live graphs add theirs).
 std::vector<DeviceReport> RuntimeReports(const Environment& env);
 
 // Sessions register so Finalize can tear their graphs down.

@@ -2,6 +2,7 @@
 // Thread-safety: as documented there.
 #include "session/graph_state.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -45,11 +46,15 @@ Status GraphState::Build() {
       def_, deploy_file_, env_->options.cluster, &info));
   deploy::PlanOptions popts;
   popts.queue_depth = env_->options.queue_depth;
+  popts.group_bytes = env_->options.mbuf_pool_bytes;
+  popts.cache_bytes = env_->options.mbuf_pool_bytes;
+  popts.max_alloc_bytes = env_->options.max_message_bytes;
   deploy::Plan plan;
   HFLOW_RETURN_IF_ERROR(
       deploy::MakePlan(def_, env_->options.cluster, info, popts, &plan));
   deploy::DeployOptions dopts;
   dopts.pool_threads = env_->options.deploy_threads;
+  dopts.alloc_timeout_ms = env_->options.alloc_timeout_ms;
   const bool catch_exceptions = def_.exception_catch;
   dopts.on_exception = [this, catch_exceptions](const std::string& node,
                                                 int32_t code, uint64_t ctx) {
@@ -121,13 +126,22 @@ Status GraphState::CheckInputs(const std::vector<Tensor>& inputs) const {
           " data bytes do not match its shape and dtype " +
           DataTypeName(t.dtype));
     }
+    const uint64_t max = env_->options.max_message_bytes;
+    if (t.data.size() > max) {
+      return Status::InvalidArgument(
+          Where() + "input " + std::to_string(k) + " ('" + def_.inputs[k] +
+          "'): " + std::to_string(t.data.size()) +
+          " bytes exceed the max message size of " + std::to_string(max) +
+          " bytes; raise Options::max_message_bytes (hflow run "
+          "--max-message-bytes)");
+    }
   }
   return Status::OK();
 }
 
 Status GraphState::MakeInputMbuf(size_t k, const Tensor& t,
-                                 const FlowInfo& info, uint64_t trans,
-                                 services::MbufPtr* out) {
+                                 const FlowInfo& info, int32_t timeout_ms,
+                                 uint64_t trans, services::MbufPtr* out) {
   if (input_devices_[k] < 0) return Status::OK();  // an unused input
   // Note [Feed onto the replica]
   // An input consumed by a replicated node used to be made on the first
@@ -145,10 +159,18 @@ Status GraphState::MakeInputMbuf(size_t k, const Tensor& t,
   HFLOW_RETURN_IF_ERROR(bound.status());
   services::ExchangeService* svc = env_->svc.get();
   services::MemoryGroup* g = deployment_->Group(device);
-  HFLOW_RETURN_IF_ERROR(
-      g != nullptr ? svc->AllocMbuf(*g, "deployer", t.data.size(), out)
-                   : svc->AllocMbuf(device, deployment_->GroupName(),
-                                    "deployer", t.data.size(), out));
+  // A full pool is waited out (Note [Waiting for memory] in
+  // services/memory_group.cc): kTimeout when it stays full, and nothing
+  // was fed.
+  const services::AllocWait wait = deployment_->FeedWait(timeout_ms);
+  Status s = g != nullptr
+                 ? svc->AllocMbuf(*g, "deployer", t.data.size(), out, wait)
+                 : svc->AllocMbuf(device, deployment_->GroupName(), "deployer",
+                                  t.data.size(), out, wait);
+  if (!s.ok()) {
+    return s.WithContext(Where() + "FeedData: input " + std::to_string(k) +
+                         " ('" + def_.inputs[k] + "'): ");
+  }
   if (!t.data.empty()) {
     HFLOW_RETURN_IF_ERROR(svc->WriteMbuf(*out, t.data.data(), t.data.size()));
   }
@@ -215,11 +237,14 @@ Status GraphState::FeedLocked(const std::vector<Tensor>& inputs,
                               const FlowInfo& info, int32_t timeout_ms) {
   uint64_t trans = info.transaction_id != 0 ? info.transaction_id
                                             : next_trans_.fetch_add(1);
+  const auto t0 = timeout_ms > 0 ? Clock::now() : Clock::time_point{};
   MbufSlots slots(inputs.size());
   services::MbufPtr* mbufs = slots.data();
   for (size_t k = 0; k < inputs.size(); ++k) {
-    HFLOW_RETURN_IF_ERROR(MakeInputMbuf(k, inputs[k], info, trans, &mbufs[k]));
+    HFLOW_RETURN_IF_ERROR(MakeInputMbuf(
+        k, inputs[k], info, Remaining(timeout_ms, t0), trans, &mbufs[k]));
   }
+  timeout_ms = Remaining(timeout_ms, t0);
   if (multi_target_) return FeedWhole(mbufs, inputs.size(), trans, timeout_ms);
   // At most one queue to fill (inputs nothing consumes are skipped).
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -255,7 +280,8 @@ Status GraphState::FeedWhole(services::MbufPtr* mbufs, size_t n,
   deploy::Deployment::Prepared sends;
   for (size_t k = 0; k < n; ++k) {
     if (!mbufs[k] || input_routes_[k] == nullptr) continue;
-    Status s = deployment_->Prepare(*input_routes_[k], mbufs[k], &sends);
+    Status s = deployment_->Prepare(*input_routes_[k], mbufs[k], &sends,
+                                    Remaining(timeout_ms, t0));
     if (!s.ok()) return s.WithContext(Where() + "FeedData: ");
   }
   for (const auto& [qi, m] : sends) {
@@ -396,7 +422,15 @@ Status GraphState::Remove() {
   runner_.reset();
   if (matcher_) matcher_->Clear();  // their memory goes before the groups
   Status s;
-  if (deployment_) s = deployment_->Undeploy();
+  if (deployment_) {
+    // The peaks outlive the groups (hflow::DeviceReports after removal).
+    for (int32_t d : env_->options.cluster.LocalDeviceIds()) {
+      if (services::MemoryGroup* g = deployment_->Group(d)) {
+        env_->RecordPeakInUse(d, g->Stats().peak_in_use_bytes);
+      }
+    }
+    s = deployment_->Undeploy();
+  }
   deployment_.reset();
   return s;
 }
@@ -411,6 +445,12 @@ void GraphState::CountDeployment(std::vector<DeviceReport>* rows) {
   std::shared_lock<std::shared_mutex> life(life_mu_);
   if (!deployment_) return;
   for (DeviceReport& r : *rows) {
+    // The most of the graph's pool its messages held at once, not the pool
+    // reserved on the device.
+    if (services::MemoryGroup* g = deployment_->Group(r.id)) {
+      r.peak_mem_bytes =
+          std::max(r.peak_mem_bytes, g->Stats().peak_in_use_bytes);
+    }
     for (const auto& i : deployment_->plan().instances)
       r.submodels += i.device == r.id;
     for (const auto& q : deployment_->plan().queues)

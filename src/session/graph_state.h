@@ -93,8 +93,10 @@ class GraphState {
   // out again first, in the same order.
   void PutBack(services::MbufPtr* got, size_t transactions);
   std::string ErrorNodeOf(const services::MbufHead& h, size_t k) const;
+  // Waits up to `timeout_ms` for pool memory.
   Status MakeInputMbuf(size_t k, const Tensor& t, const FlowInfo& info,
-                       uint64_t trans, services::MbufPtr* out);
+                       int32_t timeout_ms, uint64_t trans,
+                       services::MbufPtr* out);
   Status ToTensor(const services::MbufPtr& m, Tensor* out);
   void DeliverException(const std::string& node, int32_t code, uint64_t ctx);
 

@@ -42,8 +42,8 @@ std::vector<DeviceReport> RuntimeReports(const Environment& env) {
     if (env.runtime->GetDeviceStats(d, &st).ok()) {
       r.contexts_created = st.contexts_created;
       r.implicit_bindings = st.implicit_bindings;
-      r.peak_mem_bytes = st.mem_peak_bytes;
     }
+    r.peak_mem_bytes = env.PeakInUse(d);
     rows.push_back(r);
   }
   return rows;
@@ -80,6 +80,13 @@ Status Initialize(const Options& options) {
   if (session::g_env) {
     return Status::FailedPrecondition(
         "hflow::Initialize: already initialized; call Finalize first");
+  }
+  if (options.alloc_timeout_ms < 0) {
+    return Status::InvalidArgument(
+        "hflow::Initialize: alloc_timeout_ms is " +
+        std::to_string(options.alloc_timeout_ms) +
+        "; give 0 or more ms (an executor thread never waits forever for "
+        "memory: it may be the one that would free it)");
   }
   if (!options.udf_log_level.empty()) {
     static const std::pair<const char*, FlowFunc::FlowFuncLogLevel> kLevels[] = {

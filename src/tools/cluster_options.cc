@@ -32,6 +32,31 @@ void AddClusterOptions(CLI::App* cmd, ClusterArgs* args) {
           ->check(NonEmpty("device ids such as 2,3,4,5"));
   // CLI11 makes excludes() symmetric.
   cluster->excludes(devices);
+  cmd->add_option("--mbuf-pool-bytes", args->mbuf_pool,
+                  "Message pool per used device, e.g. 512MB (default 256MiB)")
+      ->type_name("SIZE")
+      ->check(NonEmpty("a size such as 512MB"));
+  cmd->add_option("--max-message-bytes", args->max_message,
+                  "Largest message, e.g. 128MB (default 64MiB; the pool "
+                  "must hold 3)")
+      ->type_name("SIZE")
+      ->check(NonEmpty("a size such as 128MB"));
+}
+
+namespace {
+hflow::Status ParseSizeFlag(const std::string& flag, const std::string& text,
+                            uint64_t* out) {
+  if (text.empty()) return hflow::Status::OK();
+  return hflow::ParseMemorySize(text, out).WithContext(flag + " '" + text +
+                                                       "': ");
+}
+}  // namespace
+
+hflow::Status ApplyMemoryOptions(const ClusterArgs& args, hflow::Options* out) {
+  HFLOW_RETURN_IF_ERROR(ParseSizeFlag("--mbuf-pool-bytes", args.mbuf_pool,
+                                      &out->mbuf_pool_bytes));
+  return ParseSizeFlag("--max-message-bytes", args.max_message,
+                       &out->max_message_bytes);
 }
 
 hflow::Status ResolveCluster(const ClusterArgs& args,

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "hflow/cluster.h"
+#include "hflow/session.h"
 #include "hflow/status.h"
 
 namespace hflow::tools {
@@ -20,6 +21,10 @@ namespace hflow::tools {
 struct ClusterArgs {
   std::string cluster_file;  // --cluster FILE; empty when not given
   std::string devices;       // --devices LIST; empty when not given
+  // --mbuf-pool-bytes SIZE, --max-message-bytes SIZE ("512MB", "1GiB",
+  // "1048576"); empty when not given.
+  std::string mbuf_pool;
+  std::string max_message;
 };
 
 // Adds --cluster and --devices to `cmd`, storing into `*args`, which must
@@ -31,6 +36,10 @@ void AddClusterOptions(CLI::App* cmd, ClusterArgs* args);
 // DefaultClusterConfig(). Errors name the file or "--devices" and the field.
 hflow::Status ResolveCluster(const ClusterArgs& args,
                              hflow::ClusterConfig* out);
+
+// Sets Options::mbuf_pool_bytes and max_message_bytes from the flags that
+// were given (others keep their defaults). Errors name the flag.
+hflow::Status ApplyMemoryOptions(const ClusterArgs& args, hflow::Options* out);
 
 }  // namespace hflow::tools
 

@@ -354,6 +354,7 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   rt::Context* caller_context = rt::GetCurrentContext();
   Options options;
   Status s = ResolveCluster(args.cluster, &options.cluster);
+  if (s.ok()) s = ApplyMemoryOptions(args.cluster, &options);
   if (!s.ok()) return fail(s);
   deploy::GraphDef graph;
   s = deploy::LoadGraphFile(args.graph, &graph);
