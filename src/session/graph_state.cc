@@ -67,6 +67,11 @@ Status GraphState::Build() {
     *ctx = last_exception_.second;
     return true;
   };
+  dopts.init_timeout_ms = env_->options.init_timeout_ms;
+  dopts.stop_timeout_ms = env_->options.stop_timeout_ms;
+  dopts.on_abandon = [env = env_](std::unique_ptr<deploy::Deployment> d) {
+    session::KeepForever(env, nullptr, std::move(d));
+  };
   HFLOW_RETURN_IF_ERROR(
       deploy::Deploy(plan, env_->svc.get(), dopts, &deployment_));
   const deploy::Plan& p = deployment_->plan();
@@ -377,12 +382,22 @@ void GraphState::DeliverException(int32_t code, uint64_t ctx) {
 Status GraphState::Remove() {
   removed_ = true;
   // Wake every feed and fetch blocked on a queue, then wait for them to
-  // leave before anything is freed.
-  if (runner_) runner_->Stop();
-  std::unique_lock<std::shared_mutex> life(life_mu_);
-  runner_.reset();
+  // leave before anything is freed. Running UDFs get stop_timeout_ms.
   Status s;
-  if (deployment_) s = deployment_->Undeploy();
+  if (runner_) s = runner_->Stop(env_->options.stop_timeout_ms);
+  std::unique_lock<std::shared_mutex> life(life_mu_);
+  if (s.ok()) {
+    runner_.reset();
+    if (deployment_) s = deployment_->Undeploy();
+  }
+  if ((runner_ && runner_->abandoned()) ||
+      (deployment_ && deployment_->abandoned())) {
+    // A UDF thread still runs in them (Note [Abandoning a stuck graph] in
+    // exec/graph_runner.cc).
+    session::KeepForever(env_, std::move(runner_), std::move(deployment_));
+    return s.WithContext(Where());
+  }
+  runner_.reset();
   deployment_.reset();
   return s;
 }

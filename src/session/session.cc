@@ -10,6 +10,7 @@
 #include "flow_func/lib/flow_func_internal.h"
 #include "hflow/context_guard.h"
 #include "hflow/rt.h"
+#include "rt/crash_report.h"
 #include "session/environment.h"
 #include "session/graph_state.h"
 
@@ -26,7 +27,25 @@ std::set<Session*>& Sessions() {
   return *s;
 }
 
+struct Kept {
+  std::shared_ptr<Environment> env;
+  std::unique_ptr<exec::GraphRunner> runner;
+  std::unique_ptr<deploy::Deployment> deployment;
+};
+
 }  // namespace
+
+void KeepForever(std::shared_ptr<Environment> env,
+                 std::unique_ptr<exec::GraphRunner> runner,
+                 std::unique_ptr<deploy::Deployment> deployment) {
+  static std::mutex* mu = new std::mutex();
+  // Reachable, never destroyed (not even at exit, when a stuck thread may
+  // still run): leak checkers see it as live.
+  static auto* kept = new std::vector<Kept>();
+  env->abandoned.store(true);
+  std::lock_guard<std::mutex> lock(*mu);
+  kept->push_back(Kept{std::move(env), std::move(runner), std::move(deployment)});
+}
 
 Status GetEnvironment(std::shared_ptr<Environment>* out) {
   std::lock_guard<std::mutex> lock(g_env_mu);
@@ -84,6 +103,16 @@ Status Initialize(const Options& options) {
           "' is not one of debug, info, warn, error, off");
     }
   }
+  for (const auto& [name, value] :
+       {std::pair<const char*, int32_t>{"init_timeout_ms", options.init_timeout_ms},
+        {"stop_timeout_ms", options.stop_timeout_ms}}) {
+    if (value < -1) {
+      return Status::InvalidArgument(
+          std::string("hflow::Initialize: Options::") + name + " is " +
+          std::to_string(value) +
+          "; give a number of milliseconds, or -1 to wait forever");
+    }
+  }
   auto env = std::make_shared<Environment>();
   env->options = options;
   rt::RuntimeOptions ro;
@@ -94,6 +123,10 @@ Status Initialize(const Options& options) {
   HFLOW_RETURN_IF_ERROR(
       rt::InitializeRuntime(ro, &env->runtime).WithContext("hflow::Initialize: "));
   env->svc = std::make_unique<services::ExchangeService>(env->runtime.get());
+  if (options.crash_report) {
+    HFLOW_RETURN_IF_ERROR(
+        rt::InstallCrashReport().WithContext("hflow::Initialize: "));
+  }
   session::g_env = std::move(env);
   session::g_initialized.store(true);
   return Status::OK();
@@ -119,7 +152,10 @@ Status Finalize() {
       if (first.ok() && !r.ok() && r.code() != StatusCode::kNotFound) first = r;
     }
   }
-  env->svc.reset();  // destroys queues and groups, stops the agents
+  // Destroys queues and groups and stops the agents, unless a stuck UDF
+  // thread may still use them (the keep holds them then).
+  if (!env->abandoned.load()) env->svc.reset();
+  if (env->options.crash_report) rt::UninstallCrashReport();
   return first;
 }
 
