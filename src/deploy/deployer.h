@@ -135,6 +135,11 @@ class Deployment {
   // Whether a thread of this deployment was given up on (Init or a
   // destructor did not return): the object must outlive the process.
   bool abandoned() const { return abandoned_; }
+  // Marks the deployment abandoned (by its own wait, or because an
+  // executor thread was left running in it): the deploy pool's threads are
+  // given up on (Note [Abandoning a stuck deployment]), nothing is freed,
+  // and the object must outlive the process. Returns `why`.
+  Status Abandon(Status why);
 
  private:
   friend Status Deploy(const Plan&, services::ExchangeService*,
@@ -148,9 +153,7 @@ class Deployment {
   Status LoadInstances();
   // "node 'n' replica r on device d" of instance `index`.
   std::string InstanceName(size_t index) const;
-  // Gives up on the deploy pool's threads (Note [Abandoning a stuck
-  // deployment]) and returns `why`.
-  Status Abandon(Status why);
+
   Status LoadOne(DeployedInstance* inst);
   flow_func::InstanceEnv MakeEnv(const DeployedInstance& inst);
   // `mbuf` itself if it is on queue `queue_index`'s device, else a copy

@@ -51,20 +51,30 @@ Status GraphState::Build() {
   deploy::DeployOptions dopts;
   dopts.pool_threads = env_->options.deploy_threads;
   const bool catch_exceptions = def_.exception_catch;
-  dopts.on_exception = [this, catch_exceptions](const std::string&,
-                                                int32_t code, uint64_t ctx) {
+  // The UDFs reach this graph only through `owner`, which Remove clears:
+  // a UDF thread left running (abandoned) never calls into a freed graph.
+  callbacks_ = std::make_shared<Callbacks>();
+  callbacks_->owner = this;
+  dopts.on_exception = [cb = callbacks_, catch_exceptions](
+                           const std::string&, int32_t code, uint64_t ctx) {
+    std::lock_guard<std::mutex> owner_lock(cb->mu);
+    GraphState* g = cb->owner;
+    if (g == nullptr) return;
     {
-      std::lock_guard<std::mutex> lock(exc_mu_);
-      last_exception_ = {code, ctx};
-      has_exception_ = true;
+      std::lock_guard<std::mutex> lock(g->exc_mu_);
+      g->last_exception_ = {code, ctx};
+      g->has_exception_ = true;
     }
-    if (catch_exceptions) DeliverException(code, ctx);
+    if (catch_exceptions) g->DeliverException(code, ctx);
   };
-  dopts.get_exception = [this](int32_t* code, uint64_t* ctx) {
-    std::lock_guard<std::mutex> lock(exc_mu_);
-    if (!has_exception_) return false;
-    *code = last_exception_.first;
-    *ctx = last_exception_.second;
+  dopts.get_exception = [cb = callbacks_](int32_t* code, uint64_t* ctx) {
+    std::lock_guard<std::mutex> owner_lock(cb->mu);
+    GraphState* g = cb->owner;
+    if (g == nullptr) return false;
+    std::lock_guard<std::mutex> lock(g->exc_mu_);
+    if (!g->has_exception_) return false;
+    *code = g->last_exception_.first;
+    *ctx = g->last_exception_.second;
     return true;
   };
   dopts.init_timeout_ms = env_->options.init_timeout_ms;
@@ -385,6 +395,10 @@ Status GraphState::Remove() {
   // leave before anything is freed. Running UDFs get stop_timeout_ms.
   Status s;
   if (runner_) s = runner_->Stop(env_->options.stop_timeout_ms);
+  if (callbacks_) {  // after the queues closed: no callback waits on one
+    std::lock_guard<std::mutex> lock(callbacks_->mu);
+    callbacks_->owner = nullptr;
+  }
   std::unique_lock<std::shared_mutex> life(life_mu_);
   if (s.ok()) {
     runner_.reset();
@@ -394,6 +408,9 @@ Status GraphState::Remove() {
       (deployment_ && deployment_->abandoned())) {
     // A UDF thread still runs in them (Note [Abandoning a stuck graph] in
     // exec/graph_runner.cc).
+    if (deployment_ && !deployment_->abandoned()) {
+      (void)deployment_->Abandon(s);
+    }
     session::KeepForever(env_, std::move(runner_), std::move(deployment_));
     return s.WithContext(Where());
   }
