@@ -68,7 +68,8 @@ class CrashOnThree : public FlowFunc::MetaFlowFunc {
     if (g_crash_in_init.load()) Crash();
     return FlowFunc::FLOW_FUNC_SUCCESS;
   }
-  int32_t Proc(const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in) override {
+  int32_t Proc(
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in) override {
     const auto* v = static_cast<const int64_t*>(in[0]->GetTensor()->GetData());
     if (*v == 3) Crash();
     return context_->SetOutput(0, in[0]);
@@ -97,7 +98,9 @@ FlowGraph WithCrashNode(const std::vector<int32_t>& devices) {
   return g;
 }
 
-Tensor I64(int64_t v) { return Tensor::From<int64_t>(DataType::kInt64, {1}, {v}); }
+Tensor I64(int64_t v) {
+  return Tensor::From<int64_t>(DataType::kInt64, {1}, {v});
+}
 
 // In the child: streams 1, 2, 3 through the graph, printing each result to
 // stderr as it is fetched (what reached the user before the crash).
@@ -130,8 +133,8 @@ std::string ProcCrashLine(const std::vector<int32_t>& devices,
                           const std::string& signal) {
   return "result 1\nresult 2\nhflow: crash: " + signal +
          " in node 'crash' function 'CrashTest_CrashOnThree' \\(replica 0\\) "
-         "on device " + std::to_string(devices.back()) +
-         " while processing transaction 3\n$";
+         "on device " +
+         std::to_string(devices.back()) + " while processing transaction 3\n$";
 }
 
 class UdfCrashTest : public ::testing::TestWithParam<std::vector<int32_t>> {
@@ -173,15 +176,14 @@ TEST_P(UdfCrashTest, CrashInInitSaysInit) {
               KilledBySignal(SIGSEGV),
               "hflow: crash: SIGSEGV in node 'crash' function "
               "'CrashTest_CrashOnThree' \\(replica 0\\) on device " +
-                  std::to_string(GetParam().back()) +
-                  " while running Init\n$");
+                  std::to_string(GetParam().back()) + " while running Init\n$");
 }
 
 TEST_P(UdfCrashTest, WithoutCrashReportNoLineIsWritten) {
-  EXPECT_EXIT(RunUntilCrash(GetParam(), Mode::kNullDeref, false),
-              KilledBySignal(SIGSEGV),
-              ::testing::AllOf(HasSubstr("result 2"),
-                               Not(HasSubstr("hflow: crash"))));
+  EXPECT_EXIT(
+      RunUntilCrash(GetParam(), Mode::kNullDeref, false),
+      KilledBySignal(SIGSEGV),
+      ::testing::AllOf(HasSubstr("result 2"), Not(HasSubstr("hflow: crash"))));
 }
 
 INSTANTIATE_TEST_SUITE_P(DeviceSets, UdfCrashTest,
@@ -203,7 +205,8 @@ TEST(CrashReportTest, CrashOutsideUdfCodeSaysSo) {
         if (!Initialize(o).ok()) std::exit(10);
         raise(SIGSEGV);
       },
-      KilledBySignal(SIGSEGV), "hflow: crash: SIGSEGV outside UDF code \\(thread '");
+      KilledBySignal(SIGSEGV),
+      "hflow: crash: SIGSEGV outside UDF code \\(thread '");
 }
 
 // Finalize puts the previous handlers back: a later crash prints nothing.

@@ -73,7 +73,8 @@ class InitBlocks : public FlowFunc::MetaFlowFunc {
     WaitAtGate();
     return FlowFunc::FLOW_FUNC_SUCCESS;
   }
-  int32_t Proc(const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in) override {
+  int32_t Proc(
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in) override {
     return context_->SetOutput(0, in[0]);
   }
 };
@@ -83,7 +84,8 @@ REGISTER_FLOW_FUNC("HangTest_InitBlocks", InitBlocks);
 class ProcBlocksOnTwo : public FlowFunc::MetaFlowFunc {
  public:
   int32_t Init() override { return FlowFunc::FLOW_FUNC_SUCCESS; }
-  int32_t Proc(const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in) override {
+  int32_t Proc(
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in) override {
     const auto* v = static_cast<const int64_t*>(in[0]->GetTensor()->GetData());
     if (*v == 2) WaitAtGate();
     return context_->SetOutput(0, in[0]);
@@ -113,7 +115,9 @@ FlowGraph WithStuckNode(const std::vector<int32_t>& devices,
   return g;
 }
 
-Tensor I64(int64_t v) { return Tensor::From<int64_t>(DataType::kInt64, {1}, {v}); }
+Tensor I64(int64_t v) {
+  return Tensor::From<int64_t>(DataType::kInt64, {1}, {v});
+}
 
 class UdfHangTest : public ::testing::TestWithParam<std::vector<int32_t>> {
  protected:
@@ -139,8 +143,9 @@ class UdfHangTest : public ::testing::TestWithParam<std::vector<int32_t>> {
 
   // Feeds 1, 2, 3 to a graph whose node 'stuck' hangs on 2; fetches 1.
   void StartStuck(Session& s) {
-    ASSERT_TRUE(s.AddGraph(1, WithStuckNode(GetParam(),
-                                            "HangTest_ProcBlocksOnTwo")).ok());
+    ASSERT_TRUE(
+        s.AddGraph(1, WithStuckNode(GetParam(), "HangTest_ProcBlocksOnTwo"))
+            .ok());
     Status st = s.BuildGraph(1);
     ASSERT_TRUE(st.ok()) << st.ToString();
     for (int64_t v : {1, 2, 3}) {
@@ -159,8 +164,9 @@ class UdfHangTest : public ::testing::TestWithParam<std::vector<int32_t>> {
   void ExpectFreshStartWorks() {
     Init();
     Session s;
-    ASSERT_TRUE(s.AddGraph(7, WithStuckNode(GetParam(),
-                                            "HangTest_ProcBlocksOnTwo")).ok());
+    ASSERT_TRUE(
+        s.AddGraph(7, WithStuckNode(GetParam(), "HangTest_ProcBlocksOnTwo"))
+            .ok());
     Status st = s.BuildGraph(7);
     ASSERT_TRUE(st.ok()) << st.ToString();
     for (int64_t v : {5, 6}) {
@@ -179,8 +185,8 @@ class UdfHangTest : public ::testing::TestWithParam<std::vector<int32_t>> {
     EXPECT_TRUE(st.IsTimeout()) << st.ToString();
     EXPECT_THAT(st.message(), HasSubstr("node 'stuck'"));
     EXPECT_THAT(st.message(), HasSubstr("'HangTest_ProcBlocksOnTwo'"));
-    EXPECT_THAT(st.message(), HasSubstr(
-        "on device " + std::to_string(GetParam().back())));
+    EXPECT_THAT(st.message(),
+                HasSubstr("on device " + std::to_string(GetParam().back())));
     EXPECT_THAT(st.message(), HasSubstr("in Proc of transaction 2"));
   }
 };
@@ -197,8 +203,8 @@ TEST_P(UdfHangTest, InitThatNeverReturnsFailsBuildWithinInitTimeout) {
     EXPECT_LT(Clock::now() - t0, milliseconds(kStopMs) + kSlack);
     EXPECT_TRUE(st.IsTimeout()) << st.ToString();
     EXPECT_THAT(st.message(), HasSubstr("node 'stuck'"));
-    EXPECT_THAT(st.message(), HasSubstr(
-        "on device " + std::to_string(GetParam().back())));
+    EXPECT_THAT(st.message(),
+                HasSubstr("on device " + std::to_string(GetParam().back())));
     EXPECT_THAT(st.message(), HasSubstr("Init did not return"));
     EXPECT_EQ(Entered(), 1);
     // Nothing was deployed: the graph can go, and feeding it says why.

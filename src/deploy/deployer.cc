@@ -47,8 +47,8 @@ Deployment::~Deployment() { (void)Undeploy(); }
 
 std::string Deployment::InstanceName(size_t index) const {
   const InstancePlan& p = instances_[index]->plan;
-  return "node '" + p.node + "' replica " + std::to_string(p.replica) +
-         " on " + Dev(p.device);
+  return "node '" + p.node + "' replica " + std::to_string(p.replica) + " on " +
+         Dev(p.device);
 }
 
 // Note [Abandoning a stuck deployment]
@@ -294,7 +294,8 @@ Status Deployment::LoadInstances() {
     tasks.emplace_back(raw->plan.device, [this, raw] { return LoadOne(raw); });
   }
   std::vector<size_t> late;
-  Status s = pool_->RunAllWithin(std::move(tasks), opts_.init_timeout_ms, &late);
+  Status s =
+      pool_->RunAllWithin(std::move(tasks), opts_.init_timeout_ms, &late);
   if (late.empty()) return s;
   std::string stuck;
   for (size_t i : late) stuck += (stuck.empty() ? "" : ", ") + InstanceName(i);
@@ -406,8 +407,8 @@ Status Deployment::Undeploy() {
       stuck += (stuck.empty() ? "" : ", ") + InstanceName(unloading[t]);
     }
     return Abandon(Status::Timeout(
-        "undeploy: " + stuck + ": the UDF's destructor did not return "
-        "within " + std::to_string(opts_.stop_timeout_ms) +
+        "undeploy: " + stuck + ": the UDF's destructor did not return within " +
+        std::to_string(opts_.stop_timeout_ms) +
         " ms (Options::stop_timeout_ms); its thread is left running, never "
         "joined, and the deployment is kept for the rest of the process"));
   }

@@ -3,12 +3,12 @@
 // its input queues gains a message or one of its output queues drains below
 // its depth. A run binds the instance's device (ScopedDevice; the pool
 // thread keeps that binding afterwards, so the next run on the same device
-// makes no runtime call), takes one message per input (aligned by transaction id), calls the UDF's Proc and lets the
-// deployment route the outputs (an output whose consumer is idle is handed
-// to it directly: Note [Hand-off] in exec_pool.cc). A failed Proc, or an
-// input that already carries a failure, becomes an error message (its ret
-// code set, no data) on every output, so the fetcher sees the code and
-// nothing is silently lost.
+// makes no runtime call), takes one message per input (aligned by transaction
+// id), calls the UDF's Proc and lets the deployment route the outputs (an
+// output whose consumer is idle is handed to it directly: Note [Hand-off] in
+// exec_pool.cc). A failed Proc, or an input that already carries a failure,
+// becomes an error message (its ret code set, no data) on every output, so the
+// fetcher sees the code and nothing is silently lost.
 //
 // Pool threads never wait on queues: outputs are pushed over the depth, and
 // an item whose output queues are full is not run until they drain, so the

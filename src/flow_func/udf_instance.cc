@@ -203,14 +203,15 @@ bool UdfInstance::InCall(std::string* what) const {
   if (phase == rt::UdfPhase::kNone) return false;
   if (what != nullptr) {
     const size_t f = call_func_.load(std::memory_order_relaxed);
-    *what = "node '" + env().node + "' function '" +
-            (f < funcs_.size() ? funcs_[f].name : std::string("?")) +
-            "' (replica " + std::to_string(env().instance_id) +
-            ") on device " + std::to_string(env().device) +
-            (phase == rt::UdfPhase::kInit
-                 ? std::string(" in Init")
-                 : " in Proc of transaction " +
-                       std::to_string(call_trans_.load(std::memory_order_relaxed)));
+    *what =
+        "node '" + env().node + "' function '" +
+        (f < funcs_.size() ? funcs_[f].name : std::string("?")) +
+        "' (replica " + std::to_string(env().instance_id) + ") on device " +
+        std::to_string(env().device) +
+        (phase == rt::UdfPhase::kInit
+             ? std::string(" in Init")
+             : " in Proc of transaction " +
+                   std::to_string(call_trans_.load(std::memory_order_relaxed)));
   }
   return true;
 }

@@ -80,12 +80,18 @@ void EnsureAltStack() {
 
 const char* SignalName(int sig) {
   switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGABRT: return "SIGABRT";
-    default: return "signal";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGABRT:
+      return "SIGABRT";
+    default:
+      return "signal";
   }
 }
 
@@ -204,10 +210,11 @@ Status InstallCrashReport() {
   sigemptyset(&sa.sa_mask);
   for (size_t i = 0; i < kNumSignals; ++i) {
     if (sigaction(kSignals[i], &sa, &g_previous[i]) != 0) {
-      for (size_t j = 0; j < i; ++j) sigaction(kSignals[j], &g_previous[j], nullptr);
+      for (size_t j = 0; j < i; ++j)
+        sigaction(kSignals[j], &g_previous[j], nullptr);
       return Status::Internal(std::string("crash report: sigaction(") +
-                              SignalName(kSignals[i]) + ") failed: " +
-                              std::strerror(errno));
+                              SignalName(kSignals[i]) +
+                              ") failed: " + std::strerror(errno));
     }
   }
   g_installed.store(true);

@@ -39,10 +39,13 @@ TEST(CrashReportLineTest, NamesTheUdfCallOfThisThread) {
             "hflow: crash: SIGABRT in node 'decode' function 'DecodeFunc' "
             "(replica 2) on device 6 while running Init");
   LeaveUdf();
-  testing::RunOnFreshThread([] {
-    EXPECT_EQ(Line(SIGBUS),
-              "hflow: crash: SIGBUS outside UDF code (thread 'crash-line')");
-  }, "crash-line");
+  testing::RunOnFreshThread(
+      [] {
+        EXPECT_EQ(
+            Line(SIGBUS),
+            "hflow: crash: SIGBUS outside UDF code (thread 'crash-line')");
+      },
+      "crash-line");
   EXPECT_EQ(Line(SIGFPE).rfind("hflow: crash: SIGFPE outside UDF code", 0), 0u);
 }
 
@@ -60,7 +63,8 @@ TEST(CrashReportLineTest, LongNamesAreCutToTheBuffer) {
 void MarkerHandler(int) {}
 
 TEST(CrashReportInstallTest, UninstallRestoresThePreviousHandlers) {
-  struct sigaction mine {}, saved{}, now{};
+  struct sigaction mine {
+  }, saved{}, now{};
   mine.sa_handler = MarkerHandler;
   sigemptyset(&mine.sa_mask);
   ASSERT_EQ(sigaction(SIGSEGV, &mine, &saved), 0);

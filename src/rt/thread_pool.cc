@@ -34,8 +34,8 @@ void ThreadPool::Abandon() {
     abandoned_ = true;
     stopping_ = true;
     for (Item& item : queue_) {
-      item.done.set_value(Status::Cancelled("thread pool '" + name_ +
-                                            "' was abandoned"));
+      item.done.set_value(
+          Status::Cancelled("thread pool '" + name_ + "' was abandoned"));
     }
     queue_.clear();
   }
@@ -95,8 +95,8 @@ Status ThreadPool::RunAllWithin(
     std::vector<std::pair<std::optional<int32_t>, Task>> tasks,
     int32_t timeout_ms, std::vector<size_t>* late) {
   if (timeout_ms < 0) return RunAll(std::move(tasks));
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(timeout_ms);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   std::vector<std::future<Status>> futures;
   futures.reserve(tasks.size());
   for (auto& [device, task] : tasks) {

@@ -63,8 +63,9 @@ class ThreadPool {
   // RunAll, waiting at most `timeout_ms` in all (-1: forever). Tasks still
   // queued or running at the deadline go to `late` (their indexes, in
   // order); the first error of the others is returned.
-  Status RunAllWithin(std::vector<std::pair<std::optional<int32_t>, Task>> tasks,
-                      int32_t timeout_ms, std::vector<size_t>* late);
+  Status RunAllWithin(
+      std::vector<std::pair<std::optional<int32_t>, Task>> tasks,
+      int32_t timeout_ms, std::vector<size_t>* late);
 
   // Gives up on the workers without waiting: queued tasks are dropped,
   // idle workers exit, busy ones finish (or not) on their own; all are

@@ -44,7 +44,8 @@ void KeepForever(std::shared_ptr<Environment> env,
   static auto* kept = new std::vector<Kept>();
   env->abandoned.store(true);
   std::lock_guard<std::mutex> lock(*mu);
-  kept->push_back(Kept{std::move(env), std::move(runner), std::move(deployment)});
+  kept->push_back(
+      Kept{std::move(env), std::move(runner), std::move(deployment)});
 }
 
 Status GetEnvironment(std::shared_ptr<Environment>* out) {
@@ -104,7 +105,8 @@ Status Initialize(const Options& options) {
     }
   }
   for (const auto& [name, value] :
-       {std::pair<const char*, int32_t>{"init_timeout_ms", options.init_timeout_ms},
+       {std::pair<const char*, int32_t>{"init_timeout_ms",
+                                        options.init_timeout_ms},
         {"stop_timeout_ms", options.stop_timeout_ms}}) {
     if (value < -1) {
       return Status::InvalidArgument(
