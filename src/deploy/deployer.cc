@@ -45,6 +45,30 @@ Deployment::Deployment(Plan plan, services::ExchangeService* svc,
 
 Deployment::~Deployment() { (void)Undeploy(); }
 
+std::string Deployment::InstanceName(size_t index) const {
+  const InstancePlan& p = instances_[index]->plan;
+  return "node '" + p.node + "' replica " + std::to_string(p.replica) + " on " +
+         Dev(p.device);
+}
+
+// Note [Abandoning a stuck deployment]
+// A UDF whose Init (or destructor) never returns holds a deploy pool
+// thread, and the thread still holds the instance, its environment (the
+// allocator, the output routes into this deployment's queues), the pool
+// and the runtime. Joining it would hang BuildGraph or RemoveGraph, so the
+// wait is bounded (Options::init_timeout_ms, stop_timeout_ms) and then the
+// deployment is abandoned: nothing it holds is freed, the pool's idle
+// threads exit and the stuck one is detached, never joined, and the
+// session keeps the object (with the exchange service and the runtime)
+// for the rest of the process, so a thread that returns late finds
+// everything in place. Its devices' resources stay allocated.
+Status Deployment::Abandon(Status why) {
+  abandoned_ = true;
+  deployed_ = false;
+  pool_->Abandon();
+  return why;
+}
+
 const std::string& Deployment::GroupName() const { return group_name_; }
 
 uint32_t Deployment::ErrorNodeTag(std::string_view node) const {
@@ -284,7 +308,17 @@ Status Deployment::LoadInstances() {
     DeployedInstance* raw = inst.get();
     tasks.emplace_back(raw->plan.device, [this, raw] { return LoadOne(raw); });
   }
-  return pool_->RunAll(std::move(tasks));
+  std::vector<size_t> late;
+  Status s =
+      pool_->RunAllWithin(std::move(tasks), opts_.init_timeout_ms, &late);
+  if (late.empty()) return s;
+  std::string stuck;
+  for (size_t i : late) stuck += (stuck.empty() ? "" : ", ") + InstanceName(i);
+  return Abandon(Status::Timeout(
+      "deploy: " + stuck + ": the UDF's Init did not return within " +
+      std::to_string(opts_.init_timeout_ms) +
+      " ms (Options::init_timeout_ms); its thread is left running, never "
+      "joined, and the deployment is kept for the rest of the process"));
 }
 
 // Note [Failing a graph]
@@ -358,6 +392,11 @@ Status Deployment::WatchDeviceLoss() {
 
 Status Deployment::Undeploy() {
   std::lock_guard<std::mutex> lock(undeploy_mu_);
+  if (abandoned_) {
+    return Status::FailedPrecondition(
+        "deploy: the deployment was abandoned (a UDF did not return); it is "
+        "kept, not undeployed");
+  }
   if (watch_) {
     svc_->runtime()->RemoveDeviceLostListener(loss_listener_);
     std::lock_guard<std::mutex> wl(watch_->mu);  // waits out a running one
@@ -369,8 +408,11 @@ Status Deployment::Undeploy() {
     if (first.ok() && !s.ok()) first = s;
   };
   std::vector<std::pair<std::optional<int32_t>, ThreadPool::Task>> tasks;
-  for (auto& inst : instances_) {
+  std::vector<size_t> unloading;  // instance index per task
+  for (size_t i = 0; i < instances_.size(); ++i) {
+    auto& inst = instances_[i];
     if (!inst->loaded) continue;
+    unloading.push_back(i);
     DeployedInstance* raw = inst.get();
     tasks.emplace_back(raw->plan.device, [this, raw]() -> Status {
       raw->udf.reset();  // user destructors run bound to the device
@@ -381,7 +423,19 @@ Status Deployment::Undeploy() {
       return s.IsDeviceLost() ? Status::OK() : s;
     });
   }
-  note(pool_->RunAll(std::move(tasks)));
+  std::vector<size_t> late;
+  note(pool_->RunAllWithin(std::move(tasks), opts_.stop_timeout_ms, &late));
+  if (!late.empty()) {
+    std::string stuck;
+    for (size_t t : late) {
+      stuck += (stuck.empty() ? "" : ", ") + InstanceName(unloading[t]);
+    }
+    return Abandon(Status::Timeout(
+        "undeploy: " + stuck + ": the UDF's destructor did not return within " +
+        std::to_string(opts_.stop_timeout_ms) +
+        " ms (Options::stop_timeout_ms); its thread is left running, never "
+        "joined, and the deployment is kept for the rest of the process"));
+  }
   instances_.clear();
   tasks.clear();
   for (size_t i = 0; i < queue_ids_.size(); ++i) {
@@ -420,7 +474,15 @@ Status Deploy(const Plan& plan, services::ExchangeService* svc,
   if (s.ok()) s = d->LoadInstances();
   if (s.ok()) s = d->WatchDeviceLoss();
   if (!s.ok()) {
-    (void)d->Undeploy();  // rollback: everything done so far
+    // Rollback: everything done so far, unless a thread still runs in it.
+    if (!d->abandoned()) (void)d->Undeploy();
+    if (d->abandoned()) {  // kept whole (Note [Abandoning a stuck deployment])
+      if (options.on_abandon) {
+        options.on_abandon(std::move(d));
+      } else {
+        (void)d.release();
+      }
+    }
     return s;
   }
   d->deployed_ = true;

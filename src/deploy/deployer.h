@@ -4,7 +4,10 @@
 // a memory group per device, a queue per edge, and one UDF instance per
 // (node, replica): model load + Init. Undeploy unloads instances and
 // destroys queues in parallel. A failure anywhere rolls back everything done
-// so far and returns the first error, naming the node and device.
+// so far and returns the first error, naming the node and device. An Init
+// (or a UDF destructor on undeploy) that does not return in time leaves
+// the deployment abandoned: kept whole, never destroyed (Note [Abandoning a
+// stuck deployment] in deployer.cc).
 //
 // Thread-safety: Deploy is reentrant. A Deployment's Route may be called
 // from many threads; Undeploy must not race with Route callers that have not
@@ -43,6 +46,14 @@ struct DeployOptions {
   std::function<void(const std::string& node, int32_t code, uint64_t ctx)>
       on_exception;
   std::function<bool(int32_t* code, uint64_t* ctx)> get_exception;
+  // How long Deploy waits for the instances' Init, and Undeploy for their
+  // destructors (-1: forever).
+  int32_t init_timeout_ms = -1;
+  int32_t stop_timeout_ms = -1;
+  // Takes a deployment that Deploy had to abandon (an Init did not return
+  // in time), to keep it for the rest of the process; without it, Deploy
+  // leaks it.
+  std::function<void(std::unique_ptr<class Deployment>)> on_abandon;
 };
 
 struct DeployedInstance {
@@ -129,9 +140,20 @@ class Deployment {
   Status failure() const;
 
   // Unloads every instance and destroys queues and groups, in parallel on
-  // the deploy pool. Idempotent; returns the first error.
+  // the deploy pool. Idempotent; returns the first error. A UDF destructor
+  // that does not return within stop_timeout_ms makes it return a timeout
+  // naming the node and abandon the deployment: its caller must then keep
+  // it (never destroy it).
   Status Undeploy();
   bool deployed() const { return deployed_; }
+  // Whether a thread of this deployment was given up on (Init or a
+  // destructor did not return): the object must outlive the process.
+  bool abandoned() const { return abandoned_; }
+  // Marks the deployment abandoned (by its own wait, or because an
+  // executor thread was left running in it): the deploy pool's threads are
+  // given up on (Note [Abandoning a stuck deployment]), nothing is freed,
+  // and the object must outlive the process. Returns `why`.
+  Status Abandon(Status why);
 
  private:
   friend Status Deploy(const Plan&, services::ExchangeService*,
@@ -143,6 +165,9 @@ class Deployment {
   Status OpenGroups();
   Status CreateQueues();
   Status LoadInstances();
+  // "node 'n' replica r on device d" of instance `index`.
+  std::string InstanceName(size_t index) const;
+
   Status LoadOne(DeployedInstance* inst);
   flow_func::InstanceEnv MakeEnv(const DeployedInstance& inst);
   // `mbuf` itself if it is on queue `queue_index`'s device, else a copy
@@ -172,6 +197,7 @@ class Deployment {
   std::string group_name_;
   uint64_t id_ = 0;
   std::atomic<bool> deployed_{false};
+  bool abandoned_ = false;
   std::mutex undeploy_mu_;
   // The device-loss listener reaches the deployment through `watch_`, whose
   // owner Undeploy clears (under its mutex) before anything is torn down.

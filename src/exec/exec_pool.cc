@@ -5,6 +5,8 @@
 // slot is filled by its owner thread and emptied with exchange.
 #include "exec/exec_pool.h"
 
+#include <chrono>
+
 #include "rt/spin_lock.h"
 #include "rt/thread_util.h"
 
@@ -23,14 +25,17 @@ thread_local int t_index = -1;
 ExecPool::ExecPool(std::string prefix, int threads)
     : prefix_(std::move(prefix)),
       num_slots_(threads < 1 ? 1 : threads),
-      slots_(std::make_unique<Slot[]>(num_slots_)) {
+      slots_(std::make_unique<Slot[]>(num_slots_)),
+      exited_(num_slots_, false) {
   threads = num_slots_;
   for (int i = 0; i < threads; ++i) {
     threads_.emplace_back([this, i] { Loop(i); });
   }
 }
 
-ExecPool::~ExecPool() { Stop(); }
+ExecPool::~ExecPool() {
+  if (!abandoned_) Stop();
+}
 
 void ExecPool::Schedule(Item* item) {
   int s = item->state_.load(std::memory_order_acquire);
@@ -189,21 +194,43 @@ void ExecPool::Loop(int index) {
     if (item == nullptr) item = Pop(index);
   }
   t_pool = nullptr;
+  std::lock_guard<std::mutex> lock(mu_);
+  exited_[index] = true;
+  exit_cv_.notify_all();
 }
 
-void ExecPool::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stop_ && threads_.empty()) return;
-    stop_ = true;
-    ready_.clear();
-    ready_count_.store(0);
-  }
+bool ExecPool::Stop(int32_t timeout_ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stop_ && threads_.empty()) return !abandoned_;
+  stop_ = true;
+  ready_.clear();
+  ready_count_.store(0);
   cv_.notify_all();
-  for (auto& t : threads_) {
-    if (t.joinable()) t.join();
+  auto all_exited = [this] {
+    for (size_t i = 0; i < threads_.size(); ++i) {
+      if (!exited_[i]) return false;
+    }
+    return true;
+  };
+  if (timeout_ms < 0) {
+    exit_cv_.wait(lock, all_exited);
+  } else {
+    exit_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), all_exited);
+  }
+  // A thread marked exited only returns from Loop: joining it is bounded.
+  // One still running an item may never return: it keeps the pool.
+  for (size_t i = 0; i < threads_.size(); ++i) {
+    if (exited_[i]) {
+      lock.unlock();
+      threads_[i].join();
+      lock.lock();
+    } else {
+      threads_[i].detach();
+      abandoned_ = true;
+    }
   }
   threads_.clear();
+  return !abandoned_;
 }
 
 }  // namespace exec

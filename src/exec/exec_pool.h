@@ -7,6 +7,11 @@
 // new work, also work scheduled from inside a run, which may be long or
 // blocked (Note [Executor design] in graph_runner.cc).
 //
+// Stop waits a bounded time: a thread still inside Item::Run at the
+// deadline (a UDF that never returns) is detached, never joined, and the
+// pool must then outlive it (Note [Abandoning a stuck graph] in
+// graph_runner.cc).
+//
 // Thread-safety: Schedule may be called from any thread, also from inside
 // Item::Run; Stop from the owner only, after which Schedule is a no-op.
 #ifndef HFLOW_EXEC_EXEC_POOL_H_
@@ -56,8 +61,13 @@ class ExecPool {
   bool HandOff(Item* claimed);
   // Gives up a claim that was not handed off.
   void Release(Item* claimed);
-  // Lets running items finish, drops queued ones and joins the threads.
-  void Stop();
+  // Lets running items finish, drops queued ones and joins the threads,
+  // waiting at most `timeout_ms` (-1: forever) for them. Returns false when
+  // some thread did not finish in time: it is detached, and the pool must
+  // not be destroyed (its owner keeps it for the rest of the process).
+  bool Stop(int32_t timeout_ms = -1);
+  // Whether a Stop gave up on a thread.
+  bool abandoned() const { return abandoned_; }
 
   int threads() const { return static_cast<int>(threads_.size()); }
 
@@ -91,6 +101,10 @@ class ExecPool {
   const int num_slots_;
   std::unique_ptr<Slot[]> slots_;
   std::vector<std::thread> threads_;
+  // Threads that left Loop (under mu_), for a bounded Stop.
+  std::condition_variable exit_cv_;
+  std::vector<bool> exited_;
+  bool abandoned_ = false;
 };
 
 }  // namespace exec

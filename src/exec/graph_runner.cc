@@ -104,7 +104,7 @@ GraphRunner::GraphRunner(deploy::Deployment* deployment, int threads,
       threads_(threads > 0 ? threads : DefaultThreads()),
       handoff_(handoff) {}
 
-GraphRunner::~GraphRunner() { Stop(); }
+GraphRunner::~GraphRunner() { (void)Stop(); }
 
 void GraphRunner::Start() {
   if (started_) return;
@@ -163,8 +163,25 @@ void GraphRunner::Wire() {
   }
 }
 
-void GraphRunner::Stop() {
-  if (!started_) return;
+// Note [Abandoning a stuck graph]
+// A UDF may block forever in Proc (a deadlock, a wait on something that
+// never comes). Joining its thread would hang RemoveGraph, Finalize and
+// the process exit with them, so Stop waits a bounded time
+// (Options::stop_timeout_ms) and then gives up on the threads still
+// running: they are detached, never joined. Such a thread may still return
+// one day and go on: it releases its inputs, routes outputs, reads the
+// worker, the pool, this runner and the deployment (its queues, its UDF
+// instance, the memory groups, the exchange service and the runtime). None
+// of them may be freed under it, so the runner and the deployment are
+// kept, whole, for the rest of the process (the session layer holds them
+// with the environment, whose exchange service and runtime are then not
+// torn down either), and UDF libraries are never unloaded anyway. What the
+// stuck graph holds on its devices stays allocated; everything else (the
+// executor threads that did stop, other graphs) is released as usual. A
+// returning thread finds stopping_ set and runs no further Proc.
+Status GraphRunner::Stop(int32_t timeout_ms) {
+  if (!started_) return stop_status_;
+  stopping_.store(true);
   // Every queue: feeders and fetchers wake with the reason. Listeners go
   // after the close, so no late enqueue reaches the pool.
   for (size_t i = 0; i < deployment_->plan().queues.size(); ++i) {
@@ -174,10 +191,31 @@ void GraphRunner::Stop() {
   }
   // Executors and feeders waiting for pool memory leave too.
   deployment_->CancelAllocWaits(Status::Cancelled("the graph is stopping"));
-  pool_->Stop();
+  started_ = false;
+  if (!pool_->Stop(timeout_ms)) {
+    abandoned_ = true;
+    stop_status_ = Status::Timeout(StuckReport(timeout_ms));
+    return stop_status_;
+  }
   pool_.reset();
   workers_.clear();
-  started_ = false;
+  return Status::OK();
+}
+
+std::string GraphRunner::StuckReport(int32_t timeout_ms) const {
+  std::string stuck;
+  for (const auto& inst : deployment_->instances()) {
+    std::string what;
+    if (inst->udf && inst->udf->InCall(&what)) {
+      stuck += (stuck.empty() ? "" : "; ") + what;
+    }
+  }
+  if (stuck.empty()) stuck = "an executor thread";
+  return "stopping the graph: " + stuck + " did not return within " +
+         std::to_string(timeout_ms) +
+         " ms (Options::stop_timeout_ms); its thread is left running, never "
+         "joined, and the graph's deployment is kept for the rest of the "
+         "process";
 }
 
 bool GraphRunner::OutputsFull(const Worker& w) const {
@@ -248,6 +286,10 @@ bool GraphRunner::RunWorker(Worker* w) {
   deploy::SetDeliverySink(handoff_ ? this : nullptr);
   bool more = true;
   for (int n = 0; n < kBudget && more; ++n) {
+    if (stopping_.load(std::memory_order_relaxed)) {
+      more = false;
+      break;
+    }
     more = NextInput(w);
     if (!more) break;
     // A UDF may have left the thread on another device (Note [Pool threads
@@ -357,7 +399,7 @@ void GraphRunner::ProcessOne(Worker* w, const ScopedDevice& bound) {
   {
     std::lock_guard<std::mutex> l(*w->lock);
     deploy::SetCurrentTransaction(trans, &first->head());
-    rc = inst.udf->Proc(bound, w->func, w->msgs);
+    rc = inst.udf->Proc(bound, w->func, w->msgs, trans);
     deploy::SetCurrentTransaction(0);
   }
   w->msgs.clear();  // the inputs' memory returns as soon as Proc is done

@@ -3,16 +3,19 @@
 // its input queues gains a message or one of its output queues drains below
 // its depth. A run binds the instance's device (ScopedDevice; the pool
 // thread keeps that binding afterwards, so the next run on the same device
-// makes no runtime call), takes one message per input (aligned by transaction id), calls the UDF's Proc and lets the
-// deployment route the outputs (an output whose consumer is idle is handed
-// to it directly: Note [Hand-off] in exec_pool.cc). A failed Proc, or an
-// input that already carries a failure, becomes an error message (its ret
-// code set, no data) on every output, so the fetcher sees the code and
-// nothing is silently lost.
+// makes no runtime call), takes one message per input (aligned by transaction
+// id), calls the UDF's Proc and lets the deployment route the outputs (an
+// output whose consumer is idle is handed to it directly: Note [Hand-off] in
+// exec_pool.cc). A failed Proc, or an input that already carries a failure,
+// becomes an error message (its ret code set, no data) on every output, so the
+// fetcher sees the code and nothing is silently lost.
 //
 // Pool threads never wait on queues: outputs are pushed over the depth, and
 // an item whose output queues are full is not run until they drain, so the
-// bound holds up to one Proc's outputs. Stop closes every queue and joins.
+// bound holds up to one Proc's outputs. Stop closes every queue and joins,
+// within a bound: a UDF that does not return leaves its thread behind and
+// the runner (with the deployment) must then be kept for the rest of the
+// process (Note [Abandoning a stuck graph] in graph_runner.cc).
 //
 // Thread-safety: Start/Stop from one thread; items are run by one pool
 // thread at a time; Proc calls on one instance are serialised by a lock
@@ -24,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "deploy/deployer.h"
@@ -42,8 +46,13 @@ class GraphRunner : private deploy::DeliverySink {
 
   void Start();
   // Closes every queue of the deployment (waking feeders and fetchers) and
-  // joins the pool. Call before undeploying.
-  void Stop();
+  // joins the pool, waiting at most `timeout_ms` (-1: forever) for running
+  // UDFs. Call before undeploying. A timeout status names the node,
+  // function, replica, device and transaction still in Proc; its thread is
+  // detached, and from then on neither this runner nor the deployment may
+  // be destroyed or undeployed (abandoned() is true).
+  Status Stop(int32_t timeout_ms = -1);
+  bool abandoned() const { return abandoned_; }
 
   uint64_t failures() const { return failures_.load(); }
   int threads() const { return threads_; }
@@ -64,6 +73,8 @@ class GraphRunner : private deploy::DeliverySink {
   // the transaction (yet); sets w->dead when an input queue fails.
   bool TryGather(Worker* w);
   void ProcessOne(Worker* w, const ScopedDevice& bound);
+  // The nodes still in Proc when a Stop ran out of time.
+  std::string StuckReport(int32_t timeout_ms) const;
   // `error_node`: the failing node's tag (Deployment::ErrorNodeTag).
   void EmitError(const deploy::DeployedInstance& inst, int32_t rc,
                  uint64_t trans_id, uint32_t error_node);
@@ -78,6 +89,10 @@ class GraphRunner : private deploy::DeliverySink {
   std::unique_ptr<ExecPool> pool_;
   std::atomic<uint64_t> failures_{0};
   bool started_ = false;
+  // Set by Stop: a thread returning from a stuck Proc runs nothing more.
+  std::atomic<bool> stopping_{false};
+  bool abandoned_ = false;
+  Status stop_status_;  // what the Stop that abandoned threads returned
 };
 
 }  // namespace exec

@@ -111,6 +111,14 @@ Status UdfInstance::Create(std::vector<FuncDesc> funcs, InstanceEnv env,
   HFLOW_RETURN_IF_ERROR(kind == ffi::FunctionKind::kFlowFunc
                             ? inst->CreateSingle()
                             : inst->CreateMulti());
+  for (const FuncDesc& f : inst->funcs_) {
+    rt::UdfSite site;
+    site.node = inst->env().node.c_str();
+    site.function = f.name.c_str();
+    site.replica = static_cast<int32_t>(inst->env().instance_id);
+    site.device = inst->env().device;
+    inst->sites_.push_back(site);
+  }
   *out = std::move(inst);
   return Status::OK();
 }
@@ -177,12 +185,45 @@ Status UdfInstance::CreateMulti() {
   return Status::OK();
 }
 
+void UdfInstance::Enter(size_t index, rt::UdfPhase phase, uint64_t trans) {
+  call_func_.store(index, std::memory_order_relaxed);
+  call_trans_.store(trans, std::memory_order_relaxed);
+  call_phase_.store(static_cast<uint32_t>(phase), std::memory_order_release);
+  rt::EnterUdf(&sites_[index], phase, trans);
+}
+
+void UdfInstance::Leave() {
+  rt::LeaveUdf();
+  call_phase_.store(0, std::memory_order_release);
+}
+
+bool UdfInstance::InCall(std::string* what) const {
+  const auto phase =
+      static_cast<rt::UdfPhase>(call_phase_.load(std::memory_order_acquire));
+  if (phase == rt::UdfPhase::kNone) return false;
+  if (what != nullptr) {
+    const size_t f = call_func_.load(std::memory_order_relaxed);
+    *what =
+        "node '" + env().node + "' function '" +
+        (f < funcs_.size() ? funcs_[f].name : std::string("?")) +
+        "' (replica " + std::to_string(env().instance_id) + ") on device " +
+        std::to_string(env().device) +
+        (phase == rt::UdfPhase::kInit
+             ? std::string(" in Init")
+             : " in Proc of transaction " +
+                   std::to_string(call_trans_.load(std::memory_order_relaxed)));
+  }
+  return true;
+}
+
 Status UdfInstance::Init(const ScopedDevice& bound) {
   HFLOW_RETURN_IF_ERROR(bound.Require(env().device));
   CallHooks hooks(log_header_, allocator_);
+  Enter(0, rt::UdfPhase::kInit, 0);
   int32_t rc = Guarded([&] { return Where(0) + " Init"; }, [&] {
     return single_ ? single_->Init() : multi_->Init(params_);
   });
+  Leave();
   if (rc != FlowFunc::FLOW_FUNC_SUCCESS) {
     return Status::FailedPrecondition(
         Where(0) + ": Init returned " + std::to_string(rc) +
@@ -192,12 +233,14 @@ Status UdfInstance::Init(const ScopedDevice& bound) {
 }
 
 int32_t UdfInstance::Proc(const ScopedDevice& bound, size_t index,
-                          const std::vector<std::shared_ptr<FlowMsg>>& inputs) {
+                          const std::vector<std::shared_ptr<FlowMsg>>& inputs,
+                          uint64_t trans) {
   if (!bound.Require(env().device).ok() || index >= funcs_.size()) {
     return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
   }
   CallHooks hooks(log_header_, allocator_);
   core_->SetCurrentInputs(&inputs);
+  Enter(index, rt::UdfPhase::kProc, trans);
   int32_t rc = Guarded([&] { return Where(index) + " Proc"; },
                        [&]() -> int32_t {
     if (single_) return single_->Proc(inputs);
@@ -210,6 +253,7 @@ int32_t UdfInstance::Proc(const ScopedDevice& bound, size_t index,
     for (const auto& m : inputs) queues.push_back(std::make_shared<CallQueue>(m));
     return q->second(run_context_, queues);
   });
+  Leave();
   core_->SetCurrentInputs(nullptr);
   return rc;
 }

@@ -4,13 +4,17 @@
 // instance), runs Init once and Proc per input set, and turns every failure
 // (a non-zero code, a C++ exception escaping user code) into a clear status
 // or code. Init and Proc take the caller's binding token: the instance's
-// device must be bound (invariant 1).
+// device must be bound (invariant 1). While user code runs, the instance
+// says so (InCall, for a stop that times out) and the thread's crash record
+// names it (rt/crash_report.h).
 //
 // Thread-safety: Init/Proc of one instance must not run concurrently (the
-// executor serialises them); distinct instances are independent.
+// executor serialises them); InCall may be called from any thread at any
+// time; distinct instances are independent.
 #ifndef HFLOW_FLOW_FUNC_UDF_INSTANCE_H_
 #define HFLOW_FLOW_FUNC_UDF_INSTANCE_H_
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,6 +25,7 @@
 #include "flow_func/meta_flow_func.h"
 #include "flow_func/meta_multi_func.h"
 #include "flow_func/udf_context.h"
+#include "rt/crash_report.h"
 #include "rt/device_binding.h"
 
 namespace hflow {
@@ -33,10 +38,16 @@ class UdfInstance {
                        std::unique_ptr<UdfInstance>* out);
 
   Status Init(const ScopedDevice& bound);
-  // Runs function `index` of funcs() on `inputs`; returns the UDF's code
-  // (FLOW_FUNC_FAILED if it threw).
+  // Runs function `index` of funcs() on `inputs` (of transaction `trans`,
+  // for reports); returns the UDF's code (FLOW_FUNC_FAILED if it threw).
   int32_t Proc(const ScopedDevice& bound, size_t index,
-               const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs);
+               const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
+               uint64_t trans = 0);
+
+  // Whether user code of this instance is running now (Init or Proc); if
+  // so, `what` (may be null) gets "node 'n' function 'F' (replica r) on
+  // device d in Proc of transaction t" (or "in Init").
+  bool InCall(std::string* what) const;
 
   const std::vector<FuncDesc>& funcs() const { return funcs_; }
   const InstanceEnv& env() const { return core_->env(); }
@@ -47,6 +58,9 @@ class UdfInstance {
   Status CreateSingle();
   Status CreateMulti();
   std::string Where(size_t index) const;
+  // Marks user code of function `index` running (phase) or done (kNone).
+  void Enter(size_t index, rt::UdfPhase phase, uint64_t trans);
+  void Leave();
 
   std::vector<FuncDesc> funcs_;
   std::shared_ptr<ContextCore> core_;
@@ -59,6 +73,13 @@ class UdfInstance {
   std::shared_ptr<FlowFunc::MetaMultiFunc> multi_;
   std::map<FlowFunc::AscendString, FlowFunc::PROC_FUNC_WITH_CONTEXT> procs_;
   std::map<FlowFunc::AscendString, FlowFunc::PROC_FUNC_WITH_CONTEXT_Q> procs_q_;
+  // Per function: what the crash report names (points into funcs_ and env).
+  std::vector<rt::UdfSite> sites_;
+  // The call in progress, for InCall from other threads: its phase
+  // (rt::UdfPhase), function index and transaction.
+  std::atomic<uint32_t> call_phase_{0};
+  std::atomic<size_t> call_func_{0};
+  std::atomic<uint64_t> call_trans_{0};
 };
 
 }  // namespace flow_func

@@ -3,6 +3,7 @@
 // its worker thread.
 #include "rt/thread_pool.h"
 
+#include <chrono>
 #include <exception>
 
 #include "hflow/rt.h"
@@ -23,7 +24,27 @@ ThreadPool::ThreadPool(std::string name, int num_threads,
   }
 }
 
-ThreadPool::~ThreadPool() { Shutdown(); }
+ThreadPool::~ThreadPool() {
+  if (!abandoned_) Shutdown();
+}
+
+void ThreadPool::Abandon() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    abandoned_ = true;
+    stopping_ = true;
+    for (Item& item : queue_) {
+      item.done.set_value(
+          Status::Cancelled("thread pool '" + name_ + "' was abandoned"));
+    }
+    queue_.clear();
+  }
+  cv_.notify_all();
+  for (auto& t : workers_) {
+    if (t.joinable()) t.detach();
+  }
+  workers_.clear();
+}
 
 void ThreadPool::Shutdown() {
   {
@@ -65,6 +86,29 @@ Status ThreadPool::RunAll(
   Status first;
   for (auto& f : futures) {
     Status s = f.get();
+    if (first.ok() && !s.ok()) first = s;
+  }
+  return first;
+}
+
+Status ThreadPool::RunAllWithin(
+    std::vector<std::pair<std::optional<int32_t>, Task>> tasks,
+    int32_t timeout_ms, std::vector<size_t>* late) {
+  if (timeout_ms < 0) return RunAll(std::move(tasks));
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::vector<std::future<Status>> futures;
+  futures.reserve(tasks.size());
+  for (auto& [device, task] : tasks) {
+    futures.push_back(Submit(std::move(task), device));
+  }
+  Status first;
+  for (size_t i = 0; i < futures.size(); ++i) {
+    if (futures[i].wait_until(deadline) != std::future_status::ready) {
+      late->push_back(i);
+      continue;
+    }
+    Status s = futures[i].get();
     if (first.ok() && !s.ok()) first = s;
   }
   return first;

@@ -11,8 +11,14 @@
 // pairs, so no default context is destroyed and recreated per task
 // (LESSONS.md, invariant 5).
 //
+// A task that never returns (a UDF's Init) must not hang its caller:
+// RunAllWithin waits a bounded time and names the late tasks; the owner then
+// Abandon()s the pool, whose threads are detached, never joined, and keeps
+// the pool object (and whatever the late tasks use) for the rest of the
+// process.
+//
 // Thread-safety: Submit may be called from any thread; the destructor (and
-// Shutdown) must not race with Submit.
+// Shutdown, Abandon) must not race with Submit.
 #ifndef HFLOW_RT_THREAD_POOL_H_
 #define HFLOW_RT_THREAD_POOL_H_
 
@@ -54,6 +60,18 @@ class ThreadPool {
   // Runs every task, waits for all of them, and returns the first error in
   // submission order (all tasks run even when one fails).
   Status RunAll(std::vector<std::pair<std::optional<int32_t>, Task>> tasks);
+  // RunAll, waiting at most `timeout_ms` in all (-1: forever). Tasks still
+  // queued or running at the deadline go to `late` (their indexes, in
+  // order); the first error of the others is returned.
+  Status RunAllWithin(
+      std::vector<std::pair<std::optional<int32_t>, Task>> tasks,
+      int32_t timeout_ms, std::vector<size_t>* late);
+
+  // Gives up on the workers without waiting: queued tasks are dropped,
+  // idle workers exit, busy ones finish (or not) on their own; all are
+  // detached. The pool must not be destroyed afterwards (its owner keeps
+  // it: a late task may still return into it).
+  void Abandon();
 
   // Runs queued tasks, then stops and joins the workers. Idempotent.
   void Shutdown();
@@ -77,6 +95,7 @@ class ThreadPool {
   std::condition_variable cv_;
   std::deque<Item> queue_;
   bool stopping_ = false;
+  bool abandoned_ = false;
   std::vector<std::thread> workers_;
 };
 

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -156,6 +159,45 @@ TEST(ThreadPoolBasicsTest, SubmitAfterShutdownFails) {
   pool.Shutdown();
   Status s = pool.Submit([] { return Status::OK(); }).get();
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+}
+
+// A task that never returns: RunAllWithin names it at the deadline, the
+// others' results still count; Abandon lets the pool go without joining.
+TEST(ThreadPoolBasicsTest, RunAllWithinNamesLateTasksAndAbandonDoesNotJoin) {
+  InstallSim({3, 6, 7});
+  // Kept for the process: the late task returns into the pool.
+  auto* pool = new ThreadPool("deploy", 2);
+  struct Gate {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool open = false;
+  };
+  auto* gate = new Gate();  // outlives the test, as the late task may
+  std::vector<std::pair<std::optional<int32_t>, ThreadPool::Task>> tasks;
+  tasks.emplace_back(3, [] { return Status::OK(); });
+  tasks.emplace_back(6, [gate] {
+    std::unique_lock<std::mutex> lock(gate->mu);
+    gate->cv.wait(lock, [gate] { return gate->open; });
+    return Status::OK();
+  });
+  tasks.emplace_back(7, [] { return Status::NotFound("seven"); });
+  std::vector<size_t> late;
+  auto t0 = std::chrono::steady_clock::now();
+  Status s = pool->RunAllWithin(std::move(tasks), 100, &late);
+  auto spent = std::chrono::steady_clock::now() - t0;
+  EXPECT_GE(spent, std::chrono::milliseconds(100));
+  EXPECT_LT(spent, std::chrono::milliseconds(2000));
+  EXPECT_EQ(late, std::vector<size_t>{1});
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  pool->Abandon();
+  EXPECT_EQ(pool->size(), 0);
+  EXPECT_EQ(pool->Submit([] { return Status::OK(); }).get().code(),
+            StatusCode::kFailedPrecondition);
+  {
+    std::lock_guard<std::mutex> lock(gate->mu);
+    gate->open = true;
+  }
+  gate->cv.notify_all();
 }
 
 }  // namespace

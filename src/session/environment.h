@@ -1,12 +1,15 @@
 // The process-wide state behind hflow::Initialize/Finalize: the device
 // runtime, the exchange service, the options, and the live sessions (so
-// Finalize can remove their graphs).
+// Finalize can remove their graphs); and the keep for graphs abandoned with
+// a UDF thread still in them (Note [Abandoning a stuck graph] in
+// exec/graph_runner.cc).
 //
 // Thread-safety: Get() returns a shared snapshot; Initialize/Finalize take
 // the environment lock and must not race with graph operations.
 #ifndef HFLOW_SESSION_ENVIRONMENT_H_
 #define HFLOW_SESSION_ENVIRONMENT_H_
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,12 +21,21 @@
 #include "services/exchange_service.h"
 
 namespace hflow {
+namespace deploy {
+class Deployment;
+}
+namespace exec {
+class GraphRunner;
+}
 namespace session {
 
 struct Environment {
   Options options;
   std::shared_ptr<rt::DeviceRuntime> runtime;
   std::unique_ptr<services::ExchangeService> svc;
+  // A graph of this environment was abandoned: its stuck thread may still
+  // use svc and runtime, so Finalize leaves them to the keep.
+  std::atomic<bool> abandoned{false};
 
   // The most pool memory in use at once on `device` by graphs already
   // removed (DeviceReport::peak_mem_bytes once their groups are gone).
@@ -40,6 +52,13 @@ struct Environment {
   mutable std::mutex peak_mu;
   std::map<int32_t, uint64_t> peak_in_use;  // guarded by peak_mu
 };
+
+// Keeps a graph's runner and deployment (either may be null), and `env`
+// with its exchange service and runtime, for the rest of the process: a
+// thread that never returned may still use them. Never freed.
+void KeepForever(std::shared_ptr<Environment> env,
+                 std::unique_ptr<exec::GraphRunner> runner,
+                 std::unique_ptr<deploy::Deployment> deployment);
 
 // The current environment, or nullptr (with a status saying why).
 Status GetEnvironment(std::shared_ptr<Environment>* out);

@@ -56,21 +56,37 @@ Status GraphState::Build() {
   dopts.pool_threads = env_->options.deploy_threads;
   dopts.alloc_timeout_ms = env_->options.alloc_timeout_ms;
   const bool catch_exceptions = def_.exception_catch;
-  dopts.on_exception = [this, catch_exceptions](const std::string& node,
-                                                int32_t code, uint64_t ctx) {
+  // The UDFs reach this graph only through `owner`, which Remove clears:
+  // a UDF thread left running (abandoned) never calls into a freed graph.
+  callbacks_ = std::make_shared<Callbacks>();
+  callbacks_->owner = this;
+  dopts.on_exception = [cb = callbacks_, catch_exceptions](
+                           const std::string& node, int32_t code,
+                           uint64_t ctx) {
+    std::lock_guard<std::mutex> owner_lock(cb->mu);
+    GraphState* g = cb->owner;
+    if (g == nullptr) return;
     {
-      std::lock_guard<std::mutex> lock(exc_mu_);
-      last_exception_ = {code, ctx};
-      has_exception_ = true;
+      std::lock_guard<std::mutex> lock(g->exc_mu_);
+      g->last_exception_ = {code, ctx};
+      g->has_exception_ = true;
     }
-    if (catch_exceptions) DeliverException(node, code, ctx);
+    if (catch_exceptions) g->DeliverException(node, code, ctx);
   };
-  dopts.get_exception = [this](int32_t* code, uint64_t* ctx) {
-    std::lock_guard<std::mutex> lock(exc_mu_);
-    if (!has_exception_) return false;
-    *code = last_exception_.first;
-    *ctx = last_exception_.second;
+  dopts.get_exception = [cb = callbacks_](int32_t* code, uint64_t* ctx) {
+    std::lock_guard<std::mutex> owner_lock(cb->mu);
+    GraphState* g = cb->owner;
+    if (g == nullptr) return false;
+    std::lock_guard<std::mutex> lock(g->exc_mu_);
+    if (!g->has_exception_) return false;
+    *code = g->last_exception_.first;
+    *ctx = g->last_exception_.second;
     return true;
+  };
+  dopts.init_timeout_ms = env_->options.init_timeout_ms;
+  dopts.stop_timeout_ms = env_->options.stop_timeout_ms;
+  dopts.on_abandon = [env = env_](std::unique_ptr<deploy::Deployment> d) {
+    session::KeepForever(env, nullptr, std::move(d));
   };
   HFLOW_RETURN_IF_ERROR(
       deploy::Deploy(plan, env_->svc.get(), dopts, &deployment_));
@@ -416,21 +432,38 @@ void GraphState::DeliverException(const std::string& node, int32_t code,
 Status GraphState::Remove() {
   removed_ = true;
   // Wake every feed and fetch blocked on a queue, then wait for them to
-  // leave before anything is freed.
-  if (runner_) runner_->Stop();
-  std::unique_lock<std::shared_mutex> life(life_mu_);
-  runner_.reset();
-  if (matcher_) matcher_->Clear();  // their memory goes before the groups
+  // leave before anything is freed. Running UDFs get stop_timeout_ms.
   Status s;
-  if (deployment_) {
-    // The peaks outlive the groups (hflow::DeviceReports after removal).
-    for (int32_t d : env_->options.cluster.LocalDeviceIds()) {
-      if (services::MemoryGroup* g = deployment_->Group(d)) {
-        env_->RecordPeakInUse(d, g->Stats().peak_in_use_bytes);
-      }
-    }
-    s = deployment_->Undeploy();
+  if (runner_) s = runner_->Stop(env_->options.stop_timeout_ms);
+  if (callbacks_) {  // after the queues closed: no callback waits on one
+    std::lock_guard<std::mutex> lock(callbacks_->mu);
+    callbacks_->owner = nullptr;
   }
+  std::unique_lock<std::shared_mutex> life(life_mu_);
+  if (s.ok()) {
+    runner_.reset();
+    if (matcher_) matcher_->Clear();  // their memory goes before the groups
+    if (deployment_) {
+      // The peaks outlive the groups (hflow::DeviceReports after removal).
+      for (int32_t d : env_->options.cluster.LocalDeviceIds()) {
+        if (services::MemoryGroup* g = deployment_->Group(d)) {
+          env_->RecordPeakInUse(d, g->Stats().peak_in_use_bytes);
+        }
+      }
+      s = deployment_->Undeploy();
+    }
+  }
+  if ((runner_ && runner_->abandoned()) ||
+      (deployment_ && deployment_->abandoned())) {
+    // A UDF thread still runs in them (Note [Abandoning a stuck graph] in
+    // exec/graph_runner.cc).
+    if (deployment_ && !deployment_->abandoned()) {
+      (void)deployment_->Abandon(s);
+    }
+    session::KeepForever(env_, std::move(runner_), std::move(deployment_));
+    return s.WithContext(Where());
+  }
+  runner_.reset();
   deployment_.reset();
   return s;
 }

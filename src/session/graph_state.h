@@ -128,6 +128,13 @@ class GraphState {
   std::mutex exc_mu_;
   std::pair<int32_t, uint64_t> last_exception_{0, 0};
   bool has_exception_ = false;
+  // How the UDFs' exception callbacks reach this graph (set by Build,
+  // cleared by Remove).
+  struct Callbacks {
+    std::mutex mu;
+    GraphState* owner = nullptr;
+  };
+  std::shared_ptr<Callbacks> callbacks_;
 };
 
 }  // namespace hflow

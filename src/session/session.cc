@@ -11,6 +11,7 @@
 #include "flow_func/lib/flow_func_internal.h"
 #include "hflow/context_guard.h"
 #include "hflow/rt.h"
+#include "rt/crash_report.h"
 #include "session/environment.h"
 #include "session/graph_state.h"
 
@@ -31,6 +32,12 @@ std::set<Session*>& Sessions() {
 // g_env_mu.
 std::optional<std::vector<DeviceReport>> g_final_reports;
 
+struct Kept {
+  std::shared_ptr<Environment> env;
+  std::unique_ptr<exec::GraphRunner> runner;
+  std::unique_ptr<deploy::Deployment> deployment;
+};
+
 }  // namespace
 
 std::vector<DeviceReport> RuntimeReports(const Environment& env) {
@@ -47,6 +54,19 @@ std::vector<DeviceReport> RuntimeReports(const Environment& env) {
     rows.push_back(r);
   }
   return rows;
+}
+
+void KeepForever(std::shared_ptr<Environment> env,
+                 std::unique_ptr<exec::GraphRunner> runner,
+                 std::unique_ptr<deploy::Deployment> deployment) {
+  static std::mutex* mu = new std::mutex();
+  // Reachable, never destroyed (not even at exit, when a stuck thread may
+  // still run): leak checkers see it as live.
+  static auto* kept = new std::vector<Kept>();
+  env->abandoned.store(true);
+  std::lock_guard<std::mutex> lock(*mu);
+  kept->push_back(
+      Kept{std::move(env), std::move(runner), std::move(deployment)});
 }
 
 Status GetEnvironment(std::shared_ptr<Environment>* out) {
@@ -112,6 +132,17 @@ Status Initialize(const Options& options) {
           "' is not one of debug, info, warn, error, off");
     }
   }
+  for (const auto& [name, value] :
+       {std::pair<const char*, int32_t>{"init_timeout_ms",
+                                        options.init_timeout_ms},
+        {"stop_timeout_ms", options.stop_timeout_ms}}) {
+    if (value < -1) {
+      return Status::InvalidArgument(
+          std::string("hflow::Initialize: Options::") + name + " is " +
+          std::to_string(value) +
+          "; give a number of milliseconds, or -1 to wait forever");
+    }
+  }
   auto env = std::make_shared<Environment>();
   env->options = options;
   rt::RuntimeOptions ro;
@@ -122,6 +153,10 @@ Status Initialize(const Options& options) {
   HFLOW_RETURN_IF_ERROR(
       rt::InitializeRuntime(ro, &env->runtime).WithContext("hflow::Initialize: "));
   env->svc = std::make_unique<services::ExchangeService>(env->runtime.get());
+  if (options.crash_report) {
+    HFLOW_RETURN_IF_ERROR(
+        rt::InstallCrashReport().WithContext("hflow::Initialize: "));
+  }
   session::g_env = std::move(env);
   session::g_final_reports.reset();
   session::g_initialized.store(true);
@@ -152,7 +187,10 @@ Status Finalize() {
     std::lock_guard<std::mutex> lock(session::g_env_mu);
     session::g_final_reports = session::RuntimeReports(*env);
   }
-  env->svc.reset();  // destroys queues and groups, stops the agents
+  // Destroys queues and groups and stops the agents, unless a stuck UDF
+  // thread may still use them (the keep holds them then).
+  if (!env->abandoned.load()) env->svc.reset();
+  if (env->options.crash_report) rt::UninstallCrashReport();
   return first;
 }
 
