@@ -229,7 +229,9 @@ TEST_F(CliRunTest, FailingUdfExitsOneWithItsRetCode) {
     EXPECT_EQ(line["ret_name"], "FLOW_FUNC_ERR_PARAM_INVALID");
     EXPECT_FALSE(line.contains("data"));
     // The failing node, where the runtime reports it (FlowInfo::error_node).
-    if (line.contains("error_node")) EXPECT_EQ(line["error_node"], "add");
+    if (line.contains("error_node")) {
+      EXPECT_EQ(line["error_node"], "add");
+    }
   }
   EXPECT_NE(r.err.find("transaction 1 came back with ret code 164000 "
                        "(FLOW_FUNC_ERR_PARAM_INVALID)"),

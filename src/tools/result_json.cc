@@ -15,9 +15,22 @@
 namespace hflow::tools {
 namespace {
 
-// Longest text of one element: "-2.2250738585072014e-308" (24 chars) and
-// "\"-Infinity\"" (11) both fit.
+// Longest text of one element of any dtype: "-2.2250738585072014e-308"
+// (24 chars) and "\"-Infinity\"" (11) both fit.
 constexpr size_t kMaxElementChars = 26;
+
+// Longest text of one element of `dt`, so a large tensor's buffer is not
+// sized (and zeroed) for doubles: "-1.17549435e-38" is the longest float.
+size_t MaxChars(DataType dt) {
+  switch (dt) {
+    case DataType::kBool: return 5;
+    case DataType::kInt8: case DataType::kUint8: return 4;
+    case DataType::kInt16: case DataType::kUint16: return 6;
+    case DataType::kInt32: case DataType::kUint32: return 11;
+    case DataType::kFloat: return 15;
+    default: return kMaxElementChars;
+  }
+}
 
 template <typename T>
 T Load(const uint8_t* p) {
@@ -122,7 +135,9 @@ void AppendData(const Tensor& tensor, std::string* line) {
   if (width == 0 || fn == nullptr) return;
   const size_t n = tensor.data.size() / width;
   const size_t start = line->size();
-  line->resize(start + n * (kMaxElementChars + 1));
+  // Sized for n elements, the last one may use the whole bound (to_chars
+  // below is given kMaxElementChars of room).
+  line->resize(start + n * (MaxChars(tensor.dtype) + 1) + kMaxElementChars);
   char* p = line->data() + start;
   const uint8_t* src = tensor.data.data();
   for (size_t i = 0; i < n; ++i, src += width) {
