@@ -9,6 +9,7 @@
 // Thread-safety: single-threaded; each test writes into its own temp dir.
 #include <gmock/gmock.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -39,7 +40,8 @@ class CliFaultTest : public testing::CliTest,
                      public ::testing::WithParamInterface<std::vector<int32_t>> {
  protected:
   // a -> faulty (mode, after) -> out; placed on the set's last device.
-  std::string Graph(const std::string& mode, int after = 0) {
+  std::string Graph(const std::string& mode, int after = 0,
+                    const std::string& gate = "") {
     std::string config = std::string(HFLOW_TEST_UDF_DIR) +
                          "/cli_faults/faulty_func.json";
     return Write("g.json",
@@ -47,7 +49,8 @@ class CliFaultTest : public testing::CliTest,
                  R"("inputs":["a"],"outputs":1,"function":"Faulty",)"
                  R"("compile_config":")" + config +
                      R"(","init_params":{"mode":")" + mode +
-                     R"(","after":)" + std::to_string(after) +
+                     R"(","gate":")" + gate + R"(","after":)" +
+                     std::to_string(after) +
                      R"(}}],"outputs":["faulty:0"],"deploy":{"deploy_info":[)"
                      R"({"flow_node_name":"faulty","logic_device_id":"0:0:)" +
                      std::to_string(GetParam().back()) + R"("}]}})");
@@ -97,12 +100,30 @@ TEST_P(CliFaultTest, ValidateBoundsAHangingInit) {
   EXPECT_THAT(r.err, HasSubstr("Init"));
 }
 
+// stdout is a pipe read line by line: each result must arrive when it is
+// produced (not at exit, which a crash never reaches). The UDF aborts on
+// transaction 4 only once the test has read the first three and opened the
+// gate.
 TEST_P(CliFaultTest, CrashKeepsTheResultsAlreadyProduced) {
-  testing::CliResult r = RunFaulty("crash", 3, " --repeat 6");
-  EXPECT_NE(r.code, 0);
-  EXPECT_EQ(Lines(r.out), (std::vector<std::string>{PassLine(1), PassLine(2),
-                                                    PassLine(3)}))
-      << r.err;
+  std::string gate = dir_ + "/gate";
+  std::string cmd = "timeout -k 5 120 env " + env_ + " '" + HFLOW_CLI_PATH +
+                    "' run '" + Graph("crash", 3, gate) + "'" + Devices() +
+                    " --input a=int32:1,2 --repeat 6 2>'" + dir_ + "/err'";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::vector<std::string> lines;
+  char buf[4096];
+  while (lines.size() < 3 && std::fgets(buf, sizeof(buf), pipe)) {
+    lines.push_back(buf);
+  }
+  Write("gate", "");
+  while (std::fgets(buf, sizeof(buf), pipe)) lines.push_back(buf);
+  int status = pclose(pipe);
+  EXPECT_NE(status, 0);
+  EXPECT_EQ(lines, (std::vector<std::string>{PassLine(1) + "\n",
+                                             PassLine(2) + "\n",
+                                             PassLine(3) + "\n"}))
+      << Read(dir_ + "/err");
 }
 
 TEST_P(CliFaultTest, HangExitsWithinTheTimeoutNamingTheTransaction) {

@@ -8,7 +8,9 @@
 //   init_hang  Init never returns
 //   fail       Proc returns FLOW_FUNC_FAILED
 //   hang       Proc never returns
-//   crash      Proc aborts the process
+//   crash      Proc aborts the process, once the file named by the string
+//              attr "gate" exists (the test creates it when it has read
+//              the results before; waits at most 60 s)
 //   printf     Proc prints a line on stdout, then passes its input on
 #include <time.h>
 
@@ -43,6 +45,10 @@ class Faulty : public MetaFlowFunc {
     }
     int64_t after = 0;
     if (context_->GetAttr("after", after) == FLOW_FUNC_SUCCESS) after_ = after;
+    AscendString gate;
+    if (context_->GetAttr("gate", gate) == FLOW_FUNC_SUCCESS) {
+      gate_ = gate.GetString();
+    }
     if (mode_ == "init_fail") return FLOW_FUNC_FAILED;
     if (mode_ == "init_hang") SleepForever();
     return FLOW_FUNC_SUCCESS;
@@ -55,7 +61,10 @@ class Faulty : public MetaFlowFunc {
     }
     if (mode_ == "fail") return FLOW_FUNC_FAILED;
     if (mode_ == "hang") SleepForever();
-    if (mode_ == "crash") std::abort();
+    if (mode_ == "crash") {
+      WaitForFile(gate_);
+      std::abort();
+    }
     if (mode_ == "printf") {
       std::printf("not a result line\n");
       std::fflush(stdout);
@@ -64,7 +73,19 @@ class Faulty : public MetaFlowFunc {
   }
 
  private:
+  static void WaitForFile(const std::string& path) {
+    for (int i = 0; i < 6000 && !path.empty(); ++i) {
+      if (FILE* f = std::fopen(path.c_str(), "r")) {
+        std::fclose(f);
+        return;
+      }
+      struct timespec ts = {0, 10 * 1000 * 1000};
+      nanosleep(&ts, nullptr);
+    }
+  }
+
   std::string mode_;
+  std::string gate_;
   int64_t after_ = 0;
 };
 
