@@ -47,8 +47,8 @@ class CliFaultTest : public testing::CliTest,
     return Write("g.json",
                  R"({"name":"faults","inputs":["a"],"nodes":[{"name":"faulty",)"
                  R"("inputs":["a"],"outputs":1,"function":"Faulty",)"
-                 R"("compile_config":")" + config +
-                     R"(","init_params":{"mode":")" + mode +
+                 R"("compile_config":")" +
+                     config + R"(","init_params":{"mode":")" + mode +
                      R"(","gate":")" + gate + R"(","after":)" +
                      std::to_string(after) +
                      R"(}}],"outputs":["faulty:0"],"deploy":{"deploy_info":[)"
@@ -120,9 +120,9 @@ TEST_P(CliFaultTest, CrashKeepsTheResultsAlreadyProduced) {
   while (std::fgets(buf, sizeof(buf), pipe)) lines.push_back(buf);
   int status = pclose(pipe);
   EXPECT_NE(status, 0);
-  EXPECT_EQ(lines, (std::vector<std::string>{PassLine(1) + "\n",
-                                             PassLine(2) + "\n",
-                                             PassLine(3) + "\n"}))
+  EXPECT_EQ(lines,
+            (std::vector<std::string>{PassLine(1) + "\n", PassLine(2) + "\n",
+                                      PassLine(3) + "\n"}))
       << Read(dir_ + "/err");
 }
 

@@ -23,12 +23,21 @@ constexpr size_t kMaxElementChars = 26;
 // sized (and zeroed) for doubles: "-1.17549435e-38" is the longest float.
 size_t MaxChars(DataType dt) {
   switch (dt) {
-    case DataType::kBool: return 5;
-    case DataType::kInt8: case DataType::kUint8: return 4;
-    case DataType::kInt16: case DataType::kUint16: return 6;
-    case DataType::kInt32: case DataType::kUint32: return 11;
-    case DataType::kFloat: return 15;
-    default: return kMaxElementChars;
+    case DataType::kBool:
+      return 5;
+    case DataType::kInt8:
+    case DataType::kUint8:
+      return 4;
+    case DataType::kInt16:
+    case DataType::kUint16:
+      return 6;
+    case DataType::kInt32:
+    case DataType::kUint32:
+      return 11;
+    case DataType::kFloat:
+      return 15;
+    default:
+      return kMaxElementChars;
   }
 }
 
