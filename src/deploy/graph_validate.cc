@@ -312,7 +312,7 @@ uint32_t FunctionOutputs(const NodeDef& n) {
 // Built-ins have a fixed arity that would otherwise fail every Proc (Add
 // with one input) or never produce an output (Identity with more outputs
 // than inputs): refuse the graph instead.
-Status CheckBuiltinArity(const GraphDef& g, const NodeDef& n) {
+Status CheckNodeArity(const GraphDef& g, const NodeDef& n) {
   if (!n.pp.compile_config.empty()) return Status::OK();
   const uint32_t in = FunctionInputs(n), out = FunctionOutputs(n);
   if (n.pp.function == "_BuiltIn_Add" && (in != 2 || out != 1)) {
@@ -355,10 +355,16 @@ Status ValidateGraphStructure(const GraphDef& graph) {
   HFLOW_RETURN_IF_ERROR(CheckNames(graph, &nodes));
   for (const auto& n : graph.nodes) {
     HFLOW_RETURN_IF_ERROR(CheckNode(graph, nodes, n));
-    HFLOW_RETURN_IF_ERROR(CheckBuiltinArity(graph, n));
   }
   HFLOW_RETURN_IF_ERROR(CheckOutputs(graph, nodes));
   return CheckAcyclic(graph, nodes);
+}
+
+Status CheckBuiltinArity(const GraphDef& graph) {
+  for (const auto& n : graph.nodes) {
+    HFLOW_RETURN_IF_ERROR(CheckNodeArity(graph, n));
+  }
+  return Status::OK();
 }
 
 // Kahn's algorithm with a min-heap of file positions: among ready nodes the

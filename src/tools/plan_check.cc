@@ -16,6 +16,7 @@ std::string MiB(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
 Status CheckAndPlan(deploy::GraphDef graph, const std::string& deploy_file,
                     const ClusterConfig& cluster, deploy::Plan* plan) {
+  HFLOW_RETURN_IF_ERROR(deploy::CheckBuiltinArity(graph));
   HFLOW_RETURN_IF_ERROR(deploy::ExpandInputAttrs(&graph));
   deploy::DeployInfo info;
   HFLOW_RETURN_IF_ERROR(
