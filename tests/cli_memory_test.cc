@@ -36,15 +36,15 @@ TEST_F(CliMemoryTest, BadSizeNamesTheFlag) {
   auto r = Run("run " + Graph() +
                " --devices 2,3 --input a=int32:1 --input b=int32:1"
                " --mbuf-pool-bytes lots");
-  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.code, 2) << r.err;  // a bad command line
   EXPECT_NE(r.err.find("--mbuf-pool-bytes 'lots'"), std::string::npos) << r.err;
 }
 
-TEST_F(CliMemoryTest, PoolTooSmallForThreeMessagesFailsTheBuild) {
+TEST_F(CliMemoryTest, PoolTooSmallForThreeMessagesIsAConfigError) {
   auto r = Run("run " + Graph() +
                " --devices 2,3 --input a=int32:1 --input b=int32:1"
                " --mbuf-pool-bytes 1MB --max-message-bytes 512KB");
-  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.code, 2) << r.err;  // found before Initialize
   EXPECT_NE(r.err.find("at least 3 messages"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--mbuf-pool-bytes"), std::string::npos) << r.err;
 }

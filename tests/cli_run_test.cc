@@ -220,10 +220,21 @@ TEST_F(CliRunTest, FailingUdfExitsOneWithItsRetCode) {
   CliResult r = Run(
       g + " --input a=int32:1,2,3 --input b=int32:1,1 --repeat 2" + StatsArg());
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.out,
-            "{\"output\":0,\"trans_id\":1,\"ret_code\":164000}\n"
-            "{\"output\":0,\"trans_id\":2,\"ret_code\":164000}\n");
-  EXPECT_NE(r.err.find("transaction 1 came back with ret code 164000"),
+  std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  for (int t = 0; t < 2; ++t) {
+    nlohmann::json line = nlohmann::json::parse(lines[t]);
+    EXPECT_EQ(line["trans_id"], t + 1);
+    EXPECT_EQ(line["ret_code"], 164000);
+    EXPECT_EQ(line["ret_name"], "FLOW_FUNC_ERR_PARAM_INVALID");
+    EXPECT_FALSE(line.contains("data"));
+    // The failing node, where the runtime reports it (FlowInfo::error_node).
+    if (line.contains("error_node")) {
+      EXPECT_EQ(line["error_node"], "add");
+    }
+  }
+  EXPECT_NE(r.err.find("transaction 1 came back with ret code 164000 "
+                       "(FLOW_FUNC_ERR_PARAM_INVALID)"),
             std::string::npos)
       << r.err;
   nlohmann::json s = Stats();
@@ -258,7 +269,7 @@ TEST_F(CliRunTest, BadInputsAreClearErrors) {
   };
   for (const Case& c : cases) {
     CliResult r = Run(g + c.args);
-    EXPECT_EQ(r.code, 1) << c.args;
+    EXPECT_EQ(r.code, 2) << c.args;  // config errors exit 2
     EXPECT_EQ(r.out, "") << c.args;
     EXPECT_EQ(r.err.rfind("hflow run: invalid argument: ", 0), 0u) << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n"
@@ -268,22 +279,34 @@ TEST_F(CliRunTest, BadInputsAreClearErrors) {
 
 TEST_F(CliRunTest, BadGraphClusterAndUsage) {
   CliResult r = Run("'" + dir_ + "/missing.json' --input a=int32:1");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("missing.json"), std::string::npos) << r.err;
 
   std::string g = WriteFile("add.json", kAddGraph);
   r = Run(g + " --devices 2,2 --input a=int32:1 --input b=int32:1");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("hflow run: "), std::string::npos) << r.err;
 
-  // Placement outside the cluster: fails at build, after Initialize.
+  // Placement outside the cluster: refused before anything is deployed.
   std::string deploy = WriteFile(
       "deploy.json",
       R"({"deploy_info":[{"flow_node_name":"add","logic_device_id":"0:0:9"}]})");
   r = Run(g + " --devices 2,3 --deploy '" + deploy +
-          "' --input a=int32:1 --input b=int32:1" + StatsArg());
+          "' --input a=int32:1 --input b=int32:1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("device 9"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("transactions ok"), std::string::npos) << r.err;
+
+  // An unknown function: fails at build, after Initialize; --stats still
+  // shows every device, and there is no transaction summary.
+  std::string nope = WriteFile(
+      "nope.json",
+      R"({"name":"nope","inputs":["a"],"nodes":[{"name":"n","inputs":["a"],)"
+      R"("outputs":1,"function":"Nope"}],"outputs":["n:0"]})");
+  r = Run(nope + " --devices 2,3 --input a=int32:1" + StatsArg());
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("hflow run: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("node 'n'"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("transactions ok"), std::string::npos) << r.err;
   EXPECT_EQ(Stats()["devices"].size(), 2u);
   EXPECT_EQ(Stats()["fed"], 0);
 

@@ -1,5 +1,7 @@
 // CliTest: a fixture that runs the built `hflow` binary in a temporary
-// folder and captures exit code, stdout and stderr.
+// folder and captures exit code, stdout, stderr and wall time. Every run is
+// bounded (coreutils timeout, 120 s), so a hang fails the test instead of
+// stalling the suite.
 //
 // Thread-safety: one fixture per test.
 #ifndef HFLOW_TESTS_CLI_TEST_UTIL_H_
@@ -8,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -24,6 +27,7 @@ struct CliResult {
   int code = -1;
   std::string out;
   std::string err;
+  double seconds = 0;  // wall time of the command
 };
 
 class CliTest : public ::testing::Test {
@@ -55,10 +59,14 @@ class CliTest : public ::testing::Test {
   // Runs `hflow <args>` (through the shell, as written).
   CliResult Run(const std::string& args) {
     std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
-    std::string cmd = std::string("'") + HFLOW_CLI_PATH + "' " + args +
-                      " >'" + out + "' 2>'" + err + "'";
+    std::string cmd = "timeout -k 5 120 env " + env_ + " '" +
+                      std::string(HFLOW_CLI_PATH) + "' " + args + " >'" + out + "' 2>'" + err + "'";
+    auto start = std::chrono::steady_clock::now();
     int status = std::system(cmd.c_str());
     CliResult r;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                              start)
+                    .count();
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.out = Read(out);
     r.err = Read(err);
@@ -66,6 +74,7 @@ class CliTest : public ::testing::Test {
   }
 
   std::string dir_;
+  std::string env_;  // NAME=VALUE ... for the hflow process
 };
 
 }  // namespace testing

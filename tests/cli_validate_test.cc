@@ -1,7 +1,7 @@
 // `hflow validate`: prints the plan of a valid graph (instances and queues
-// per device), writes a DOT picture with one cluster per device, and exits 1
+// per device), writes a DOT picture with one cluster per device, and exits 2
 // naming the file and field for bad graphs, bad placements and unknown
-// functions.
+// functions. (Init and memory checks: cli_fault_test.cc, cli_output_test.cc.)
 #include <gmock/gmock.h>
 
 #include "cli_test_util.h"
@@ -45,7 +45,7 @@ TEST_F(CliValidateTest, RejectsBadInputsNamingThem) {
   std::string g = Graph(R"(, "deploy": {"deploy_info": [
       {"flow_node_name": "add", "logic_device_id": "0:0:9"}]})");
   testing::CliResult r = Run("validate '" + g + "' --devices 2,3");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("deploy_info[0]"));
   EXPECT_THAT(r.err, HasSubstr("device 9"));
   // An unknown function.
@@ -53,7 +53,7 @@ TEST_F(CliValidateTest, RejectsBadInputsNamingThem) {
       "nodes": [{"name": "n", "inputs": ["a"], "outputs": 1, "function": "Nope"}],
       "outputs": ["n:0"]})");
   r = Run("validate '" + bad + "'");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("node 'n'"));
   EXPECT_THAT(r.err, HasSubstr("Nope"));
   // A dangling reference.
@@ -61,12 +61,12 @@ TEST_F(CliValidateTest, RejectsBadInputsNamingThem) {
       "nodes": [{"name": "n", "inputs": ["x:0"], "outputs": 1, "function": "_BuiltIn_Identity"}],
       "outputs": ["n:0"]})");
   r = Run("validate '" + dangling + "'");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("d.json"));
   EXPECT_THAT(r.err, HasSubstr("nodes[0].inputs[0]"));
   // A missing file.
   r = Run("validate '" + dir_ + "/missing.json'");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("missing.json"));
 }
 

@@ -102,6 +102,7 @@ void SetCurrentTransaction(uint64_t trans_id, const services::MbufHead* input) {
 Status ResolveFunctions(
     const GraphDef& graph, const flow_func::UdfBuildOptions& build,
     std::map<std::string, std::vector<flow_func::FuncDesc>>* out) {
+  HFLOW_RETURN_IF_ERROR(CheckBuiltinArity(graph));
   for (const NodeDef& n : graph.nodes) {
     const std::string where = graph.source + ": node '" + n.name + "': ";
     std::vector<flow_func::FuncDesc> funcs;

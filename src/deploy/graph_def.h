@@ -77,6 +77,13 @@ Status GraphFromFlowGraph(const FlowGraph& graph, GraphDef* out);
 // in range, no cycles. Each error names the source, node and field.
 Status ValidateGraphStructure(const GraphDef& graph);
 
+// Nodes running a built-in function (no compile config) are wired as it
+// needs: _BuiltIn_Add 2 inputs and 1 output, _BuiltIn_Identity at most one
+// output per input. Checked when functions are resolved (BuildGraph,
+// hflow validate and run), not by ValidateGraphStructure, whose graphs may
+// name a built-in before they are complete.
+Status CheckBuiltinArity(const GraphDef& graph);
+
 // Turns CountBatch/TimeBatch input attributes into built-in batch nodes in
 // front of the input ("<node>.batch<i>", placed with the node), so the
 // executor sees plain UDF nodes.

@@ -298,6 +298,41 @@ Status CheckAcyclic(const GraphDef& g, const NameIndex& nodes) {
   return Status::OK();
 }
 
+// The inputs and outputs the node's function sees (after input_map and
+// output_map).
+uint32_t FunctionInputs(const NodeDef& n) {
+  if (n.input_map.empty()) return static_cast<uint32_t>(n.inputs.size());
+  return *std::max_element(n.input_map.begin(), n.input_map.end()) + 1;
+}
+uint32_t FunctionOutputs(const NodeDef& n) {
+  if (n.output_map.empty()) return n.output_num;
+  return *std::max_element(n.output_map.begin(), n.output_map.end()) + 1;
+}
+
+// Built-ins have a fixed arity that would otherwise fail every Proc (Add
+// with one input) or never produce an output (Identity with more outputs
+// than inputs): refuse the graph instead.
+Status CheckNodeArity(const GraphDef& g, const NodeDef& n) {
+  if (!n.pp.compile_config.empty()) return Status::OK();
+  const uint32_t in = FunctionInputs(n), out = FunctionOutputs(n);
+  if (n.pp.function == "_BuiltIn_Add" && (in != 2 || out != 1)) {
+    return Bad(g, NodeWhere(n) +
+                      "_BuiltIn_Add takes 2 inputs and gives 1 "
+                      "output, but the node has " +
+                      std::to_string(in) + " input(s) and " +
+                      std::to_string(out) + " output(s); wire it so");
+  }
+  if (n.pp.function == "_BuiltIn_Identity" && out > in) {
+    return Bad(g, NodeWhere(n) +
+                      "_BuiltIn_Identity passes input i to output "
+                      "i, but the node has " +
+                      std::to_string(out) + " outputs for " +
+                      std::to_string(in) +
+                      " input(s); give it at most one output per input");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 std::string OutputRef::ToString() const {
@@ -323,6 +358,13 @@ Status ValidateGraphStructure(const GraphDef& graph) {
   }
   HFLOW_RETURN_IF_ERROR(CheckOutputs(graph, nodes));
   return CheckAcyclic(graph, nodes);
+}
+
+Status CheckBuiltinArity(const GraphDef& graph) {
+  for (const auto& n : graph.nodes) {
+    HFLOW_RETURN_IF_ERROR(CheckNodeArity(graph, n));
+  }
+  return Status::OK();
 }
 
 // Kahn's algorithm with a min-heap of file positions: among ready nodes the

@@ -182,6 +182,29 @@ TEST(GraphValidateTest, BatchNodeNameMayNotBeTaken) {
   EXPECT_TRUE(ValidateGraphStructure(g).ok());
 }
 
+// _BuiltIn_Add with one input failed every Proc with 164000; the graph is
+// now refused naming the node (BuildGraph, hflow validate and run).
+TEST(GraphValidateTest, BuiltinArityIsChecked) {
+  GraphDef g = Chain();
+  g.nodes[1].pp.function = "_BuiltIn_Add";
+  EXPECT_TRUE(CheckBuiltinArity(g).ok());  // q: 2 inputs, 1 output
+  g.nodes[1].inputs = {{"p", 0}};
+  EXPECT_TRUE(ValidateGraphStructure(g).ok());  // structure alone is fine
+  Status s = CheckBuiltinArity(g);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("chain.json: node 'q': _BuiltIn_Add takes 2 inputs "
+                        "and gives 1 output, but the node has 1 input(s)"));
+  g.nodes[1].pp.compile_config = "/x/add_func.json";  // a UDF of that name
+  EXPECT_TRUE(CheckBuiltinArity(g).ok());
+
+  g = Chain();
+  g.nodes[0].pp.function = "_BuiltIn_Identity";  // p: 1 input, 2 outputs
+  EXPECT_THAT(CheckBuiltinArity(g).message(),
+              HasSubstr("node 'p': _BuiltIn_Identity passes input i to "
+                        "output i, but the node has 2 outputs for 1 input"));
+}
+
 }  // namespace
 }  // namespace deploy
 }  // namespace hflow

@@ -152,13 +152,14 @@ Status MakePlan(const GraphDef& graph, const ClusterConfig& cluster,
   for (const auto& i : plan.instances) used.insert(i.device);
   for (const auto& q : plan.queues) used.insert(q.device);
   plan.devices.assign(used.begin(), used.end());
-  HFLOW_RETURN_IF_ERROR(CheckPoolOptions(options, cluster, plan.devices));
+  HFLOW_RETURN_IF_ERROR(CheckPoolOptions(options, cluster, plan));
   *out = std::move(plan);
   return Status::OK();
 }
 
 Status CheckPoolOptions(const PlanOptions& o, const ClusterConfig& cluster,
-                        const std::vector<int32_t>& devices) {
+                        const Plan& plan) {
+  const std::vector<int32_t>& devices = plan.devices;
   const std::string pool = "the mbuf pool of " + std::to_string(o.cache_bytes) +
                            " bytes (Options::mbuf_pool_bytes, hflow run "
                            "--mbuf-pool-bytes)";
@@ -179,11 +180,19 @@ Status CheckPoolOptions(const PlanOptions& o, const ClusterConfig& cluster,
           o.group_bytes <= d.memory_bytes) {
         continue;
       }
+      std::string nodes;
+      for (const InstancePlan& inst : plan.instances) {
+        if (inst.device != d.device_id) continue;
+        nodes += (nodes.empty() ? "'" : ", '") + inst.node + "#" +
+                 std::to_string(inst.replica) + "'";
+      }
       return Status::InvalidArgument(
           "plan: device " + std::to_string(d.device_id) + " has " +
           std::to_string(d.memory_bytes) + " bytes of memory (" +
           cluster.source + ": memory_bytes) but " + pool +
-          " needs more; lower the pool or give the device more memory");
+          " for the messages of " + (nodes.empty() ? "its queues" : nodes) +
+          " needs more; lower the pool, give the device more memory, or "
+          "place those nodes on another device");
     }
   }
   return Status::OK();

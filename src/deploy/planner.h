@@ -58,14 +58,6 @@ struct PlanOptions {
   uint64_t max_alloc_bytes = kDefaultMaxMessageBytes;
 };
 
-// The pool must hold what back-pressure reserves (Note [Waiting for memory]
-// in services/memory_group.cc): a feed leaves two largest messages free, so
-// a pool of at least three lets any message in. The checks MakePlan makes
-// on the options, naming the options and the device.
-Status CheckPoolOptions(const PlanOptions& options,
-                        const ClusterConfig& cluster,
-                        const std::vector<int32_t>& devices);
-
 struct Plan {
   GraphDef graph;
   PlanOptions options;
@@ -85,6 +77,15 @@ struct Plan {
   std::string ToText() const;
   std::string ToDot() const;
 };
+
+// The pool must hold what back-pressure reserves (Note [Waiting for memory]
+// in services/memory_group.cc): a feed leaves two largest messages free, so
+// a pool of at least three lets any message in. The checks MakePlan makes
+// on the options, naming the options and the device.
+// `plan` gives the devices used and the instances placed on each.
+Status CheckPoolOptions(const PlanOptions& options,
+                        const ClusterConfig& cluster, const Plan& plan);
+
 
 // The graph's placement: `override_path` if given, else the graph's own
 // deploy info (inline or file), else none (all round-robin).

@@ -1,8 +1,4 @@
-// `hflow run` input values and output lines (see input_value.h).
-//
-// The host is assumed little-endian (x86-64, aarch64): tensors hold native
-// bytes, so '<' .npy data is copied as is and '>' data is refused rather
-// than byte-swapped silently.
+// `hflow run` input values (see input_value.h).
 //
 // Thread-safety: pure functions; no shared state.
 #include "tools/input_value.h"
@@ -17,6 +13,8 @@
 #include <iterator>
 #include <limits>
 #include <sstream>
+
+#include "tools/npy_file.h"
 
 namespace hflow::tools {
 namespace {
@@ -145,33 +143,19 @@ bool ParseBool(const std::string& s, std::vector<uint8_t>* data) {
   return true;
 }
 
-template <typename T>
-T Load(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
-template <typename T>
-std::string IntText(const uint8_t* p) {
-  return std::to_string(Load<T>(p));
-}
-
-// Parser and printer of each integer dtype, so one table serves both ways.
+// Parser of each integer dtype.
 struct IntCodec {
   DataType dt;
   bool (*parse)(const std::string&, std::vector<uint8_t>*);
-  std::string (*print)(const uint8_t*);
 };
-constexpr IntCodec kIntCodecs[] = {
-    {DataType::kInt8, ParseInt<int8_t>, IntText<int8_t>},
-    {DataType::kInt16, ParseInt<int16_t>, IntText<int16_t>},
-    {DataType::kInt32, ParseInt<int32_t>, IntText<int32_t>},
-    {DataType::kInt64, ParseInt<int64_t>, IntText<int64_t>},
-    {DataType::kUint8, ParseInt<uint8_t>, IntText<uint8_t>},
-    {DataType::kUint16, ParseInt<uint16_t>, IntText<uint16_t>},
-    {DataType::kUint32, ParseInt<uint32_t>, IntText<uint32_t>},
-    {DataType::kUint64, ParseInt<uint64_t>, IntText<uint64_t>}};
+constexpr IntCodec kIntCodecs[] = {{DataType::kInt8, ParseInt<int8_t>},
+                                   {DataType::kInt16, ParseInt<int16_t>},
+                                   {DataType::kInt32, ParseInt<int32_t>},
+                                   {DataType::kInt64, ParseInt<int64_t>},
+                                   {DataType::kUint8, ParseInt<uint8_t>},
+                                   {DataType::kUint16, ParseInt<uint16_t>},
+                                   {DataType::kUint32, ParseInt<uint32_t>},
+                                   {DataType::kUint64, ParseInt<uint64_t>}};
 
 const IntCodec* FindIntCodec(DataType dt) {
   for (const IntCodec& c : kIntCodecs) {
@@ -187,6 +171,8 @@ bool ParseElement(const std::string& s, DataType dt,
   return ParseFloat(s, dt, data);
 }
 
+}  // namespace
+
 std::string ShapeText(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -195,7 +181,6 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-// "[d0,d1,...]" (the brackets included) into `shape`.
 Status ParseShape(const std::string& text, std::vector<int64_t>* shape) {
   std::string inner = Trim(text.substr(1, text.size() - 2));
   shape->clear();
@@ -213,8 +198,7 @@ Status ParseShape(const std::string& text, std::vector<int64_t>* shape) {
   return Status::OK();
 }
 
-// Elements of `shape`, or -1 when the product overflows.
-int64_t Elements(const std::vector<int64_t>& shape) {
+int64_t ShapeElements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) return -1;
@@ -222,6 +206,8 @@ int64_t Elements(const std::vector<int64_t>& shape) {
   }
   return n;
 }
+
+namespace {
 
 // DTYPE[...]:values with a bare error message (callers add the input text).
 Status ParseLiteral(const std::string& text, Tensor* out) {
@@ -258,13 +244,13 @@ Status ParseLiteral(const std::string& text, Tensor* out) {
   }
   if (!has_shape) {
     out->shape = {static_cast<int64_t>(values.size())};
-  } else if (Elements(out->shape) < 0) {
+  } else if (ShapeElements(out->shape) < 0) {
     return Status::InvalidArgument("shape " + ShapeText(out->shape) +
                                    " has more elements than fit in memory");
-  } else if (Elements(out->shape) != static_cast<int64_t>(values.size())) {
+  } else if (ShapeElements(out->shape) != static_cast<int64_t>(values.size())) {
     return Status::InvalidArgument(
         "shape " + ShapeText(out->shape) + " needs " +
-        std::to_string(Elements(out->shape)) + " values, got " +
+        std::to_string(ShapeElements(out->shape)) + " values, got " +
         std::to_string(values.size()));
   }
   return Status::OK();
@@ -280,129 +266,11 @@ Status ParseValueBare(const std::string& text, Tensor* out) {
   return ParseLiteral(text, out);
 }
 
-// --- .npy -------------------------------------------------------------------
-
-// Positions `*pos` just after "'key':" in the header dict.
-bool FindKey(const std::string& header, const std::string& key, size_t* pos) {
-  for (char q : {'\'', '"'}) {
-    size_t at = header.find(q + key + q);
-    if (at == std::string::npos) continue;
-    at = header.find(':', at + key.size() + 2);
-    if (at == std::string::npos) return false;
-    *pos = header.find_first_not_of(" \t", at + 1);
-    return *pos != std::string::npos;
-  }
-  return false;
-}
-
-Status NpyDescr(const std::string& descr, DataType* dt) {
-  static const std::pair<const char*, DataType> kKinds[] = {
-      {"b1", DataType::kBool},   {"i1", DataType::kInt8},
-      {"i2", DataType::kInt16},  {"i4", DataType::kInt32},
-      {"i8", DataType::kInt64},  {"u1", DataType::kUint8},
-      {"u2", DataType::kUint16}, {"u4", DataType::kUint32},
-      {"u8", DataType::kUint64}, {"f2", DataType::kFloat16},
-      {"f4", DataType::kFloat},  {"f8", DataType::kDouble}};
-  std::string kind = descr.size() == 3 ? descr.substr(1) : "";
-  for (const auto& [k, t] : kKinds) {
-    if (kind != k) continue;
-    char order = descr[0];
-    if (order == '>' && DataTypeSize(t) > 1) {
-      return Status::InvalidArgument("big-endian dtype '" + descr +
-                                     "' is not supported; save it as '<" +
-                                     kind + "' (arr.astype('<" + kind + "'))");
-    }
-    if (order != '<' && order != '|' && order != '=' && order != '>') break;
-    *dt = t;
-    return Status::OK();
-  }
-  return Status::InvalidArgument(
-      "dtype '" + descr +
-      "' is not supported (bool, int8-64, uint8-64, float16/32/64)");
-}
-
-Status ParseNpyHeader(const std::string& header, Tensor* out) {
-  auto bad = [](const char* what) { return Status::InvalidArgument(what); };
-  size_t p = 0;
-  if (!FindKey(header, "descr", &p) ||
-      (header[p] != '\'' && header[p] != '"')) {
-    return bad("header has no 'descr' string");
-  }
-  size_t close = header.find(header[p], p + 1);
-  if (close == std::string::npos) return bad("header has a broken 'descr'");
-  HFLOW_RETURN_IF_ERROR(
-      NpyDescr(header.substr(p + 1, close - p - 1), &out->dtype));
-  if (!FindKey(header, "fortran_order", &p)) {
-    return bad("header has no 'fortran_order'");
-  }
-  if (header.compare(p, 5, "False") != 0) {
-    return bad(
-        "Fortran-order arrays are not supported; save "
-        "np.ascontiguousarray(arr)");
-  }
-  if (!FindKey(header, "shape", &p) || header[p] != '(' ||
-      (close = header.find(')', p)) == std::string::npos) {
-    return bad("header has no 'shape' tuple");
-  }
-  std::string dims = Trim(header.substr(p + 1, close - p - 1));
-  if (!dims.empty() && dims.back() == ',') dims.pop_back();  // "(3,)"
-  return ParseShape("[" + dims + "]", &out->shape);
-}
-
-// --- printing ---------------------------------------------------------------
-
-// The fewest significant digits (at least enough to show an integer part
-// without an exponent) whose text reads back as `v` under `same`.
-template <typename Same>
-std::string Shortest(double v, int max_digits, Same same) {
-  if (!std::isfinite(v)) return "null";
-  char buf[40];
-  int digits = 1;
-  for (; digits < max_digits; ++digits) {
-    std::snprintf(buf, sizeof(buf), "%.*g", digits, v);
-    if (same(std::strtod(buf, nullptr))) break;
-  }
-  double a = std::fabs(v);
-  if (a >= 1 && a < 1e16) {
-    digits = std::max(digits, static_cast<int>(std::floor(std::log10(a))) + 1);
-  }
-  std::snprintf(buf, sizeof(buf), "%.*g", digits, v);
-  return buf;
-}
-
-std::string ElementText(DataType dt, const uint8_t* p) {
-  if (const IntCodec* c = FindIntCodec(dt)) return c->print(p);
-  switch (dt) {
-    case DataType::kBool:
-      return *p ? "true" : "false";
-    case DataType::kDouble: {
-      double v = Load<double>(p);
-      return Shortest(v, 17, [v](double r) { return r == v; });
-    }
-    case DataType::kFloat: {
-      float v = Load<float>(p);
-      return Shortest(v, 9, [v](double r) { return float(r) == v; });
-    }
-    case DataType::kFloat16: {
-      uint16_t b = Load<uint16_t>(p);
-      return Shortest(HalfToFloat(b), 9, [b](double r) {
-        return RoundToSmallFloat(r, 10, 15) == b;
-      });
-    }
-    case DataType::kBf16: {
-      uint16_t b = Load<uint16_t>(p);
-      return Shortest(Bf16ToFloat(b), 9, [b](double r) {
-        return RoundToSmallFloat(r, 7, 127) == b;
-      });
-    }
-    default:
-      return "null";
-  }
-}
-
 }  // namespace
 
 uint16_t FloatToHalf(float f) { return RoundToSmallFloat(f, 10, 15); }
+uint16_t DoubleToHalf(double d) { return RoundToSmallFloat(d, 10, 15); }
+uint16_t DoubleToBf16(double d) { return RoundToSmallFloat(d, 7, 127); }
 float HalfToFloat(uint16_t h) {
   return static_cast<float>(SmallFloatToDouble(h, 10, 15));
 }
@@ -444,89 +312,6 @@ Status ParseInputArg(const std::string& arg, std::string* name, Tensor* out) {
     s = ParseValueBare(arg.substr(eq + 1), out);
   }
   return s.ok() ? s : s.WithContext("--input '" + arg + "': ");
-}
-
-Status LoadNpyFile(const std::string& path, Tensor* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::InvalidArgument("cannot open NumPy file '" + path +
-                                   "': " + std::strerror(errno));
-  }
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
-  return ParseNpyBytes(bytes, path, out);
-}
-
-Status ParseNpyBytes(std::string_view bytes, const std::string& source,
-                     Tensor* out) {
-  auto bad = [&source](const std::string& what) {
-    return Status::InvalidArgument("NumPy file '" + source + "': " + what);
-  };
-  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) {
-    return bad("not a .npy file (no \\x93NUMPY magic)");
-  }
-  int major = static_cast<uint8_t>(bytes[6]);
-  if (major < 1 || major > 3) {
-    return bad("unsupported format version " + std::to_string(major) + "." +
-               std::to_string(static_cast<uint8_t>(bytes[7])));
-  }
-  size_t len_size = major == 1 ? 2 : 4;
-  if (bytes.size() < 8 + len_size) return bad("truncated header");
-  uint32_t header_len = 0;
-  for (size_t i = 0; i < len_size; ++i) {
-    header_len |= uint32_t(static_cast<uint8_t>(bytes[8 + i])) << (8 * i);
-  }
-  size_t data_at = 8 + len_size + header_len;
-  if (bytes.size() < data_at) return bad("truncated header");
-  Status s = ParseNpyHeader(std::string(bytes.substr(8 + len_size, header_len)),
-                            out);
-  if (!s.ok()) return bad(s.message());
-  // Compared by division: elements * width can overflow size_t, and a
-  // wrapped product once matched an empty file (shape (2**61,) of '<f8').
-  const int64_t n = Elements(out->shape);
-  const size_t width = DataTypeSize(out->dtype);
-  const size_t have = bytes.size() - data_at;
-  const bool representable =
-      n >= 0 && static_cast<uint64_t>(n) <= SIZE_MAX / width;
-  if (!representable || have % width != 0 ||
-      have / width != static_cast<uint64_t>(n)) {
-    return bad("holds " + std::to_string(have) + " data bytes; shape " +
-               ShapeText(out->shape) + " of " + DataTypeName(out->dtype) +
-               " needs " +
-               (representable ? std::to_string(size_t(n) * width)
-                              : std::string("more than fit in memory")));
-  }
-  if (out->dtype == DataType::kBool) {
-    // numpy writes bools as 0 or 1; any other byte is a corrupt file, and
-    // the UDF would see a bool that is neither true nor false.
-    for (size_t i = data_at; i < bytes.size(); ++i) {
-      if (bytes[i] != 0 && bytes[i] != 1) {
-        return bad("bool element " + std::to_string(i - data_at) +
-                   " is byte " +
-                   std::to_string(static_cast<uint8_t>(bytes[i])) +
-                   ", not 0 or 1");
-      }
-    }
-  }
-  out->data.assign(bytes.begin() + data_at, bytes.end());
-  return Status::OK();
-}
-
-std::string OutputJsonLine(size_t output, uint64_t trans_id, int32_t ret_code,
-                           const Tensor& tensor) {
-  std::string line = "{\"output\":" + std::to_string(output) +
-                     ",\"trans_id\":" + std::to_string(trans_id) +
-                     ",\"ret_code\":" + std::to_string(ret_code);
-  if (ret_code != 0 && tensor.data.empty()) return line + "}";
-  line += ",\"dtype\":\"" + std::string(DataTypeName(tensor.dtype)) +
-          "\",\"shape\":" + ShapeText(tensor.shape) + ",\"data\":[";
-  size_t size = DataTypeSize(tensor.dtype);
-  for (size_t at = 0; size != 0 && at + size <= tensor.data.size();
-       at += size) {
-    if (at) line += ',';
-    line += ElementText(tensor.dtype, tensor.data.data() + at);
-  }
-  return line + "]}";
 }
 
 }  // namespace hflow::tools

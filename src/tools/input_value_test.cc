@@ -1,7 +1,6 @@
 // Unit tests of the `hflow run` value syntax (DTYPE:..., DTYPE[...]:...,
-// @file.npy), its errors, the 16-bit float conversions and the JSON output
-// line. .npy files are written byte by byte into a temp dir, so the tests
-// need no NumPy.
+// @file.npy), its errors and the 16-bit float conversions. .npy files are
+// written byte by byte into a temp dir, so the tests need no NumPy.
 //
 // Thread-safety: single-threaded; each test uses its own temp dir.
 #include "tools/input_value.h"
@@ -16,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/npy_file.h"
 
 namespace hflow::tools {
 namespace {
@@ -351,46 +351,6 @@ TEST(InputValueTest, ShapeWhoseElementCountOverflowsIsRejected) {
   EXPECT_HAS(ParseInputValue("int8[4294967296,4294967296]:1", &t).message(),
              "shape [4294967296,4294967296] has more elements than fit in "
              "memory");
-}
-
-TEST(InputValueJsonTest, FormatsEveryDtype) {
-  EXPECT_EQ(OutputJsonLine(0, 1, 0, MustParse("int32:2,3,4")),
-            R"({"output":0,"trans_id":1,"ret_code":0,"dtype":"int32",)"
-            R"("shape":[3],"data":[2,3,4]})");
-  EXPECT_EQ(OutputJsonLine(1, 7, 0, MustParse("float32[2]:0.1,100")),
-            R"({"output":1,"trans_id":7,"ret_code":0,"dtype":"float32",)"
-            R"("shape":[2],"data":[0.1,100]})");
-  auto data = [](const std::string& text) {
-    std::string line = OutputJsonLine(0, 1, 0, MustParse(text));
-    return line.substr(line.find("\"data\":") + 7);
-  };
-  EXPECT_EQ(data("float32:0.3333333333,1e20,-0"), "[0.33333334,1e+20,-0]}");
-  EXPECT_EQ(data("float64:0.1,0.3333333333333333"),
-            "[0.1,0.3333333333333333]}");
-  EXPECT_EQ(data("float32:nan,inf"), "[null,null]}");
-  EXPECT_EQ(data("float16:0.1,1,-2.5,65504"), "[0.1,1,-2.5,65504]}");
-  EXPECT_EQ(data("bfloat16:3.14159,1"), "[3.14,1]}");
-  EXPECT_EQ(data("bool:true,false"), "[true,false]}");
-  EXPECT_EQ(data("int64:-9223372036854775808"), "[-9223372036854775808]}");
-  EXPECT_EQ(data("uint64:18446744073709551615"), "[18446744073709551615]}");
-  EXPECT_EQ(data("int8:-5"), "[-5]}");
-  EXPECT_EQ(OutputJsonLine(0, 3, 0, MustParse("int32[]:9")),
-            R"({"output":0,"trans_id":3,"ret_code":0,"dtype":"int32",)"
-            R"("shape":[],"data":[9]})");
-}
-
-TEST(InputValueJsonTest, FailedMessageHasNoData) {
-  EXPECT_EQ(OutputJsonLine(0, 2, 164000, Tensor{}),
-            R"({"output":0,"trans_id":2,"ret_code":164000})");
-}
-
-TEST(InputValueJsonTest, FloatTextReadsBackExactly) {
-  for (float f : {0.1f, 1.0f / 3, 123456.789f, 1e-45f, 3.4028235e38f, -7e-3f}) {
-    std::string line = OutputJsonLine(
-        0, 1, 0, Tensor::From<float>(DataType::kFloat, {1}, {f}));
-    std::string text = line.substr(line.find("\"data\":[") + 8);
-    EXPECT_EQ(std::strtof(text.c_str(), nullptr), f) << line;
-  }
 }
 
 }  // namespace

@@ -1,43 +1,58 @@
 // `hflow run` (see run_command.h).
 //
-// Shape of a run: resolve the cluster, read the graph file for its input
-// names, parse every --input (all before Initialize, so bad arguments cost
-// nothing and need no cleanup), Initialize, add + build the graph, feed on a
-// helper thread while the main thread fetches, then Finalize on every path.
+// Shape of a run: resolve the cluster, load and plan the graph, parse every
+// --input and open the outputs (all before Initialize, so bad arguments cost
+// nothing, need no cleanup and exit 2), Initialize, add + build the graph,
+// feed on a helper thread (run_feeder.h) while the main thread fetches and
+// prints (result_printer.h), then tear down and Finalize on every path.
+//
+// Note [Bounded exit]: --timeout bounds every wait: feeds and fetches here,
+// Init during deployment and the teardown in the core (Options). After a
+// timeout the results fetched so far are printed (each line is flushed),
+// the stuck transaction is named, and the teardown runs under an
+// ExitWatchdog: if it does not finish in kTeardownMs + kGraceMs (a UDF that
+// never returns cannot be joined), or the core reports that a node would
+// not stop, the process ends with std::_Exit(1) instead of hanging in a
+// join or in static destructors.
 //
 // Thread-safety: RunRun runs on the main thread; the feeder thread shares
-// only the Session (thread-safe) and the Feeder's mutex-guarded counters.
+// only the Session (thread-safe) and its own mutex-guarded counters.
 #include "tools/run_command.h"
 
+#include <unistd.h>
+
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <nlohmann/json.hpp>
-#include <thread>
 
 #include "deploy/graph_def.h"
 #include "hflow/rt.h"
 #include "hflow/session.h"
-#include "rt/thread_util.h"
+#include "tools/exit_watchdog.h"
 #include "tools/input_value.h"
+#include "tools/plan_check.h"
+#include "tools/result_printer.h"
+#include "tools/run_feeder.h"
+#include "tools/run_progress.h"
+#include "tools/run_report.h"
 
 namespace hflow::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr uint32_t kGraphId = 1;
-constexpr auto kProgressEvery = std::chrono::seconds(2);
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
 // Fetches wait in slices this long so the loop notices a feeder that
 // stopped early instead of sitting out the whole --timeout.
 constexpr int32_t kFetchSliceMs = 100;
+// How long the teardown may wait for running UDFs (Options::stop_timeout_ms):
+// it runs after the results are in, so waiting longer gains nothing.
+constexpr int32_t kTeardownMs = 2000;
+constexpr int64_t kGraceMs = 3000;
 
 std::string JoinNames(const std::vector<std::string>& names) {
   std::string s;
@@ -79,120 +94,57 @@ Status OrderInputs(const std::vector<std::string>& args,
   return Status::OK();
 }
 
-// Feeds transactions 1..n on its own thread; the fetch loop polls it.
-class Feeder {
- public:
-  Feeder(Session* session, const std::vector<Tensor>* inputs, int64_t n,
-         int32_t timeout_ms)
-      : session_(session), inputs_(inputs), n_(n), timeout_ms_(timeout_ms) {}
-  ~Feeder() { Join(); }
-
-  void Start() {
-    thread_ = std::thread([this] { Loop(); });
-  }
-  // Stops after the feed in progress (which ends within its timeout).
-  void Join() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  int64_t fed() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return fed_;
-  }
-  bool done() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return done_;
-  }
-  Status error() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return error_;
-  }
-  // Waits up to `ms` until more than `count` are fed or feeding is over.
-  void WaitFed(int64_t count, int32_t ms) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(ms),
-                 [&] { return fed_ > count || done_; });
-  }
-
- private:
-  void Loop() {
-    // No device work happens here directly: FeedData binds what it needs.
-    SetCurrentThreadName("run-feeder");
-    Status s;
-    for (int64_t i = 1; i <= n_ && !stop_ && s.ok(); ++i) {
-      FlowInfo info;
-      info.transaction_id = static_cast<uint64_t>(i);
-      s = session_->FeedData(kGraphId, *inputs_, info, timeout_ms_);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (s.ok()) fed_ = i;
-      cv_.notify_all();
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!s.ok())
-      error_ = s.WithContext("feeding transaction " + std::to_string(fed_ + 1) +
-                             ": ");
-    done_ = true;
-    cv_.notify_all();
-  }
-
-  Session* const session_;
-  const std::vector<Tensor>* const inputs_;
-  const int64_t n_;
-  const int32_t timeout_ms_;
-  std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int64_t fed_ = 0;  // guarded by mu_
-  bool done_ = false;
-  Status error_;
-  std::thread thread_;
+// Everything a run needs, checked before Initialize.
+struct Prepared {
+  Options options;
+  deploy::GraphDef graph;
+  deploy::Plan plan;
+  std::vector<Tensor> inputs;
+  std::unique_ptr<ResultPrinter> printer;
 };
 
-// What a run produced, for the summary and --stats.
-struct RunResult {
-  std::string graph;
-  // The graph batches (CountBatch/TimeBatch): fewer results than feeds.
+Status Prepare(const RunArgs& args, std::ostream& out, Prepared* p) {
+  HFLOW_RETURN_IF_ERROR(ResolveCluster(args.cluster, &p->options.cluster));
+  HFLOW_RETURN_IF_ERROR(ApplyMemoryOptions(args.cluster, &p->options));
+  HFLOW_RETURN_IF_ERROR(deploy::LoadGraphFile(args.graph, &p->graph));
+  HFLOW_RETURN_IF_ERROR(
+      CheckAndPlan(p->graph, args.deploy, p->options, &p->plan));
+  HFLOW_RETURN_IF_ERROR(OrderInputs(args.inputs, p->graph, &p->inputs));
+  HFLOW_RETURN_IF_ERROR(
+      ResultPrinter::Open({args.output, args.output_npy}, &out, &p->printer));
+  p->options.init_timeout_ms = args.timeout_ms;
+  p->options.stop_timeout_ms = args.timeout_ms < 0
+                                   ? kTeardownMs
+                                   : std::min(args.timeout_ms, kTeardownMs);
+  p->options.crash_report = true;
+  return Status::OK();
+}
+
+bool Aggregates(const deploy::GraphDef& graph) {
   bool aggregates = false;
-  int64_t fed = 0;
-  int64_t fetched = 0;
-  int64_t ok = 0;  // fetched with ret code 0
-  uint64_t first_failed_trans = 0;
-  int32_t first_failed_code = 0;
-  double wall_s = 0;
-  std::vector<DeviceReport> devices;
-};
-
-// Prints fetched messages in transaction order: replicas may return them
-// out of order, so each waits until its predecessors are printed.
-class OrderedPrinter {
- public:
-  explicit OrderedPrinter(std::ostream& out) : out_(out) {}
-  void Add(const FlowInfo& info, std::vector<Tensor> outputs) {
-    pending_.emplace(info.transaction_id,
-                     std::make_pair(info.ret_code, std::move(outputs)));
-    while (!pending_.empty() && pending_.begin()->first <= next_) PrintFirst();
+  for (const auto& n : graph.nodes) {
+    aggregates |= n.pp.function == "_BuiltIn_CountBatch" ||
+                  n.pp.function == "_BuiltIn_TimeBatch";
+    for (const auto& a : n.input_attrs) aggregates |= !a.empty();
   }
-  // Prints whatever is left (after a lost message), still in order.
-  void FlushAll() {
-    while (!pending_.empty()) PrintFirst();
-    out_.flush();
-  }
+  return aggregates;
+}
 
- private:
-  void PrintFirst() {
-    auto it = pending_.begin();
-    const auto& [code, outputs] = it->second;
-    for (size_t k = 0; k < outputs.size(); ++k) {
-      out_ << OutputJsonLine(k, it->first, code, outputs[k]) << '\n';
-    }
-    next_ = std::max(next_, it->first + 1);
-    pending_.erase(it);
+// What RunSession says before BuildGraph, which has no progress of its own.
+std::string BuildMessage(const Prepared& p) {
+  bool udfs = false;
+  for (const auto& n : p.graph.nodes) udfs |= !n.pp.compile_config.empty();
+  std::string devices;
+  for (int32_t d : p.plan.devices) {
+    devices += (devices.empty() ? "" : ",") + std::to_string(d);
   }
-
-  std::ostream& out_;
-  uint64_t next_ = 1;
-  std::multimap<uint64_t, std::pair<int32_t, std::vector<Tensor>>> pending_;
-};
+  std::string where = "graph '" + p.graph.name + "' (" +
+                      std::to_string(p.plan.instances.size()) +
+                      " instances on devices " + devices + ")";
+  return udfs ? "building UDFs (a first build takes a while) and deploying " +
+                    where + " ..."
+              : "deploying " + where + " ...";
+}
 
 // How long a batching graph may stay quiet after the last feed before the
 // run ends: long enough for batch timeouts of typical graphs, short enough
@@ -202,25 +154,21 @@ int64_t DrainMs(int32_t timeout_ms) {
   return timeout_ms < 0 ? kDrainMs : std::min<int64_t>(kDrainMs, timeout_ms);
 }
 
-// Fetches one message per fed transaction until all `n` are back, the
-// feeder stops early, or nothing arrives for --timeout while messages are
+// Fetches one message per fed transaction until all are back, the feeder
+// stops early, or nothing arrives for --timeout while messages are
 // outstanding. A batching graph (fewer results than feeds) is fetched until
 // everything is fed and it stays quiet for DrainMs.
-Status FetchAll(const RunArgs& args, Session* session, Feeder* feeder,
-                std::ostream& out, std::ostream& err, RunResult* r) {
-  OrderedPrinter printer(out);
-  auto progress_at = Clock::now() + kProgressEvery;
+Status FetchAll(const RunArgs& args, Session* session, RunFeeder* feeder,
+                ResultPrinter* printer, RunProgress* progress, RunResult* r) {
   auto last = Clock::now();  // last progress while messages were outstanding
   int32_t slice = args.timeout_ms < 0
                       ? kFetchSliceMs
                       : std::min(args.timeout_ms, kFetchSliceMs);
   Status s;
+  uint64_t next = 1;              // the lowest transaction not fetched yet
+  std::map<uint64_t, int> early;  // fetched ahead of `next` (replicas)
   while (r->aggregates || r->fetched < args.repeat) {
-    if (Clock::now() >= progress_at) {
-      err << "hflow run: fetched " << r->fetched << "/" << args.repeat << "\n";
-      out.flush();
-      progress_at = Clock::now() + kProgressEvery;
-    }
+    progress->Update(r->fetched);
     if (!r->aggregates && r->fetched >= feeder->fed()) {
       if (feeder->done()) break;  // feeding failed; its error is reported
       feeder->WaitFed(r->fetched, kFetchSliceMs);
@@ -250,86 +198,78 @@ Status FetchAll(const RunArgs& args, Session* session, Feeder* feeder,
       s = Status::Timeout("no result for " + std::to_string(waited.count()) +
                           " ms (--timeout " + std::to_string(args.timeout_ms) +
                           "); fetched " + std::to_string(r->fetched) + " of " +
-                          std::to_string(feeder->fed()) + " fed");
+                          std::to_string(feeder->fed()) + " fed; transaction " +
+                          std::to_string(next) +
+                          " has not come back (a node is stuck or too slow)");
     }
     if (!s.ok()) break;
     last = Clock::now();
     ++r->fetched;
+    for (++early[info.transaction_id]; early.count(next); ++next) {
+      early.erase(next);
+    }
     if (info.ret_code == 0) {
       ++r->ok;
     } else if (r->first_failed_code == 0) {
       r->first_failed_code = info.ret_code;
       r->first_failed_trans = info.transaction_id;
+      r->first_failed_node = info.error_node;
     }
-    printer.Add(info, std::move(outputs));
+    s = printer->Add(info, std::move(outputs));
+    if (!s.ok()) break;
   }
-  printer.FlushAll();
-  return s;
+  Status flushed = printer->FlushAll();
+  progress->Finish();
+  return s.ok() ? flushed : s;
 }
 
-// Adds, builds and runs the graph; the Session is gone when this returns,
-// so Finalize finds nothing left to remove.
-Status RunSession(const RunArgs& args, const std::vector<Tensor>& inputs,
-                  std::ostream& out, std::ostream& err, RunResult* r) {
+void ArmTeardown(ExitWatchdog* watchdog) {
+  watchdog->Arm(kTeardownMs + kGraceMs,
+                "hflow run: the graph did not stop within " +
+                    std::to_string(kTeardownMs + kGraceMs) +
+                    " ms after the run ended (a UDF is still running); "
+                    "exiting without teardown (the results fetched are "
+                    "printed)");
+}
+
+// Adds, builds and runs the graph, then removes it. *teardown is the
+// RemoveGraph status (a kTimeout there means a node would not stop).
+Status RunSession(const RunArgs& args, Prepared* p, std::ostream& err,
+                  ExitWatchdog* watchdog, RunResult* r, Status* teardown) {
+  RunProgress progress(&err, isatty(STDERR_FILENO) == 1,
+                       r->aggregates ? -1 : args.repeat);
   Session session;
-  HFLOW_RETURN_IF_ERROR(
-      session.AddGraphFile(kGraphId, args.graph, args.deploy));
-  Status s = session.BuildGraph(kGraphId);
+  Status s = session.AddGraphFile(kGraphId, args.graph, args.deploy);
   if (s.ok()) {
+    progress.Say(BuildMessage(*p));
+    s = session.BuildGraph(kGraphId);
+  }
+  if (s.ok()) {
+    r->built = true;
     auto start = Clock::now();
-    Feeder feeder(&session, &inputs, args.repeat, args.timeout_ms);
+    RunFeeder feeder(&session, kGraphId, &p->inputs, args.repeat,
+                     args.timeout_ms);
+    progress.Start();
     feeder.Start();
-    s = FetchAll(args, &session, &feeder, out, err, r);
-    feeder.Join();
+    s = FetchAll(args, &session, &feeder, p->printer.get(), &progress, r);
+    // Said now: the teardown below may be what hangs.
+    if (!s.ok()) {
+      err << "hflow run: " << s.ToString() << "\n";
+      r->run_error = true;
+    }
+    ArmTeardown(watchdog);
+    feeder.Stop();
+    feeder.Join();  // within one feed slice
     r->wall_s = std::chrono::duration<double>(Clock::now() - start).count();
     r->fed = feeder.fed();
-    if (s.ok()) s = feeder.error();
+    s = r->run_error ? Status::OK() : feeder.error();
+  } else {
+    ArmTeardown(watchdog);
   }
   // Reported even after a failure: --stats shows what the attempt touched.
   (void)session.DeviceReports(kGraphId, &r->devices);
+  *teardown = session.RemoveGraph(kGraphId);
   return s;
-}
-
-Status WriteStats(const std::string& path, const RunResult& r, int64_t repeat,
-                  bool context_unchanged) {
-  using Json = nlohmann::ordered_json;
-  Json devices = Json::array();
-  for (const DeviceReport& d : r.devices) {
-    devices.push_back({{"id", d.id},
-                       {"contexts_created", d.contexts_created},
-                       {"implicit_bindings", d.implicit_bindings},
-                       {"submodels", d.submodels},
-                       {"queues", d.queues},
-                       {"peak_mem_bytes", d.peak_mem_bytes}});
-  }
-  Json doc = {{"graph", r.graph},
-              {"fed", r.fed},
-              {"fetched", r.fetched},
-              {"failed", r.aggregates ? r.fetched - r.ok : repeat - r.ok},
-              {"wall_s", r.wall_s},
-              {"msgs_per_s", r.wall_s > 0 ? double(r.fetched) / r.wall_s : 0.0},
-              {"devices", std::move(devices)},
-              {"caller_context_unchanged", context_unchanged}};
-  std::ofstream file(path);
-  file << doc.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
-  file.close();
-  if (!file) return Status::NotFound(path + ": cannot write the --stats file");
-  return Status::OK();
-}
-
-void PrintSummary(const RunArgs& args, const RunResult& r, std::ostream& err) {
-  char rate[64];
-  std::snprintf(rate, sizeof(rate), "%.3f s, %.1f msgs/s", r.wall_s,
-                r.wall_s > 0 ? double(r.fetched) / r.wall_s : 0.0);
-  err << "hflow run: " << r.graph << ": " << r.ok << "/" << args.repeat
-      << " transactions ok (fed " << r.fed << ", fetched " << r.fetched
-      << ", failed "
-      << (r.aggregates ? r.fetched - r.ok : args.repeat - r.ok) << ") in "
-      << rate << "\n";
-  if (r.first_failed_code != 0) {
-    err << "hflow run: first failure: transaction " << r.first_failed_trans
-        << " came back with ret code " << r.first_failed_code << "\n";
-  }
 }
 
 // Devices the cluster has, as empty rows, for a run that never built.
@@ -346,53 +286,56 @@ std::vector<DeviceReport> EmptyReports(const ClusterConfig& cluster) {
 }  // namespace
 
 int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
-  auto fail = [&err](const Status& s) {
+  auto report = [&err](const Status& s) {
     err << "hflow run: " << s.ToString() << "\n";
-    return 1;
   };
   // Read before anything of hflow runs: invariant 2 says we leave it so.
   rt::Context* caller_context = rt::GetCurrentContext();
-  Options options;
-  Status s = ResolveCluster(args.cluster, &options.cluster);
-  if (s.ok()) s = ApplyMemoryOptions(args.cluster, &options);
-  if (!s.ok()) return fail(s);
-  deploy::GraphDef graph;
-  s = deploy::LoadGraphFile(args.graph, &graph);
-  if (!s.ok()) return fail(s);
-  std::vector<Tensor> inputs;
-  s = OrderInputs(args.inputs, graph, &inputs);
-  if (!s.ok()) return fail(s);
-
-  s = Initialize(options);
-  if (!s.ok()) return fail(s.WithContext("Initialize: "));
+  Prepared p;
+  Status s = Prepare(args, out, &p);
+  if (!s.ok()) {
+    report(s);
+    return kExitUsage;
+  }
+  s = Initialize(p.options);
+  if (!s.ok()) {
+    report(s.WithContext("Initialize: "));
+    return kExitFailed;
+  }
   RunResult result;
-  result.graph = graph.name;
-  for (const auto& n : graph.nodes) {
-    bool batch_fn = n.pp.function == "_BuiltIn_CountBatch" ||
-                    n.pp.function == "_BuiltIn_TimeBatch";
-    bool batch_attr = false;
-    for (const auto& a : n.input_attrs) batch_attr |= !a.empty();
-    result.aggregates |= batch_fn || batch_attr;
+  result.graph = p.graph.name;
+  result.repeat = args.repeat;
+  result.aggregates = Aggregates(p.graph);
+  ExitWatchdog watchdog;
+  Status teardown;
+  s = RunSession(args, &p, err, &watchdog, &result, &teardown);
+  int code = s.ok() && !result.run_error ? 0 : kExitFailed;
+  if (!s.ok()) report(s);
+  if (!teardown.ok() && teardown.code() != StatusCode::kNotFound) {
+    report(teardown.WithContext("stopping the graph: "));
+    // A node that would not stop still runs on a thread nobody can join:
+    // leave without Finalize or destructors (Note [Bounded exit]).
+    if (teardown.IsTimeout()) FlushAndExit(kExitFailed);
+    code = kExitFailed;
   }
-  s = RunSession(args, inputs, out, err, &result);
   Status fin = Finalize();
+  watchdog.Disarm();
   bool context_unchanged = rt::GetCurrentContext() == caller_context;
-
-  int code = 0;
-  if (!s.ok()) code = fail(s);
-  if (!fin.ok()) code = fail(fin.WithContext("Finalize: "));
-  if (result.devices.empty()) result.devices = EmptyReports(options.cluster);
-  if (!args.stats.empty()) {
-    Status w = WriteStats(args.stats, result, args.repeat, context_unchanged);
-    if (!w.ok()) code = fail(w);
+  if (!fin.ok()) {
+    report(fin.WithContext("Finalize: "));
+    code = kExitFailed;
   }
-  PrintSummary(args, result, err);
-  // Every result must carry ret code 0; a batching graph returns fewer
-  // results than feeds, so there it is every result that came back.
-  bool all_ok = result.aggregates
-                    ? result.fetched > 0 && result.ok == result.fetched
-                    : result.ok == args.repeat;
-  return code == 0 && all_ok ? 0 : 1;
+  if (result.devices.empty()) result.devices = EmptyReports(p.options.cluster);
+  if (!args.stats.empty()) {
+    Status w = WriteStats(args.stats, result, context_unchanged);
+    if (!w.ok()) {
+      report(w);
+      code = kExitFailed;
+    }
+  }
+  // A run that never started has no transactions to sum up.
+  if (result.built) PrintSummary(result, err);
+  return code == 0 && result.built && result.all_ok() ? 0 : kExitFailed;
 }
 
 void AddRunCommand(CLI::App* app) {
@@ -414,11 +357,18 @@ void AddRunCommand(CLI::App* app) {
       ->type_name("N")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->add_option("--timeout", args->timeout_ms,
-                  "Milliseconds to wait for each feed and fetch (-1: forever)")
+                  "Milliseconds any wait may last: each feed, each fetch "
+                  "without a result, each UDF's Init (-1: forever)")
       ->type_name("MS")
       ->check(CLI::Range(-1, std::numeric_limits<int32_t>::max()));
   cmd->add_option("--stats", args->stats, "Write run statistics (JSON) to FILE")
       ->type_name("FILE");
+  cmd->add_option("--output", args->output,
+                  "Write the result lines to FILE instead of stdout")
+      ->type_name("FILE");
+  cmd->add_option("--output-npy", args->output_npy,
+                  "Write each fetched tensor to DIR/out<k>_t<trans>.npy")
+      ->type_name("DIR");
   cmd->callback([args] {
     int code = RunRun(*args, std::cout, std::cerr);
     if (code != 0) throw CLI::RuntimeError(code);

@@ -1,13 +1,14 @@
 // `hflow run GRAPH [--cluster FILE | --devices LIST] [--deploy FILE]
-// [--input NAME=VALUE]... [--repeat N] [--timeout MS] [--stats FILE]`
-// (FORMATS.md "Command line"): deploys the graph file on the simulated
-// cluster, feeds the inputs N times (transaction ids 1..N), and prints one
-// JSON line per fetched output message to `out`, in transaction order.
-// Progress and the summary go to `err`. Exit status 0 only when every
-// transaction came back with ret code 0; 1 on any failure or error.
+// [--input NAME=VALUE]... [--repeat N] [--timeout MS] [--stats FILE]
+// [--output FILE] [--output-npy DIR]`: deploys the graph file on the
+// simulated cluster, feeds the inputs N times (transaction ids 1..N), and
+// prints one JSON line per fetched output message (result_printer.h), in
+// transaction order. Progress and the summary go to `err`.
 //
-// Feeding runs on a helper thread while the calling thread fetches, so a
-// run longer than the pipeline's queues are deep cannot deadlock.
+// Exit status: 0 when every transaction came back with ret code 0; 1 when
+// the run failed (deployment, a UDF's ret code, a timeout, a write); 2 when
+// the command line or a file it names is wrong (found before anything is
+// deployed; usage errors exit 2 from the CLI parser too).
 //
 // Thread-safety: RunRun is called on the CLI's main thread; it owns the
 // process-wide hflow::Initialize/Finalize pair for its duration.
@@ -30,8 +31,10 @@ struct RunArgs {
   std::string deploy;               // --deploy FILE; overrides the graph's
   std::vector<std::string> inputs;  // --input NAME=VALUE, as given
   int64_t repeat = 1;               // --repeat N (>= 1)
-  int32_t timeout_ms = 10000;       // --timeout MS for each feed and fetch
+  int32_t timeout_ms = 10000;       // --timeout MS: every wait (-1: none)
   std::string stats;                // --stats FILE; empty: none
+  std::string output;               // --output FILE; empty: stdout
+  std::string output_npy;           // --output-npy DIR; empty: none
 };
 
 // Registers the `run` subcommand and its callback on `app`.
