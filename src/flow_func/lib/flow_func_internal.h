@@ -104,6 +104,22 @@ void SetLogExtHeader(const char* header);
 
 // ---- Tensors --------------------------------------------------------------
 
+// The one dtype table (tensor.cc, Note [One dtype table]): GE's name
+// ("DT_BF16"), the host API's numpy-style name ("bfloat16"; null for types
+// the host API has none for) and bits per element.
+struct DataTypeInfo {
+  TensorDataType dtype;
+  const char* ge_name;
+  const char* host_name;
+  int32_t bits;
+};
+// Each returns null when the type or name is unknown.
+const DataTypeInfo* FindDataType(TensorDataType dtype);
+const DataTypeInfo* FindDataTypeByGeName(const std::string& name);
+const DataTypeInfo* FindDataTypeByHostName(const std::string& name);
+// Every defined type, in TensorDataType order.
+std::vector<DataTypeInfo> AllDataTypes();
+
 // Bytes per element; -1 for DT_UNDEFINED and unknown values. Sub-byte types
 // (DT_INT4, DT_UINT1, DT_INT2, DT_UINT2) report 1: a byte is the smallest
 // unit holding one element, so n * DataTypeSize never under-allocates. Their
