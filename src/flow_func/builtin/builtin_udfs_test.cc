@@ -23,7 +23,7 @@ std::unique_ptr<UdfInstance> Make(UdfHarness& h, const char* func, size_t in,
   AttrMap m;
   EXPECT_TRUE(AttrMapFromJson(nlohmann::json::parse(attrs), "attrs", &m).ok());
   std::unique_ptr<UdfInstance> inst;
-  Status s = UdfInstance::Create({FuncDesc{func, {}, {}}},
+  Status s = UdfInstance::Create({FuncDesc{func, {}, {}, {}}},
                                  h.Env(func, in, out, std::move(m)), &inst);
   EXPECT_TRUE(s.ok()) << s.ToString();
   auto bound = h.Bind();
@@ -148,7 +148,7 @@ TEST(BuiltinUdfTest, CountBatchBadOptionsFailInit) {
                               "attrs", &m)
                   .ok());
   std::unique_ptr<UdfInstance> inst;
-  ASSERT_TRUE(UdfInstance::Create({FuncDesc{"_BuiltIn_CountBatch", {}, {}}},
+  ASSERT_TRUE(UdfInstance::Create({FuncDesc{"_BuiltIn_CountBatch", {}, {}, {}}},
                                   h.Env("cb", 1, 1, m), &inst)
                   .ok());
   auto bound = h.Bind();
