@@ -30,11 +30,12 @@ void CheckConfig(const ClusterConfig& cfg) {
     FUZZ_CHECK(n.node_id >= 0);
     FUZZ_CHECK(node_ids.insert(n.node_id).second);
     FUZZ_CHECK(!n.devices.empty());
-    std::set<int32_t> ids;
+    std::set<int32_t> ids, item_ids;
     for (const DeviceDesc& d : n.devices) {
       FUZZ_CHECK(d.device_id >= 0 && d.item_id >= 0);
       FUZZ_CHECK(d.memory_bytes > 0);
       FUZZ_CHECK(ids.insert(d.device_id).second);
+      FUZZ_CHECK(item_ids.insert(d.item_id).second);
     }
   }
   FUZZ_CHECK(locals == 1);
@@ -50,8 +51,9 @@ std::string ToGeJson(const ClusterConfig& cfg) {
     for (const DeviceDesc& d : n.devices) {
       std::string t = "\"t" + std::to_string(type++) + "\"";
       if (!defs.empty()) defs += ",";
-      defs += "{\"item_type\":" + t + ",\"memory\":" +
-              std::to_string(d.memory_bytes) + "}";
+      // GE's form "[DDR:<bytes>]": item_def memory is a string.
+      defs += "{\"item_type\":" + t + ",\"memory\":\"[DDR:" +
+              std::to_string(d.memory_bytes) + "]\"}";
       if (!items.empty()) items += ",";
       items += "{\"item_id\":" + std::to_string(d.item_id) +
                ",\"device_id\":" + std::to_string(d.device_id) +

@@ -1,24 +1,29 @@
 // End to end through the public Session API, one test per example under
 // examples/ (each graph loaded from its graph file, UDF projects built by
-// hflow on BuildGraph with the build-tree SDK), values checked exactly; and,
-// once `hflow run` exists, each example's run.sh against the output its
-// header promises. Throughout, the calling thread's context is untouched.
+// hflow on BuildGraph with the build-tree SDK), values checked exactly; and
+// each example's run.sh, through the built `hflow`, against the output its
+// header promises (exit status 0 and exactly those lines; never skipped).
+// Throughout, the calling thread's context is untouched.
 //
 //   add_pipeline     a, b ─[add, dev 0]─[twice, dev 1]─ out
 //   multi_function   x, y ─[ops: Scale | Sum, input_map/output_map]─ out0, out1
-//   replicas         x ─[CountBatch 4]─[stack x4]─[double x4]─ out  (devices 2..5)
-//   exception_catch  x ─[check: RaiseException on negatives]─ out
+//   replicas         x ─[CountBatch 4]─[stack x4]─[double x4]─ out
+//   (devices 2..5) exception_catch  x ─[check: RaiseException on negatives]─
+//   out
 //
 // Thread-safety: single-threaded tests.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -31,6 +36,9 @@
 
 #ifndef HFLOW_SOURCE_DIR
 #error "HFLOW_SOURCE_DIR must name the source tree"
+#endif
+#ifndef HFLOW_CLI_PATH
+#error "HFLOW_CLI_PATH must name the built hflow binary"
 #endif
 
 namespace hflow {
@@ -303,28 +311,41 @@ TEST_F(ExamplesTest, ExceptionNotDeliveredWithoutExceptionCatch) {
 }
 
 // ---- run.sh of each example, through the built CLI ----
+//
+// These never skip: a CLI that is missing, crashes, exits non-zero, prints
+// nothing or prints anything but the promised lines fails them (the
+// FakeCliFailsTheCheck test proves the check catches each of those).
 
-#ifdef HFLOW_CLI_PATH
 struct CliRun {
-  int code = -1;
+  int code = -1;  // exit status; -1 when killed by a signal
   std::vector<nlohmann::json> lines;
   std::string out;
+  std::string err;
 };
 
-// Runs examples/<script> with HFLOW set to the built CLI; `args` go to
-// `hflow run` after the script's own.
-CliRun RunScript(const std::string& script, const std::string& args = "") {
+// Runs examples/<script> with HFLOW set to `cli` (the built CLI by
+// default); `args` go to `hflow run` after the script's own.
+CliRun RunScript(const std::string& script, const std::string& args = "",
+                 const std::string& cli = HFLOW_CLI_PATH) {
   UseBuildTreeForUdfs();
   CliRun r;
-  std::string cmd = "HFLOW='" + std::string(HFLOW_CLI_PATH) + "' bash '" +
-                    Example(script) + "' " + args + " 2>/dev/null";
+  const std::string err_file = ::testing::TempDir() + "hflow_examples_stderr_" +
+                               std::to_string(::getpid()) + ".txt";
+  std::string cmd = "HFLOW='" + cli + "' bash '" + Example(script) + "' " +
+                    args + " 2>'" + err_file + "'";
   FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
+  if (p == nullptr) {
+    r.err = "popen failed";
+    return r;
+  }
   char buf[4096];
   size_t n;
   while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
   int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(err), {});
+  std::remove(err_file.c_str());
   std::istringstream in(r.out);
   for (std::string line; std::getline(in, line);) {
     if (!line.empty()) r.lines.push_back(nlohmann::json::parse(line, nullptr, false));
@@ -334,65 +355,117 @@ CliRun RunScript(const std::string& script, const std::string& args = "") {
 
 nlohmann::json Line(const char* text) { return nlohmann::json::parse(text); }
 
-class ExamplesCliTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    // CLI11 answers `hflow run --help` with the top-level help when there
-    // is no `run`: look for the subcommand in that list instead.
-    std::string cmd = "'" + std::string(HFLOW_CLI_PATH) +
-                      "' --help 2>/dev/null | grep -Eq '^ +run +'";
-    if (std::system(cmd.c_str()) != 0) {
-      GTEST_SKIP() << "this hflow has no `run` command yet";
+// A correct run: exit status 0 and stdout exactly `want`, one JSON line
+// each (in trans_id order when `by_trans_id`: replicas finish in any order).
+::testing::AssertionResult RunPrints(CliRun r,
+                                     const std::vector<nlohmann::json>& want,
+                                     bool by_trans_id = false) {
+  auto fail = [&r]() {
+    return ::testing::AssertionFailure() << "\n--- stdout ---\n"
+                                         << r.out << "--- stderr ---\n"
+                                         << r.err;
+  };
+  if (r.code != 0) return fail() << "exit status " << r.code;
+  for (const auto& line : r.lines) {
+    if (line.is_discarded()) return fail() << "a stdout line is not JSON";
+  }
+  if (by_trans_id) {
+    std::sort(r.lines.begin(), r.lines.end(),
+              [](const nlohmann::json& a, const nlohmann::json& b) {
+                return a.value("trans_id", 0) < b.value("trans_id", 0);
+              });
+  }
+  if (r.lines != want) {
+    return fail() << "expected " << nlohmann::json(want).dump();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+const std::vector<nlohmann::json>& AddPipelineLines() {
+  static const std::vector<nlohmann::json> kLines = {
+      Line(R"({"output":0,"trans_id":1,"ret_code":0,
+          "dtype":"int32","shape":[3],"data":[22,44,66]})")};
+  return kLines;
+}
+
+TEST(ExamplesCliTest, CliHasTheRunCommand) {
+  std::string cmd = "'" + std::string(HFLOW_CLI_PATH) + "' --help 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string help;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) help.append(buf, n);
+  int status = pclose(p);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << help;
+  EXPECT_THAT(help, ::testing::ContainsRegex("\n +run +")) << help;
+}
+
+// The check is not vacuous: each way a CLI can misbehave fails it.
+TEST(ExamplesCliTest, FakeCliFailsTheCheck) {
+  const std::string good_line =
+      R"({"output":0,"trans_id":1,"ret_code":0,"dtype":"int32","shape":[3],"data":[22,44,66]})";
+  const std::vector<std::pair<std::string, std::string>> fakes = {
+      {"missing", ""},
+      {"silent", "exit 0"},
+      {"crashes", "kill -SEGV $$"},
+      {"fails", "echo '" + good_line + "'; exit 1"},
+      {"garbage", "echo 'not json'; exit 0"},
+      {"extra", "echo '" + good_line + "'; echo '" + good_line + "'"},
+  };
+  for (const auto& [name, body] : fakes) {
+    const std::string path =
+        ::testing::TempDir() + "hflow_fake_cli_" + name + ".sh";
+    if (!body.empty()) {
+      std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+      fs::permissions(path, fs::perms::owner_all);
     }
+    EXPECT_FALSE(RunPrints(RunScript("add_pipeline/run.sh", "", path),
+                           AddPipelineLines()))
+        << "a CLI that " << name << " passed the check";
+    std::remove(path.c_str());
   }
-};
-
-TEST_F(ExamplesCliTest, AddPipelineRunScript) {
-  CliRun r = RunScript("add_pipeline/run.sh");
-  EXPECT_EQ(r.code, 0) << r.out;
-  ASSERT_EQ(r.lines.size(), 1u) << r.out;
-  EXPECT_EQ(r.lines[0], Line(R"({"output":0,"trans_id":1,"ret_code":0,
-      "dtype":"int32","shape":[3],"data":[22,44,66]})"));
+  // And the real CLI passes it.
+  EXPECT_TRUE(RunPrints(RunScript("add_pipeline/run.sh"), AddPipelineLines()));
 }
 
-TEST_F(ExamplesCliTest, MultiFunctionRunScript) {
-  CliRun r = RunScript("multi_function/run.sh");
-  EXPECT_EQ(r.code, 0) << r.out;
-  ASSERT_EQ(r.lines.size(), 2u) << r.out;
-  EXPECT_EQ(r.lines[0], Line(R"({"output":0,"trans_id":1,"ret_code":0,
-      "dtype":"int32","shape":[1],"data":[15]})"));
-  EXPECT_EQ(r.lines[1], Line(R"({"output":1,"trans_id":1,"ret_code":0,
-      "dtype":"int32","shape":[3],"data":[10,20,30]})"));
+TEST(ExamplesCliTest, AddPipelineRunScript) {
+  EXPECT_TRUE(RunPrints(RunScript("add_pipeline/run.sh"), AddPipelineLines()));
 }
 
-TEST_F(ExamplesCliTest, ReplicasRunScript) {
+TEST(ExamplesCliTest, MultiFunctionRunScript) {
+  EXPECT_TRUE(RunPrints(RunScript("multi_function/run.sh"),
+                        {Line(R"({"output":0,"trans_id":1,"ret_code":0,
+          "dtype":"int32","shape":[1],"data":[15]})"),
+                         Line(R"({"output":1,"trans_id":1,"ret_code":0,
+          "dtype":"int32","shape":[3],"data":[10,20,30]})")}));
+}
+
+TEST(ExamplesCliTest, ReplicasRunScript) {
   // 8 feeds, 2 batches back: `hflow run` must not wait for 8 results.
-  CliRun r = RunScript("replicas/run.sh", "--timeout 3000");
-  EXPECT_EQ(r.code, 0) << r.out;
-  ASSERT_EQ(r.lines.size(), 2u) << r.out;
-  std::sort(r.lines.begin(), r.lines.end(),
-            [](const nlohmann::json& a, const nlohmann::json& b) {
-              return a.value("trans_id", 0) < b.value("trans_id", 0);
-            });
+  std::vector<nlohmann::json> want;
   for (int k = 0; k < 2; ++k) {
-    nlohmann::json want = Line(R"({"output":0,"trans_id":0,"ret_code":0,
+    nlohmann::json line = Line(R"({"output":0,"trans_id":0,"ret_code":0,
         "dtype":"int32","shape":[4,3],"data":[2,4,6,2,4,6,2,4,6,2,4,6]})");
-    want["trans_id"] = 4 * (k + 1);
-    EXPECT_EQ(r.lines[k], want);
+    line["trans_id"] = 4 * (k + 1);
+    want.push_back(line);
   }
+  EXPECT_TRUE(RunPrints(RunScript("replicas/run.sh", "--timeout 3000"), want,
+                        /*by_trans_id=*/true));
 }
 
-TEST_F(ExamplesCliTest, ExceptionCatchRunScript) {
-  // run.sh exits 0 when the good run succeeds and the negative run fails.
+TEST(ExamplesCliTest, ExceptionCatchRunScript) {
+  // run.sh exits 0 when the good run succeeds and the negative run fails;
+  // the second line is the negative run's error result.
   CliRun r = RunScript("exception_catch/run.sh");
-  EXPECT_EQ(r.code, 0) << r.out;
-  ASSERT_EQ(r.lines.size(), 2u) << r.out;
-  EXPECT_EQ(r.lines[0], Line(R"({"output":0,"trans_id":1,"ret_code":0,
-      "dtype":"int32","shape":[3],"data":[1,2,3]})"));
-  EXPECT_EQ(r.lines[1].value("trans_id", 0), 1);
-  EXPECT_EQ(r.lines[1].value("ret_code", 0), kNegativeInput);
+  ASSERT_EQ(r.lines.size(), 2u) << r.out << r.err;
+  nlohmann::json failed = r.lines[1];
+  EXPECT_EQ(failed.value("trans_id", 0), 1) << r.out;
+  EXPECT_EQ(failed.value("ret_code", 0), kNegativeInput) << r.out;
+  EXPECT_TRUE(RunPrints(r, {Line(R"({"output":0,"trans_id":1,"ret_code":0,
+      "dtype":"int32","shape":[3],"data":[1,2,3]})"),
+                            failed}));
 }
-#endif  // HFLOW_CLI_PATH
 
 }  // namespace
 }  // namespace hflow

@@ -4,13 +4,13 @@
 
 #include <charconv>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <tuple>
 
-#include <nlohmann/json.hpp>
-
 #include "rt/json_depth.h"
+#include "rt/json_keys.h"
 
 namespace hflow {
 namespace deploy {
@@ -163,12 +163,21 @@ Status ParseDeployInfo(std::string_view json_text, std::string_view source,
   Json root;
   std::string error;
   if (!ParseJsonBoundedDepth(json_text, &root, &error)) {
-    return bad("(document)", "is not valid JSON (" + error +
-                                 "); see FORMATS.md 'Deploy info'");
+    return bad(
+        "(document)",
+        "is not valid JSON (" + error +
+            "); write {\"batch_deploy_info\": [...], \"deploy_info\": [...]}");
   }
   if (!root.is_object()) {
-    return bad("(document)", "is not a JSON object; see FORMATS.md 'Deploy info'");
+    return bad("(document)",
+               "is not a JSON object; write {\"batch_deploy_info\": [...], "
+               "\"deploy_info\": [...]}");
   }
+  // GE's placement fields hflow has no use for (scheduling and redundancy
+  // hints, invoked-model placement) are accepted and ignored.
+  HFLOW_RETURN_IF_ERROR(
+      CheckJsonKeys(root, src, "", {"batch_deploy_info", "deploy_info"},
+                    {"dynamic_schedule_enable", "keep_logic_device_order"}));
   std::set<std::string> known(node_names.begin(), node_names.end());
   DeployInfo info;
   auto place = [&](const std::string& path, const Json& name_j,
@@ -203,6 +212,9 @@ Status ParseDeployInfo(std::string_view json_text, std::string_view source,
           !e["flow_node_list"].is_array() || !e.contains("logic_device_list")) {
         return bad(p, "needs \"flow_node_list\" (array) and \"logic_device_list\"");
       }
+      HFLOW_RETURN_IF_ERROR(
+          CheckJsonKeys(e, src, p, {"flow_node_list", "logic_device_list"},
+                        {"redundant_logic_device_list", "invoke_list"}));
       std::vector<LogicDevice> devs;
       HFLOW_RETURN_IF_ERROR(devices(p + ".logic_device_list", e["logic_device_list"], &devs));
       for (size_t k = 0; k < e["flow_node_list"].size(); ++k) {
@@ -221,6 +233,8 @@ Status ParseDeployInfo(std::string_view json_text, std::string_view source,
           !e.contains("logic_device_id")) {
         return bad(p, "needs \"flow_node_name\" and \"logic_device_id\"");
       }
+      HFLOW_RETURN_IF_ERROR(
+          CheckJsonKeys(e, src, p, {"flow_node_name", "logic_device_id"}));
       std::vector<LogicDevice> devs;
       HFLOW_RETURN_IF_ERROR(devices(p + ".logic_device_id", e["logic_device_id"], &devs));
       HFLOW_RETURN_IF_ERROR(place(p + ".flow_node_name", e["flow_node_name"], devs));

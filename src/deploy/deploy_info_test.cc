@@ -28,6 +28,40 @@ TEST(DeployInfoTest, ExpandsRangesInOrder) {
   EXPECT_EQ(devs[3], (LogicDevice{0, 1, 0, 1}));
 }
 
+// GE's placement fields hflow does not use pass; a misspelt key is an error
+// naming the file and the key's JSON path, at every level.
+TEST(DeployInfoTest, AcceptsGeFieldsAndRejectsUnknownKeys) {
+  ClusterConfig cluster = MakeLocalCluster({2, 3, 4, 5});
+  const std::vector<std::string> nodes = {"a", "b"};
+  DeployInfo info;
+  Status s = ParseDeployInfo(
+      R"({"batch_deploy_info": [{"flow_node_list": ["a"],
+            "logic_device_list": "0:0:2~3", "redundant_logic_device_list": "",
+            "invoke_list": []}],
+          "deploy_info": [{"flow_node_name": "b", "logic_device_id": "0:0:5"}],
+          "dynamic_schedule_enable": false, "keep_logic_device_order": true})",
+      "d.json", nodes, cluster, &info);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(info.placement["a"].size(), 2u);
+
+  const char* const cases[][2] = {
+      {R"({"batch_deploy_infos": []})",
+       "d.json: batch_deploy_infos: unknown field; known fields: "
+       "batch_deploy_info, deploy_info"},
+      {R"({"batch_deploy_info": [{"flow_node_list": ["a"],
+            "logic_device_list": "0:0:2", "logic_device_lst": "0:0:3"}]})",
+       "d.json: batch_deploy_info[0].logic_device_lst: unknown field"},
+      {R"({"deploy_info": [{"flow_node_name": "b", "logic_device_id": "0:0:5",
+            "logic_device": "0:0:4"}]})",
+       "d.json: deploy_info[0].logic_device: unknown field"},
+  };
+  for (const auto& c : cases) {
+    s = ParseDeployInfo(c[0], "d.json", nodes, cluster, &info);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c[0];
+    EXPECT_THAT(s.message(), HasSubstr(c[1])) << c[0];
+  }
+}
+
 TEST(DeployInfoTest, RejectsMalformedListsNamingTheEntry) {
   const char* const cases[][2] = {
       {"", "empty logic device list"},

@@ -111,9 +111,11 @@ Status ResolveFunctions(
       HFLOW_RETURN_IF_ERROR(
           flow_func::LoadCompileConfigFile(n.pp.compile_config, &cfg)
               .WithContext(where));
-      HFLOW_RETURN_IF_ERROR(
-          flow_func::LoadUdfFromConfig(cfg, build).WithContext(where));
-      for (const auto& f : cfg.funcs) {
+      std::string library;
+      HFLOW_RETURN_IF_ERROR(flow_func::LoadUdfFromConfig(cfg, build, &library)
+                                .WithContext(where));
+      for (auto f : cfg.funcs) {
+        f.library = library;  // Resolved in its own library first.
         if (n.pp.function.empty() || f.name == n.pp.function) funcs.push_back(f);
       }
       if (funcs.empty()) {
@@ -142,7 +144,11 @@ Status ResolveFunctions(
                               "(_BuiltIn_Identity, _BuiltIn_Add, "
                               "_BuiltIn_CountBatch, _BuiltIn_TimeBatch)");
     } else {
-      funcs.push_back(flow_func::FuncDesc{n.pp.function, {}, {}});
+      flow_func::FuncDesc f;
+      f.name = n.pp.function;
+      HFLOW_RETURN_IF_ERROR(flow_func::FindFunctionLibrary(f.name, &f.library)
+                                .WithContext(where));
+      funcs.push_back(std::move(f));
     }
     (*out)[n.name] = std::move(funcs);
   }

@@ -16,6 +16,7 @@
 
 #include "deploy/graph_def.h"
 #include "hflow/status.h"
+#include "rt/json_keys.h"
 
 namespace hflow {
 namespace deploy {
@@ -26,8 +27,7 @@ class JsonFields {
 
   const std::string& source() const { return source_; }
   Status Bad(const std::string& path, const std::string& what) const;
-  // Unknown keys are errors (typos must not pass silently), except
-  // "description", "comment" and keys starting with "_".
+  // Unknown keys are errors (CheckJsonKeys, rt/json_keys.h).
   Status CheckKeys(const nlohmann::json& obj, const std::string& path,
                    std::initializer_list<const char*> known) const;
   Status Str(const nlohmann::json& j, const std::string& path,
@@ -132,22 +132,7 @@ inline Status JsonFields::Bad(const std::string& path,
 inline Status JsonFields::CheckKeys(
     const nlohmann::json& obj, const std::string& path,
     std::initializer_list<const char*> known) const {
-  for (const auto& [key, value] : obj.items()) {
-    if (key == "description" || key == "comment" || key.rfind('_', 0) == 0) {
-      continue;
-    }
-    bool ok = false;
-    std::string list;
-    for (const char* k : known) {
-      ok = ok || key == k;
-      list += (list.empty() ? "" : ", ") + std::string(k);
-    }
-    if (!ok) {
-      return Bad(path.empty() ? key : path + "." + key,
-                 "unknown field; known fields: " + list);
-    }
-  }
-  return Status::OK();
+  return CheckJsonKeys(obj, source_, path, known);
 }
 
 inline Status JsonFields::Str(const nlohmann::json& j, const std::string& path,

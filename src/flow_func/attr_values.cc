@@ -4,10 +4,10 @@
 
 #include <cmath>
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
 #include "flow_func/flow_func_defines.h"
+#include "flow_func/lib/flow_func_internal.h"
 
 namespace hflow {
 namespace flow_func {
@@ -15,36 +15,6 @@ namespace {
 
 using FlowFunc::TensorDataType;
 using Json = nlohmann::json;
-
-struct DtName {
-  const char* name;
-  TensorDataType dt;
-};
-const DtName kDtNames[] = {
-    {"DT_FLOAT", TensorDataType::DT_FLOAT},
-    {"DT_FLOAT16", TensorDataType::DT_FLOAT16},
-    {"DT_INT8", TensorDataType::DT_INT8},
-    {"DT_INT32", TensorDataType::DT_INT32},
-    {"DT_UINT8", TensorDataType::DT_UINT8},
-    {"DT_INT16", TensorDataType::DT_INT16},
-    {"DT_UINT16", TensorDataType::DT_UINT16},
-    {"DT_UINT32", TensorDataType::DT_UINT32},
-    {"DT_INT64", TensorDataType::DT_INT64},
-    {"DT_UINT64", TensorDataType::DT_UINT64},
-    {"DT_DOUBLE", TensorDataType::DT_DOUBLE},
-    {"DT_BOOL", TensorDataType::DT_BOOL},
-    {"DT_QINT8", TensorDataType::DT_QINT8},
-    {"DT_QINT16", TensorDataType::DT_QINT16},
-    {"DT_QINT32", TensorDataType::DT_QINT32},
-    {"DT_QUINT8", TensorDataType::DT_QUINT8},
-    {"DT_QUINT16", TensorDataType::DT_QUINT16},
-    {"DT_DUAL", TensorDataType::DT_DUAL},
-    {"DT_BF16", TensorDataType::DT_BF16},
-    {"DT_INT4", TensorDataType::DT_INT4},
-    {"DT_UINT1", TensorDataType::DT_UINT1},
-    {"DT_INT2", TensorDataType::DT_INT2},
-    {"DT_UINT2", TensorDataType::DT_UINT2},
-};
 
 constexpr int32_t kMismatch = FlowFunc::FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH;
 
@@ -143,20 +113,15 @@ Status ListFromJson(const Json& j, const std::string& where,
 }  // namespace
 
 bool ParseDataTypeName(const std::string& name, TensorDataType* out) {
-  for (const auto& d : kDtNames) {
-    if (name == d.name) {
-      *out = d.dt;
-      return true;
-    }
-  }
-  return false;
+  const auto* d = FlowFunc::internal::FindDataTypeByGeName(name);
+  if (d == nullptr) return false;
+  *out = d->dtype;
+  return true;
 }
 
 const char* DataTypeName(TensorDataType dt) {
-  for (const auto& d : kDtNames) {
-    if (d.dt == dt) return d.name;
-  }
-  return "DT_UNDEFINED";
+  const auto* d = FlowFunc::internal::FindDataType(dt);
+  return d == nullptr ? "DT_UNDEFINED" : d->ge_name;
 }
 
 int32_t AttrValueImpl::GetVal(FlowFunc::AscendString& v) const {

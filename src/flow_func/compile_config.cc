@@ -4,12 +4,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "rt/json_depth.h"
+#include "rt/json_keys.h"
 
 namespace hflow {
 namespace flow_func {
@@ -23,6 +23,11 @@ class Checker {
   explicit Checker(std::string_view source) : source_(source) {}
   Status Bad(const std::string& field, const std::string& what) const {
     return Status::InvalidArgument(source_ + ": " + field + ": " + what);
+  }
+  Status Keys(const Json& obj, const std::string& path,
+              std::initializer_list<const char*> known,
+              std::initializer_list<const char*> ignored = {}) const {
+    return CheckJsonKeys(obj, source_, path, known, ignored);
   }
   // An integer in [lo, INT32_MAX]: counts and indexes are stored as int32,
   // so anything larger would wrap silently (4294967296 would become 0).
@@ -72,6 +77,9 @@ class Checker {
 Status ParseFunc(const Checker& c, const Json& f, size_t i, FuncDesc* out) {
   const std::string path = "func_list[" + std::to_string(i) + "]";
   if (!f.is_object()) return c.Bad(path, "must be an object");
+  HFLOW_RETURN_IF_ERROR(c.Keys(f, path,
+                               {"func_name", "inputs_index", "outputs_index"},
+                               {"stream_input"}));
   if (!f.contains("func_name")) {
     return c.Bad(path + ".func_name", "is missing; name the function "
                  "the UDF registers");
@@ -134,6 +142,18 @@ Status ParseCompileConfig(std::string_view json_text, std::string_view source,
                                    error + ")");
   }
   if (!root.is_object()) return c.Bad("(document)", "must be a JSON object");
+  // Note [Ignored compile config fields]
+  // GE's FunctionPp fields that steer what hflow does not model are
+  // accepted and ignored: the cross compiler (compiler), resource hints
+  // (running_resources_info, heavy_load, visible_device_enable), GE's
+  // built-in function switch and the memory pool tiers (buf_cfg; hflow's
+  // pools are sized per deployment). Anything else unknown is a typo.
+  HFLOW_RETURN_IF_ERROR(
+      c.Keys(root, "",
+             {"func_list", "input_num", "output_num", "target_bin", "workspace",
+              "cmakelist_path"},
+             {"compiler", "running_resources_info", "heavy_load",
+              "visible_device_enable", "built_in_flow_func", "buf_cfg"}));
   CompileConfig cfg;
   cfg.source = std::string(source);
   // The non-throwing overload: fs::absolute("") throws, and a config named

@@ -21,6 +21,10 @@ struct FuncDesc {
   std::string name;
   std::vector<int32_t> inputs_index;   // node inputs this function reads
   std::vector<int32_t> outputs_index;  // node outputs it writes
+  // The canonical path of the UDF library whose registration the node runs
+  // (set when the library is loaded); "" resolves by name alone: the
+  // process's registration (built-ins) or the only library's.
+  std::string library;
 };
 
 struct CompileConfig {

@@ -23,8 +23,7 @@ TEST(CompileConfigTest, ParsesGeFormatAndResolvesPaths) {
   ASSERT_TRUE(Parse(R"({"func_list": [{"func_name": "Proc1",
       "inputs_index": [0, 1], "outputs_index": [0]}],
       "input_num": 4, "output_num": 2, "target_bin": "libadd.so",
-      "workspace": "../udf_workspace", "cmakelist_path": "01_udf_add/CMakeLists.txt",
-      "unknown_field": 1})",
+      "workspace": "../udf_workspace", "cmakelist_path": "01_udf_add/CMakeLists.txt"})",
                     &cfg)
                   .ok());
   ASSERT_EQ(cfg.funcs.size(), 1u);
@@ -36,6 +35,38 @@ TEST(CompileConfigTest, ParsesGeFormatAndResolvesPaths) {
   EXPECT_EQ(cfg.workspace, "/work/udf_workspace");
   EXPECT_EQ(cfg.cmakelist, "/work/udf_workspace/01_udf_add/CMakeLists.txt");
   EXPECT_EQ(cfg.PrebuiltPath(), "/work/graphs/libadd.so");
+}
+
+// GE's FunctionPp fields hflow does not model pass (and are ignored); any
+// other key is a typo, rejected naming the file and the key.
+TEST(CompileConfigTest, AcceptsGeFieldsAndRejectsUnknownKeys) {
+  CompileConfig cfg;
+  Status s = Parse(R"({"func_list": [{"func_name": "F", "stream_input": true}],
+      "input_num": 1, "output_num": 1, "target_bin": "libf.so",
+      "workspace": ".", "cmakelist_path": "CMakeLists.txt",
+      "compiler": "toolchain.json", "heavy_load": true,
+      "visible_device_enable": false, "built_in_flow_func": false,
+      "running_resources_info": [{"type": "cpu", "num": 2}],
+      "buf_cfg": [{"total_size": 2097152, "blk_size": 256,
+                   "max_buf_size": 8192, "page_type": "normal"}],
+      "comment": "annotations pass"})",
+                   &cfg);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(cfg.funcs[0].name, "F");
+
+  s = Parse(R"({"func_list": [{"func_name": "F"}], "target_bin": "libf.so",
+      "heavy_lod": true})",
+            &cfg);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("add_func.json: heavy_lod: unknown field"));
+  EXPECT_THAT(s.message(), HasSubstr("accepted and ignored: compiler"));
+  s = Parse(R"({"func_list": [{"func_name": "F", "input_index": [0]}],
+      "target_bin": "libf.so"})",
+            &cfg);
+  EXPECT_THAT(
+      s.message(),
+      HasSubstr("add_func.json: func_list[0].input_index: unknown field"));
 }
 
 TEST(CompileConfigTest, WithoutWorkspaceCmakelistIsRelativeToConfig) {

@@ -103,7 +103,7 @@ Status UdfInstance::Create(std::vector<FuncDesc> funcs, InstanceEnv env,
   };
   ffi::FunctionKind kind;
   const std::string& first = inst->funcs_[0].name;
-  if (!ffi::LookupKind(first.c_str(), &kind)) {
+  if (!ffi::LookupKind(inst->funcs_[0].library, first.c_str(), &kind)) {
     return Status::NotFound("node '" + inst->env().node + "': function '" +
                             first + "' is not registered; load its UDF "
                             "library or check the name");
@@ -136,7 +136,7 @@ Status UdfInstance::CreateSingle() {
         "combined with other functions in one FunctionPp");
   }
   FlowFunc::FLOW_FUNC_CREATOR_FUNC creator;
-  ffi::LookupFlowFunc(funcs_[0].name.c_str(), &creator);
+  ffi::LookupFlowFunc(funcs_[0].library, funcs_[0].name.c_str(), &creator);
   int32_t rc = Guarded([&] { return Where(0) + " creator"; }, [&] {
     single_ = creator ? creator() : nullptr;
     return single_ ? FlowFunc::FLOW_FUNC_SUCCESS : FlowFunc::FLOW_FUNC_FAILED;
@@ -153,8 +153,9 @@ Status UdfInstance::CreateSingle() {
 Status UdfInstance::CreateMulti() {
   for (size_t i = 0; i < funcs_.size(); ++i) {
     const char* name = funcs_[i].name.c_str();
+    const std::string& library = funcs_[i].library;
     ffi::FunctionKind kind;
-    if (!ffi::LookupKind(name, &kind)) {
+    if (!ffi::LookupKind(library, name, &kind)) {
       return Status::NotFound(Where(i) + ": not registered; load its UDF "
                               "library or check the name");
     }
@@ -168,11 +169,11 @@ Status UdfInstance::CreateMulti() {
     int32_t rc = Guarded([&] { return Where(i) + " creator"; }, [&] {
       if (kind == ffi::FunctionKind::kMultiFunc) {
         FlowFunc::MULTI_FUNC_CREATOR_FUNC c;
-        ffi::LookupMultiFunc(name, &c);
+        ffi::LookupMultiFunc(library, name, &c);
         return c(multi_, procs_);
       }
       FlowFunc::MULTI_FUNC_WITH_Q_CREATOR_FUNC c;
-      ffi::LookupMultiFuncWithQ(name, &c);
+      ffi::LookupMultiFuncWithQ(library, name, &c);
       return c(multi_, procs_q_);
     });
     if (rc != FlowFunc::FLOW_FUNC_SUCCESS || !multi_) {

@@ -108,7 +108,7 @@ class UdfInstanceTest : public ::testing::Test {
 
   static std::vector<FuncDesc> Funcs(std::initializer_list<const char*> names) {
     std::vector<FuncDesc> v;
-    for (const char* n : names) v.push_back(FuncDesc{n, {}, {}});
+    for (const char* n : names) v.push_back(FuncDesc{n, {}, {}, {}});
     return v;
   }
 

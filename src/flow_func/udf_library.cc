@@ -1,6 +1,8 @@
 // UDF library loading (see udf_library.h).
 // Thread-safety: g_mu guards the loaded-library table and serialises
-// dlopen so that registry diffs are attributed to the right library.
+// dlopen; what a library registers is attributed to it by the registry
+// (SetRegisteringLibrary on the dlopen thread), not by a before/after diff,
+// so a name two libraries both register is attributed to each.
 #include "flow_func/udf_library.h"
 
 #include <dlfcn.h>
@@ -29,6 +31,23 @@ std::string Join(const std::vector<std::string>& v) {
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
   return s.empty() ? "none" : s;
 }
+
+// Restores the thread's registering library on every exit path.
+class RegisteringAs {
+ public:
+  explicit RegisteringAs(const std::string& library)
+      : previous_(FlowFunc::internal::SetRegisteringLibrary(library)) {}
+  ~RegisteringAs() { FlowFunc::internal::SetRegisteringLibrary(previous_); }
+  RegisteringAs(const RegisteringAs&) = delete;
+  RegisteringAs& operator=(const RegisteringAs&) = delete;
+
+ private:
+  std::string previous_;
+};
+
+bool Contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 }  // namespace
 
 std::vector<std::string> RegisteredFunctions() {
@@ -42,6 +61,23 @@ bool IsFunctionRegistered(const std::string& name) {
   return std::binary_search(names.begin(), names.end(), name);
 }
 
+Status FindFunctionLibrary(const std::string& name, std::string* library) {
+  const auto libs = FlowFunc::internal::LibrariesRegistering(name.c_str());
+  library->clear();
+  if (libs.empty()) {
+    return Status::NotFound("function '" + name + "' is not registered");
+  }
+  if (Contains(libs, std::string())) return Status::OK();  // the process's
+  if (libs.size() > 1) {
+    return Status::InvalidArgument(
+        "function '" + name + "' is registered by several UDF libraries (" +
+        Join(libs) + "); give the node the compile_config of the library " +
+        "whose function it should run");
+  }
+  *library = libs[0];
+  return Status::OK();
+}
+
 Status LoadUdfLibrary(const std::string& so_path,
                       std::vector<std::string>* registered) {
   std::error_code ec;
@@ -52,8 +88,11 @@ Status LoadUdfLibrary(const std::string& so_path,
   std::lock_guard<std::mutex> lock(g_mu);
   if (registered) registered->clear();
   if (Loaded().count(canonical.string())) return Status::OK();
-  auto before = RegisteredFunctions();
-  void* handle = dlopen(canonical.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = nullptr;
+  {
+    RegisteringAs scope(canonical.string());
+    handle = dlopen(canonical.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
   if (handle == nullptr) {
     const char* err = dlerror();
     return Status::InvalidArgument(
@@ -63,9 +102,7 @@ Status LoadUdfLibrary(const std::string& so_path,
   }
   Loaded()[canonical.string()] = handle;
   if (registered) {
-    auto after = RegisteredFunctions();
-    std::set_difference(after.begin(), after.end(), before.begin(),
-                        before.end(), std::back_inserter(*registered));
+    *registered = FlowFunc::internal::NamesRegisteredBy(canonical.string());
   }
   return Status::OK();
 }
@@ -75,16 +112,27 @@ Status LoadUdfFromConfig(const CompileConfig& cfg, const UdfBuildOptions& opts,
   std::string path;
   HFLOW_RETURN_IF_ERROR(ResolveUdfBinary(cfg, opts, &path));
   HFLOW_RETURN_IF_ERROR(LoadUdfLibrary(path));
+  // The library's identity in the registry (LoadUdfLibrary succeeded, so
+  // the path exists).
+  std::error_code ec;
+  const std::string library = fs::canonical(path, ec).string();
   for (const FuncDesc& f : cfg.funcs) {
-    if (!IsFunctionRegistered(f.name)) {
-      return Status::NotFound(
-          cfg.source + ": func_list: function '" + f.name +
-          "' is not registered by " + path +
-          " (registered: " + Join(RegisteredFunctions()) +
-          "); check REGISTER_FLOW_FUNC / FLOW_FUNC_REGISTRAR names");
+    // A node runs its own library's function, or the process's (a
+    // built-in); never one only another library registers.
+    const auto libs = FlowFunc::internal::LibrariesRegistering(f.name.c_str());
+    if (Contains(libs, library) || Contains(libs, std::string())) continue;
+    std::string elsewhere;
+    if (!libs.empty()) {
+      elsewhere = "; only " + Join(libs) + " registers it (a node runs the " +
+                  "functions of its own compile config's library)";
     }
+    return Status::NotFound(
+        cfg.source + ": func_list: function '" + f.name +
+        "' is not registered by " + path + " (it registers: " +
+        Join(FlowFunc::internal::NamesRegisteredBy(library)) + ")" + elsewhere +
+        "; check REGISTER_FLOW_FUNC / FLOW_FUNC_REGISTRAR names");
   }
-  if (so_path) *so_path = path;
+  if (so_path) *so_path = library;
   return Status::OK();
 }
 

@@ -18,15 +18,25 @@
 namespace hflow {
 namespace flow_func {
 
-// dlopens `so_path` once (by canonical path); `registered` gets the function
-// names it registered (empty for a library loaded before).
+// dlopens `so_path` once (by canonical path, which is the library's name in
+// the registry); `registered` gets the function names it registered (empty
+// for a library loaded before).
 Status LoadUdfLibrary(const std::string& so_path,
                       std::vector<std::string>* registered = nullptr);
 
 // Resolves (prebuilt or built), loads, and checks that every function of
-// `cfg.funcs` is registered, naming the file and the missing function.
+// `cfg.funcs` is registered by that library (or by the process: a
+// built-in), naming the file and the missing function, and the other
+// libraries that register it if any. `so_path` gets the library's canonical
+// path: the FuncDesc::library of the node's functions.
 Status LoadUdfFromConfig(const CompileConfig& cfg, const UdfBuildOptions& opts,
                          std::string* so_path = nullptr);
+
+// For a node that names `name` without a compile config: `library` gets
+// the UDF library providing it ("" when the process registers it, e.g. a
+// built-in). NotFound when nobody registers it; InvalidArgument naming the
+// libraries when several do (the node must say which, by compile config).
+Status FindFunctionLibrary(const std::string& name, std::string* library);
 
 // Whether `name` is registered (single- or multi-function).
 bool IsFunctionRegistered(const std::string& name);

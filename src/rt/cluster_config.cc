@@ -3,6 +3,10 @@
 // cluster_lists.cc).
 // Every rejection is kInvalidArgument "<source>: <json path>: <problem>;
 // <hint>" so that a user can find and fix the field without reading code.
+// Unknown keys are rejected (rt/json_keys.h) at every object read here;
+// GE's documented numa_config fields hflow does not use are accepted and
+// ignored, and the subtrees hflow never reads (node_def, nodes_topology,
+// data_panel) are not inspected.
 // nlohmann-json exceptions are caught here and never cross the API.
 //
 // Thread-safety: all functions are reentrant; they touch no shared state.
@@ -17,6 +21,7 @@
 #include "hflow/cluster.h"
 #include "rt/config_error.h"
 #include "rt/json_depth.h"
+#include "rt/json_keys.h"
 
 namespace hflow {
 namespace {
@@ -64,11 +69,27 @@ class Checker {
     return Status::OK();
   }
 
-  // A memory size: a positive integer of bytes or a string ParseMemorySize
-  // understands. Zero is refused because a device without memory can run
-  // nothing, and it is almost always a missing unit or a typo.
+  // Unknown keys of `obj` at `path` (rt/json_keys.h).
+  Status Keys(const Json& obj, const std::string& path,
+              std::initializer_list<const char*> known,
+              std::initializer_list<const char*> ignored = {}) const {
+    return CheckJsonKeys(obj, source_, path, known, ignored);
+  }
+
+  // A memory size: a positive integer of bytes or a string such as "32GB"
+  // (hflow's memory_bytes). Zero is refused because a device without memory
+  // can run nothing, and it is almost always a missing unit or a typo.
   Status Memory(const Json& v, const std::string& path, uint64_t* out) const {
     uint64_t bytes = 0;
+    if (v.is_number_integer() && !v.is_number_unsigned()) {
+      return Error(path, "negative memory size " + v.dump(),
+                   "write bytes (17179869184) or a size such as \"32GB\"");
+    }
+    if (v.is_string() && v.get<std::string>().find('[') != std::string::npos) {
+      return Error(path,
+                   "GE's item_def form " + v.dump() + " is not a size here",
+                   "write bytes (17179869184) or a size such as \"32GB\"");
+    }
     if (v.is_number_unsigned()) {
       bytes = v.get<uint64_t>();
     } else if (v.is_string()) {
@@ -81,6 +102,30 @@ class Checker {
     if (bytes == 0) {
       return Error(path, "memory size is zero",
                    "give each device some memory, e.g. \"16GB\"");
+    }
+    *out = bytes;
+    return Status::OK();
+  }
+
+  // GE's item_def memory: a string "[<kind>:<size>]" such as "[DDR:32GB]"
+  // (GE reads it as a string; a bare "32GB" is not GE's form and GE would
+  // not read it, so it is refused rather than guessed at).
+  Status GeMemory(const Json& v, const std::string& path, uint64_t* out) const {
+    const char* kForm = "write GE's form \"[DDR:<size>]\", e.g. \"[DDR:32GB]\"";
+    if (!v.is_string()) {
+      return Error(path, "expected a string, got " + Describe(v), kForm);
+    }
+    const std::string text = v.get<std::string>();
+    if (text.size() < 2 || text.front() != '[' || text.back() != ']' ||
+        text.find(':') == std::string::npos) {
+      return Error(path, "memory " + v.dump() + " is not in GE's form", kForm);
+    }
+    uint64_t bytes = 0;
+    Status s = ParseMemorySize(text, &bytes);
+    if (!s.ok()) return Error(path, s.message(), "");
+    if (bytes == 0) {
+      return Error(path, "memory size is zero",
+                   "give each device some memory, e.g. \"[DDR:16GB]\"");
     }
     *out = bytes;
     return Status::OK();
@@ -111,7 +156,7 @@ Status Member(const Checker& c, const Json& obj, const std::string& path,
   return c.Error(path + key,
                  std::string("expected ") + kNames.at(type) + ", got " +
                      Checker::Describe(*it),
-                 "see FORMATS.md \"Cluster config\"");
+                 "see the user guide's \"Cluster\" section");
 }
 
 struct ItemDefs {
@@ -132,13 +177,15 @@ Status ParseItemDefs(const Checker& c, const Json& root, ItemDefs* out) {
       return c.Error(path, "expected an object, got " + Checker::Describe(d),
                      "write {\"item_type\": ..., \"memory\": \"[DDR:32GB]\"}");
     }
+    HFLOW_RETURN_IF_ERROR(c.Keys(d, path, {"item_type", "memory"},
+                                 {"aic_type", "resource_type"}));
     const Json *type = nullptr, *mem = nullptr;
     HFLOW_RETURN_IF_ERROR(
         Member(c, d, path + ".", "item_type", Type::string, &type));
     auto mem_it = d.find("memory");
     if (mem_it != d.end()) mem = &*mem_it;
     uint64_t bytes = kDefaultDeviceMemoryBytes;
-    if (mem) HFLOW_RETURN_IF_ERROR(c.Memory(*mem, path + ".memory", &bytes));
+    if (mem) HFLOW_RETURN_IF_ERROR(c.GeMemory(*mem, path + ".memory", &bytes));
     if (defs->size() == 1) out->single = bytes;
     if (type && !out->by_type.emplace(type->get<std::string>(), bytes).second) {
       return c.Error(
@@ -156,6 +203,8 @@ Status ParseItem(const Checker& c, const Json& item, const std::string& path,
     return c.Error(path, "expected an object, got " + Checker::Describe(item),
                    "write {\"item_id\": 0, \"device_id\": 2}");
   }
+  HFLOW_RETURN_IF_ERROR(
+      c.Keys(item, path, {"item_id", "device_id", "item_type"}, {"ipaddr"}));
   auto dev_it = item.find("device_id");
   if (dev_it == item.end()) {
     return c.Error(
@@ -191,6 +240,9 @@ Status ParseNode(const Checker& c, const Json& node, const std::string& path,
         path, "expected an object, got " + Checker::Describe(node),
         "write {\"node_id\": 0, \"is_local\": true, \"item_list\": [...]}");
   }
+  HFLOW_RETURN_IF_ERROR(c.Keys(node, path, {"node_id", "is_local", "item_list"},
+                               {"node_type", "ipaddr", "port", "data_panel",
+                                "memory", "auth_lib_path", "deploy_res_path"}));
   out->node_id = static_cast<int32_t>(index);
   auto id_it = node.find("node_id");
   if (id_it != node.end()) {
@@ -208,11 +260,22 @@ Status ParseNode(const Checker& c, const Json& node, const std::string& path,
         "empty device list on node " + std::to_string(out->node_id),
         "list the node's devices as [{\"item_id\": 0, \"device_id\": 2}, ...]");
   }
-  std::map<int32_t, size_t> seen;  // device id -> first position
+  std::map<int32_t, size_t> seen;       // device id -> first position
+  std::map<int32_t, size_t> seen_item;  // item id -> first position
   for (size_t i = 0; i < items->size(); ++i) {
     std::string ipath = path + ".item_list[" + std::to_string(i) + "]";
     DeviceDesc dev;
     HFLOW_RETURN_IF_ERROR(ParseItem(c, (*items)[i], ipath, i, defs, &dev));
+    auto [item_it, item_fresh] = seen_item.emplace(dev.item_id, i);
+    if (!item_fresh) {
+      return c.Error(ipath + ".item_id",
+                     "duplicate item id " + std::to_string(dev.item_id) +
+                         " on node " + std::to_string(out->node_id) +
+                         " (also item_list[" + std::to_string(item_it->second) +
+                         "])",
+                     "give each item of a node its own item_id (an item "
+                     "without one takes its position)");
+    }
     auto [it, fresh] = seen.emplace(dev.device_id, i);
     if (!fresh) {
       return c.Error(ipath + ".device_id",
@@ -254,6 +317,8 @@ Status ResolveLocal(const Checker& c, const std::string& path,
 }
 
 Status ParseGeForm(const Checker& c, const Json& root, ClusterConfig* cfg) {
+  HFLOW_RETURN_IF_ERROR(c.Keys(
+      root, "", {"cluster", "item_def", "default_device"}, {"node_def"}));
   ItemDefs defs;
   HFLOW_RETURN_IF_ERROR(ParseItemDefs(c, root, &defs));
   const Json* clusters = nullptr;
@@ -270,6 +335,8 @@ Status ParseGeForm(const Checker& c, const Json& root, ClusterConfig* cfg) {
                    "expected an object, got " + Checker::Describe(cl),
                    "write {\"cluster_nodes\": [...]}");
   }
+  HFLOW_RETURN_IF_ERROR(
+      c.Keys(cl, "cluster[0]", {"cluster_nodes"}, {"nodes_topology"}));
   const Json* nodes = nullptr;
   HFLOW_RETURN_IF_ERROR(
       Member(c, cl, "cluster[0].", "cluster_nodes", Type::array, &nodes));
@@ -297,6 +364,8 @@ Status ParseGeForm(const Checker& c, const Json& root, ClusterConfig* cfg) {
 
 Status ParseCompactForm(const Checker& c, const Json& root,
                         ClusterConfig* cfg) {
+  HFLOW_RETURN_IF_ERROR(
+      c.Keys(root, "", {"devices", "memory_bytes", "default_device"}));
   const Json* devs = nullptr;
   HFLOW_RETURN_IF_ERROR(Member(c, root, "", "devices", Type::array, &devs));
   if (devs->empty()) {

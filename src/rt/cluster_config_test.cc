@@ -71,7 +71,7 @@ TEST(ClusterConfigTest, SeveralNodesAndItemTypes) {
       {"node_id":1,"is_local":true,"item_list":[{"device_id":5,"item_type":"small"},
                                                 {"device_id":6}]}]}],
       "item_def":[{"item_type":"big","memory":"[DDR:64GB]"},
-                  {"item_type":"small","memory":"512MB"}],
+                  {"item_type":"small","memory":"[DDR:512MB]"}],
       "default_device":6})",
                     &cfg)
                   .ok());
@@ -130,8 +130,8 @@ TEST(ClusterConfigTest, RejectsDeeplyNestedJson) {
                  {"cluster.json: ", "malformed JSON",
                   "nested deeper than 64 levels"});
   ClusterConfig cfg;
-  ASSERT_TRUE(Parse(R"({"devices": [1], "x": [[[[[[[[[[[[]]]]]]]]]]]]})", &cfg)
-                  .ok());
+  ASSERT_TRUE(
+      Parse(R"({"devices": [1], "_x": [[[[[[[[[[[[]]]]]]]]]]]]})", &cfg).ok());
 }
 
 TEST(ClusterConfigTest, RejectsDuplicateDeviceOnNode) {
@@ -234,7 +234,7 @@ TEST(ClusterConfigTest, RejectsBadMemory) {
   ExpectRejected(ParseOnly(R"({"devices":[2],"memory_bytes":"lots"})"),
                  {"memory_bytes: cannot parse memory size \"lots\""});
   ExpectRejected(ParseOnly(R"({"devices":[2],"memory_bytes":-1})"),
-                 {"memory_bytes: expected a memory size"});
+                 {"memory_bytes: negative memory size"});
   ExpectRejected(ParseOnly(R"({"devices":[2,3],"memory_bytes":[1]})"),
                  {"memory_bytes: has 1 entries for 2 devices"});
   ExpectRejected(ParseOnly(R"({"devices":[2,3],"memory_bytes":[1,"0GB"]})"),
@@ -246,8 +246,101 @@ TEST(ClusterConfigTest, RejectsBadMemory) {
                  {"item_def[0].memory: cannot parse"});
   ExpectRejected(ParseOnly(R"({"cluster":[{"cluster_nodes":[{"item_list":[
                      {"device_id":0,"item_type":"b"}]}]}],
-                     "item_def":[{"item_type":"a","memory":"1GB"}]})"),
+                     "item_def":[{"item_type":"a","memory":"[DDR:1GB]"}]})"),
                  {"item_list[0].item_type: unknown item type \"b\""});
+}
+
+// Every field GE documents for numa_config passes (those hflow does not use
+// are ignored), as in GE's own template.
+TEST(ClusterConfigTest, AcceptsEveryGeDocumentedField) {
+  ClusterConfig cfg;
+  Status s = Parse(R"({"cluster":[{"cluster_nodes":[{"node_id":0,
+      "node_type":"ATLAS900","ipaddr":"10.0.0.1","port":2509,
+      "memory":25165824,"is_local":true,"deploy_res_path":"/home/",
+      "auth_lib_path":"/opt/auth.so","data_panel":{"avail_ports":["16666~32767"]},
+      "item_list":[{"item_id":0,"device_id":2,"ipaddr":"10.0.0.2"},
+                   {"item_id":1,"device_id":3,"ipaddr":"10.0.0.3"}]}],
+      "nodes_topology":{"type":"star","protocol":"RDMA:200Gb",
+                        "topos":[{"plane_id":0,"devices":[2,3]}]}}],
+    "node_def":[{"node_type":"ATLAS900","resource_type":"Aarch",
+      "support_links":"[HCCS,PCIE,ROCE]","item_type":"Ascend910B1",
+      "inter_item_memory_access_mode":"[NUMA]","h2d_bw":"PCIE:100Gb",
+      "item_topology":[{"links_mode":"HCCS","links":[[0,1]]}]}],
+    "item_def":[{"item_type":"Ascend910B1","resource_type":"Ascend",
+      "memory":"[DDR:32GB]","aic_type":"[DAVINCI_V100:32]"}]})",
+                   &cfg);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(cfg.LocalDeviceIds(), (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(cfg.LocalNode().devices[1].memory_bytes, 32 * kGiB);
+}
+
+// A misspelt key is an error naming the file and the key's JSON path, at
+// every level hflow reads, in both forms.
+TEST(ClusterConfigTest, RejectsUnknownKeysNamingFileAndPath) {
+  const std::string node = R"({"node_id":0,"item_list":[{"device_id":2}]})";
+  ExpectRejected(ParseOnly(R"({"cluster":[{"cluster_nodes":[)" + node +
+                           R"(]}],"item_defs":[]})"),
+                 {"cluster.json: item_defs: unknown field",
+                  "known fields: cluster, item_def, default_device",
+                  "accepted and ignored: node_def"});
+  ExpectRejected(ParseOnly(R"({"cluster":[{"cluster_nodes":[)" + node +
+                           R"(],"topology":{}}]})"),
+                 {"cluster.json: cluster[0].topology: unknown field"});
+  ExpectRejected(ParseOnly(R"({"cluster":[{"cluster_nodes":[{"node_id":0,
+                     "is_locl":true,"item_list":[{"device_id":2}]}]}]})"),
+                 {"cluster.json: cluster[0].cluster_nodes[0].is_locl: "
+                  "unknown field",
+                  "ipaddr"});
+  ExpectRejected(ParseOnly(R"({"cluster":[{"cluster_nodes":[{"node_id":0,
+                     "item_list":[{"device_id":2,"devce_id":3}]}]}]})"),
+                 {"cluster[0].cluster_nodes[0].item_list[0].devce_id: "
+                  "unknown field"});
+  ExpectRejected(ParseOnly(R"({"cluster":[{"cluster_nodes":[)" + node +
+                           R"(]}],"item_def":[{"memroy":"[DDR:1GB]"}]})"),
+                 {"cluster.json: item_def[0].memroy: unknown field"});
+  ExpectRejected(ParseOnly(R"({"devices":[2],"memory_byte":"8GB"})"),
+                 {"cluster.json: memory_byte: unknown field",
+                  "known fields: devices, memory_bytes, default_device"});
+  // Annotations stay allowed.
+  EXPECT_TRUE(ParseOnly(R"({"devices":[2],"comment":"x","_note":1})").ok());
+}
+
+TEST(ClusterConfigTest, RejectsMemoryInTheWrongForm) {
+  auto ge = [](const std::string& mem) {
+    return ParseOnly(
+        R"({"cluster":[{"cluster_nodes":[{"item_list":[{"device_id":0}]}]}],
+            "item_def":[{"memory":)" +
+        mem + "}]}");
+  };
+  ExpectRejected(ge(R"("32GB")"),
+                 {"item_def[0].memory: memory \"32GB\" is not in GE's form",
+                  "[DDR:32GB]"});
+  ExpectRejected(ge(R"("[DDR:32XB]")"),
+                 {"item_def[0].memory: unknown unit", "[DDR:32XB]"});
+  ExpectRejected(ge("34359738368"),
+                 {"item_def[0].memory: expected a string", "[DDR:32GB]"});
+  ExpectRejected(ge(R"("[DDR:0GB]")"),
+                 {"item_def[0].memory: memory size is zero"});
+  ExpectRejected(ParseOnly(R"({"devices":[2],"memory_bytes":-5})"),
+                 {"memory_bytes: negative memory size -5", "\"32GB\""});
+  ExpectRejected(ParseOnly(R"({"devices":[2,3],"memory_bytes":[1024,-1]})"),
+                 {"memory_bytes[1]: negative memory size -1"});
+  ExpectRejected(ParseOnly(R"({"devices":[2],"memory_bytes":"[DDR:8GB]"})"),
+                 {"memory_bytes: GE's item_def form", "\"32GB\""});
+}
+
+TEST(ClusterConfigTest, RejectsDuplicateItemIdsOnNode) {
+  ExpectRejected(
+      ParseOnly(R"({"cluster":[{"cluster_nodes":[{"node_id":3,
+                     "item_list":[{"item_id":0,"device_id":2},
+                                  {"item_id":0,"device_id":3}]}]}]})"),
+      {"cluster.json: cluster[0].cluster_nodes[0].item_list[1]."
+       "item_id: duplicate item id 0 on node 3 (also item_list[0])"});
+  // Item ids are per node: two nodes may both have item 0.
+  EXPECT_TRUE(ParseOnly(R"({"cluster":[{"cluster_nodes":[
+      {"node_id":0,"is_local":true,"item_list":[{"item_id":0,"device_id":2}]},
+      {"node_id":1,"item_list":[{"item_id":0,"device_id":2}]}]}]})")
+                  .ok());
 }
 
 TEST(ClusterConfigTest, RejectsMissingOrAmbiguousForm) {

@@ -1,47 +1,37 @@
-// DataType helpers of the host API (hflow/session.h).
+// DataType helpers of the host API (hflow/session.h), read from the one
+// dtype table of libflow_func (flow_func_internal.h, Note [One dtype
+// table]): the host API's DataType values are GE's TensorDataType numbers,
+// and the host names are numpy's.
 // Thread-safety: pure functions.
-#include <cstring>
-
+#include "flow_func/lib/flow_func_internal.h"
 #include "hflow/session.h"
 
 namespace hflow {
 namespace {
-struct Entry {
-  DataType dt;
-  const char* name;
-  size_t size;
-};
-const Entry kTypes[] = {
-    {DataType::kFloat, "float32", 4},  {DataType::kFloat16, "float16", 2},
-    {DataType::kInt8, "int8", 1},      {DataType::kInt32, "int32", 4},
-    {DataType::kUint8, "uint8", 1},    {DataType::kInt16, "int16", 2},
-    {DataType::kUint16, "uint16", 2},  {DataType::kUint32, "uint32", 4},
-    {DataType::kInt64, "int64", 8},    {DataType::kUint64, "uint64", 8},
-    {DataType::kDouble, "float64", 8}, {DataType::kBool, "bool", 1},
-    {DataType::kBf16, "bfloat16", 2},
-};
+
+// The table's entry for a host API type (one with a host name), or null.
+const FlowFunc::internal::DataTypeInfo* Find(DataType dt) {
+  const auto* d = FlowFunc::internal::FindDataType(
+      static_cast<FlowFunc::TensorDataType>(dt));
+  return d != nullptr && d->host_name != nullptr ? d : nullptr;
+}
+
 }  // namespace
 
 size_t DataTypeSize(DataType dt) {
-  for (const auto& e : kTypes) {
-    if (e.dt == dt) return e.size;
-  }
-  return 0;
+  const auto* d = Find(dt);
+  return d == nullptr ? 0 : static_cast<size_t>(d->bits / 8);
 }
 
 const char* DataTypeName(DataType dt) {
-  for (const auto& e : kTypes) {
-    if (e.dt == dt) return e.name;
-  }
-  return "unknown";
+  const auto* d = Find(dt);
+  return d == nullptr ? "unknown" : d->host_name;
 }
 
 bool ParseDataTypeName(const std::string& name, DataType* out) {
-  for (const auto& e : kTypes) {
-    if (name == e.name) {
-      *out = e.dt;
-      return true;
-    }
+  if (const auto* d = FlowFunc::internal::FindDataTypeByHostName(name)) {
+    *out = static_cast<DataType>(d->dtype);
+    return true;
   }
   // numpy aliases
   if (name == "float") return ParseDataTypeName("float32", out);

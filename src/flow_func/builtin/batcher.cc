@@ -76,6 +76,8 @@
 #include <string>
 #include <utility>
 
+#include "flow_func/lib/flow_func_internal.h"
+
 namespace hflow {
 namespace flow_func {
 namespace {
@@ -97,29 +99,19 @@ std::string ShapeStr(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-struct DtypeInfo {
-  const char* name;
-  size_t size;
-};
-
-// Indexed by FlowFunc TensorDataType number; 5 is a gap in that numbering.
-constexpr DtypeInfo kDtypes[] = {
-    {"DT_FLOAT", 4},  {"DT_FLOAT16", 2}, {"DT_INT8", 1},   {"DT_INT32", 4},
-    {"DT_UINT8", 1},  {nullptr, 0},      {"DT_INT16", 2},  {"DT_UINT16", 2},
-    {"DT_UINT32", 4}, {"DT_INT64", 8},   {"DT_UINT64", 8}, {"DT_DOUBLE", 8},
-    {"DT_BOOL", 1}};
-
-const DtypeInfo* FindDtype(int32_t dtype) {
-  constexpr int32_t kCount = sizeof(kDtypes) / sizeof(kDtypes[0]);
-  if (dtype < 0 || dtype >= kCount || kDtypes[dtype].name == nullptr) {
-    return nullptr;
-  }
-  return &kDtypes[dtype];
+// Dtypes come from the one table (flow_func_internal.h); the batcher
+// stacks whole elements, so only types of whole bytes per element are
+// supported (sub-byte types pack several elements per byte).
+const FlowFunc::internal::DataTypeInfo* FindDtype(int32_t dtype) {
+  const auto* info = FlowFunc::internal::FindDataType(
+      static_cast<FlowFunc::TensorDataType>(dtype));
+  if (info == nullptr || info->bits % 8 != 0) return nullptr;
+  return info;
 }
 
 std::string DtypeStr(int32_t dtype) {
-  const DtypeInfo* info = FindDtype(dtype);
-  return info ? info->name : Cat("dtype ", dtype);
+  const auto* info = FindDtype(dtype);
+  return info ? info->ge_name : Cat("dtype ", dtype);
 }
 
 // The prefix of every data error: which built-in and which input.
@@ -260,8 +252,8 @@ bool IsEmptyMessage(const BatchItem& item) {
 }
 
 size_t ElementSize(int32_t dtype) {
-  const DtypeInfo* info = FindDtype(dtype);
-  return info ? info->size : 0;
+  const auto* info = FindDtype(dtype);
+  return info ? static_cast<size_t>(info->bits / 8) : 0;
 }
 
 // ---------------------------------------------------------------- CountBatch

@@ -417,8 +417,30 @@ TEST(CountBatcherTest, RejectsMalformedMessages) {
 
 TEST(BatcherTest, ElementSizes) {
   const std::vector<std::pair<int32_t, size_t>> sizes = {
-      {0, 4}, {1, 2}, {2, 1},  {3, 4},  {4, 1},  {5, 0},  {6, 2}, {7, 2},
-      {8, 4}, {9, 8}, {10, 8}, {11, 8}, {12, 1}, {13, 0}, {-1, 0}};
+      {0, 4},
+      {1, 2},
+      {2, 1},
+      {3, 4},
+      {4, 1},
+      {5, 0},
+      {6, 2},
+      {7, 2},
+      {8, 4},
+      {9, 8},
+      {10, 8},
+      {11, 8},
+      {12, 1},
+      {13, 0},
+      {-1, 0},
+      // From the one dtype table: bf16 and the quantised types batch too;
+      // sub-byte types (int4: 29, uint1: 30) pack elements, so they do not.
+      {27, 2},
+      {18, 1},
+      {20, 4},
+      {25, 5},
+      {29, 0},
+      {30, 0},
+      {33, 0}};
   for (const auto& [dtype, size] : sizes) {
     EXPECT_EQ(ElementSize(dtype), size) << "dtype " << dtype;
   }

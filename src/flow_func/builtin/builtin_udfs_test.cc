@@ -23,7 +23,7 @@ std::unique_ptr<UdfInstance> Make(UdfHarness& h, const char* func, size_t in,
   AttrMap m;
   EXPECT_TRUE(AttrMapFromJson(nlohmann::json::parse(attrs), "attrs", &m).ok());
   std::unique_ptr<UdfInstance> inst;
-  Status s = UdfInstance::Create({FuncDesc{func, {}, {}}},
+  Status s = UdfInstance::Create({FuncDesc{func, {}, {}, {}}},
                                  h.Env(func, in, out, std::move(m)), &inst);
   EXPECT_TRUE(s.ok()) << s.ToString();
   auto bound = h.Bind();
@@ -148,7 +148,7 @@ TEST(BuiltinUdfTest, CountBatchBadOptionsFailInit) {
                               "attrs", &m)
                   .ok());
   std::unique_ptr<UdfInstance> inst;
-  ASSERT_TRUE(UdfInstance::Create({FuncDesc{"_BuiltIn_CountBatch", {}, {}}},
+  ASSERT_TRUE(UdfInstance::Create({FuncDesc{"_BuiltIn_CountBatch", {}, {}, {}}},
                                   h.Env("cb", 1, 1, m), &inst)
                   .ok());
   auto bound = h.Bind();
@@ -173,6 +173,45 @@ TEST(BuiltinUdfTest, TimeBatchGroupsByTimestamps) {
   EXPECT_EQ(UdfHarness::Values<float>(*out[1].second), (std::vector<float>{2, 3}));
   EXPECT_EQ(out[1].second->GetStartTime(), 10u);
   EXPECT_EQ(out[1].second->GetEndTime(), 20u);
+}
+
+// bfloat16 batches like any other 2-byte type (the batcher once had its own
+// dtype table that missed DT_BF16 and refused it as "unsupported dtype").
+TEST(BuiltinUdfTest, CountBatchAndTimeBatchOnBf16) {
+  UdfHarness h({3, 6, 7}, 6);
+  const uint16_t kOne = 0x3F80, kTwo = 0x4000, kThree = 0x4040;  // bf16 bits
+  auto count = Make(h, "_BuiltIn_CountBatch", 1, 1, R"({"batch_size": 2})");
+  auto bound = h.Bind();
+  ASSERT_EQ(count->Proc(*bound, 0,
+                        {h.Tensor<uint16_t>(TensorDataType::DT_BF16, {2},
+                                            {kOne, kTwo}, 1)}),
+            0);
+  ASSERT_EQ(count->Proc(*bound, 0,
+                        {h.Tensor<uint16_t>(TensorDataType::DT_BF16, {2},
+                                            {kThree, kOne}, 2)}),
+            0);
+  auto out = h.outputs();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].second->GetTensor()->GetDataType(), TensorDataType::DT_BF16);
+  EXPECT_EQ(out[0].second->GetTensor()->GetShape(),
+            (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(UdfHarness::Values<uint16_t>(*out[0].second),
+            (std::vector<uint16_t>{kOne, kTwo, kThree, kOne}));
+
+  h.ClearOutputs();
+  auto time = Make(h, "_BuiltIn_TimeBatch", 1, 1, R"({"time_window": 10})");
+  for (int i = 0; i < 4; ++i) {
+    auto m = h.Tensor<uint16_t>(TensorDataType::DT_BF16, {1},
+                                {static_cast<uint16_t>(kOne + i)});
+    m->SetStartTime(5 * i);
+    m->SetEndTime(5 * i + 5);
+    ASSERT_EQ(time->Proc(*bound, 0, {m}), 0);
+  }
+  out = h.outputs();
+  ASSERT_EQ(out.size(), 2u);  // [0,10) and [10,20)
+  EXPECT_EQ(out[1].second->GetTensor()->GetDataType(), TensorDataType::DT_BF16);
+  EXPECT_EQ(UdfHarness::Values<uint16_t>(*out[1].second),
+            (std::vector<uint16_t>{kOne + 2, kOne + 3}));
 }
 
 }  // namespace

@@ -24,19 +24,40 @@
 namespace FlowFunc::internal {
 
 // ---- Function registry ----------------------------------------------------
-// Names form one namespace across the three kinds: a name registered as a
-// flow func cannot also be registered as a multi func.
+// Names are registered per library (registry.cc, Note [Names per library]):
+// by a UDF library (its canonical path) or by the process (""). Within one
+// library the names form one namespace across the three kinds: a name
+// registered as a flow func cannot also be registered as a multi func.
 
 enum class FunctionKind { kFlowFunc, kMultiFunc, kMultiFuncWithQ };
 
-// Each copies the creator into *out and returns true when `name` is
-// registered with that kind.
+// Each copies the creator into *out and returns true when `name` resolves,
+// with that kind, for a node of `library`: its own registration, else the
+// process's. Without a library: the process's, else the only library's
+// (false when several libraries register it: ambiguous).
 bool LookupFlowFunc(const char* name, FLOW_FUNC_CREATOR_FUNC* out);
 bool LookupMultiFunc(const char* name, MULTI_FUNC_CREATOR_FUNC* out);
 bool LookupMultiFuncWithQ(const char* name,
                           MULTI_FUNC_WITH_Q_CREATOR_FUNC* out);
-// The kind of a registered name; false when unknown.
+bool LookupFlowFunc(const std::string& library, const char* name,
+                    FLOW_FUNC_CREATOR_FUNC* out);
+bool LookupMultiFunc(const std::string& library, const char* name,
+                     MULTI_FUNC_CREATOR_FUNC* out);
+bool LookupMultiFuncWithQ(const std::string& library, const char* name,
+                          MULTI_FUNC_WITH_Q_CREATOR_FUNC* out);
+// The kind `name` resolves to, by the same rule; false when it does not.
 bool LookupKind(const char* name, FunctionKind* out);
+bool LookupKind(const std::string& library, const char* name,
+                FunctionKind* out);
+
+// The libraries registering `name`, sorted ("" is the process).
+std::vector<std::string> LibrariesRegistering(const char* name);
+// The names `library` registered, sorted.
+std::vector<std::string> NamesRegisteredBy(const std::string& library);
+// Registrations this thread makes from now on belong to `library` ("" =
+// the process); returns the previous value. A loader sets it around dlopen
+// (static initialisers run on the dlopen thread) and restores it after.
+std::string SetRegisteringLibrary(std::string library);
 
 // Sorted.
 std::vector<std::string> RegisteredFunctionNames();
@@ -47,8 +68,8 @@ std::vector<std::string> RegisteredFunctionNames();
 uint64_t RegistryGeneration();
 std::vector<std::string> NamesRegisteredSince(uint64_t generation);
 
-// Removes a name, e.g. before dlclose of the object whose code its creator
-// runs. False when unknown.
+// Removes a name (from every library), e.g. before dlclose of the object whose
+// code its creator runs. False when unknown.
 bool UnregisterFunction(const char* name);
 
 // Observers see every registration attempt, accepted or not, on the
@@ -82,6 +103,22 @@ void SetLogSink(LogSink sink);
 void SetLogExtHeader(const char* header);
 
 // ---- Tensors --------------------------------------------------------------
+
+// The one dtype table (tensor.cc, Note [One dtype table]): GE's name
+// ("DT_BF16"), the host API's numpy-style name ("bfloat16"; null for types
+// the host API has none for) and bits per element.
+struct DataTypeInfo {
+  TensorDataType dtype;
+  const char* ge_name;
+  const char* host_name;
+  int32_t bits;
+};
+// Each returns null when the type or name is unknown.
+const DataTypeInfo* FindDataType(TensorDataType dtype);
+const DataTypeInfo* FindDataTypeByGeName(const std::string& name);
+const DataTypeInfo* FindDataTypeByHostName(const std::string& name);
+// Every defined type, in TensorDataType order.
+std::vector<DataTypeInfo> AllDataTypes();
 
 // Bytes per element; -1 for DT_UNDEFINED and unknown values. Sub-byte types
 // (DT_INT4, DT_UINT1, DT_INT2, DT_UINT2) report 1: a byte is the smallest

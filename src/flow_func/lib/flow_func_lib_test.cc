@@ -121,6 +121,57 @@ TEST(FlowFuncRegistry, DuplicateKeepsTheFirstAcrossKinds) {
   EXPECT_FALSE(second_called);
 }
 
+// Two libraries may register one name; each library's node gets its own
+// creator, the process's registration backs every library, and a lookup
+// without a library is ambiguous when only libraries (several) have it.
+TEST(FlowFuncRegistry, NamesArePerLibrary) {
+  // Each creator records its tag: which registration a lookup found.
+  int last = 0;
+  auto creator_of = [&last](int tag) -> FLOW_FUNC_CREATOR_FUNC {
+    return [&last, tag] {
+      last = tag;
+      return std::shared_ptr<MetaFlowFunc>();
+    };
+  };
+  auto tag_of = [&last](const FLOW_FUNC_CREATOR_FUNC& c) {
+    last = 0;
+    c();
+    return last;
+  };
+  const std::string lib_a = "/libs/ff_lib_test_a.so";
+  const std::string lib_b = "/libs/ff_lib_test_b.so";
+  EXPECT_EQ(internal::SetRegisteringLibrary(lib_a), "");
+  ASSERT_TRUE(RegisterFlowFunc("ff_lib_test_shared", creator_of(1)));
+  EXPECT_FALSE(RegisterFlowFunc("ff_lib_test_shared", creator_of(9)));
+  ASSERT_TRUE(RegisterFlowFunc("ff_lib_test_only_a", creator_of(2)));
+  EXPECT_EQ(internal::SetRegisteringLibrary(lib_b), lib_a);
+  ASSERT_TRUE(RegisterFlowFunc("ff_lib_test_shared", creator_of(3)));
+  EXPECT_EQ(internal::SetRegisteringLibrary(""), lib_b);
+  ASSERT_TRUE(RegisterFlowFunc("ff_lib_test_in_process", creator_of(4)));
+
+  FLOW_FUNC_CREATOR_FUNC c;
+  ASSERT_TRUE(internal::LookupFlowFunc(lib_a, "ff_lib_test_shared", &c));
+  EXPECT_EQ(tag_of(c), 1);
+  ASSERT_TRUE(internal::LookupFlowFunc(lib_b, "ff_lib_test_shared", &c));
+  EXPECT_EQ(tag_of(c), 3);
+  // Only another library has it: not found for library b.
+  EXPECT_FALSE(internal::LookupFlowFunc(lib_b, "ff_lib_test_only_a", &c));
+  EXPECT_FALSE(internal::LookupKind(lib_b, "ff_lib_test_only_a", nullptr));
+  // The process's registration serves every library.
+  ASSERT_TRUE(internal::LookupFlowFunc(lib_b, "ff_lib_test_in_process", &c));
+  EXPECT_EQ(tag_of(c), 4);
+  // By name alone: the only library's, or ambiguous.
+  ASSERT_TRUE(internal::LookupFlowFunc("ff_lib_test_only_a", &c));
+  EXPECT_EQ(tag_of(c), 2);
+  EXPECT_FALSE(internal::LookupFlowFunc("ff_lib_test_shared", &c));
+  EXPECT_THAT(internal::LibrariesRegistering("ff_lib_test_shared"),
+              ElementsAre(lib_a, lib_b));
+  EXPECT_THAT(internal::NamesRegisteredBy(lib_a),
+              ElementsAre("ff_lib_test_only_a", "ff_lib_test_shared"));
+  EXPECT_TRUE(internal::UnregisterFunction("ff_lib_test_shared"));
+  EXPECT_TRUE(internal::LibrariesRegistering("ff_lib_test_shared").empty());
+}
+
 TEST(FlowFuncRegistry, RejectsMissingNamesAndCreators) {
   EXPECT_FALSE(RegisterFlowFunc(nullptr, MakeSingleCreator()));
   EXPECT_FALSE(RegisterFlowFunc("", MakeSingleCreator()));

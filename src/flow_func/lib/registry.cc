@@ -7,6 +7,17 @@
 // deliberately never destroyed: creators stored here may point into objects
 // already unloaded at exit. One mutex guards the maps; observers run after
 // it is released so they may call back into the registry.
+//
+// Note [Names per library]
+// Each name is registered per library: the UDF .so whose static
+// initialisers ran it (the loader names it on the dlopen thread with
+// SetRegisteringLibrary), or the process ("") for built-ins and code linked
+// into the executable. Two UDF libraries may register the same name with
+// different code; a node's function is resolved in its own library first,
+// then in the process, so each node runs its own library's code and never
+// another library's (a first-registration-wins table ran the other one,
+// silently). A lookup without a library finds a name registered by the
+// process, or by exactly one library; with several it is ambiguous.
 #include <exception>
 #include <map>
 #include <mutex>
@@ -32,9 +43,11 @@ struct Entry {
   uint64_t generation;
 };
 
+using Libraries = std::map<std::string, Entry>;  // library -> entry
+
 struct Registry {
   std::mutex mu;
-  std::map<std::string, Entry> entries;
+  std::map<std::string, Libraries> entries;  // name -> its libraries
   uint64_t generation = 0;
   std::map<int, RegistrationObserver> observers;
   int next_observer_id = 1;
@@ -43,6 +56,25 @@ struct Registry {
 Registry& GetRegistry() {
   static Registry* registry = new Registry();  // Never destroyed, see top.
   return *registry;
+}
+
+// The library whose registrations this thread is making (see the Note).
+thread_local std::string t_registering_library;
+
+// The entry a node of `library` uses for `name` (Note [Names per library]);
+// null when there is none or the choice is ambiguous. Caller holds reg.mu.
+const Entry* Resolve(const Registry& reg, const std::string& library,
+                     const char* name) {
+  if (name == nullptr) return nullptr;
+  auto it = reg.entries.find(name);
+  if (it == reg.entries.end()) return nullptr;
+  const Libraries& libs = it->second;
+  auto own = libs.find(library);
+  if (own != libs.end()) return &own->second;
+  auto process = libs.find(std::string());
+  if (process != libs.end()) return &process->second;
+  if (library.empty() && libs.size() == 1) return &libs.begin()->second;
+  return nullptr;
 }
 
 const char* KindName(FunctionKind kind) {
@@ -90,12 +122,14 @@ bool Insert(const char* name, AnyCreator creator) {
   }
   bool accepted = false;
   FunctionKind existing = kind;
+  const std::string& library = t_registering_library;
   {
     Registry& reg = GetRegistry();
     std::lock_guard<std::mutex> lock(reg.mu);
-    auto it = reg.entries.find(name);
-    if (it == reg.entries.end()) {
-      reg.entries.emplace(name, Entry{std::move(creator), ++reg.generation});
+    Libraries& libs = reg.entries[name];
+    auto it = libs.find(library);
+    if (it == libs.end()) {
+      libs.emplace(library, Entry{std::move(creator), ++reg.generation});
       accepted = true;
     } else {
       existing = KindOf(it->second.creator);
@@ -103,8 +137,10 @@ bool Insert(const char* name, AnyCreator creator) {
   }
   if (!accepted) {
     FLOW_FUNC_LOG_ERROR(
-        "function \"%s\" (%s) is already registered as a %s; keeping the first",
-        name, KindName(kind), KindName(existing));
+        "function \"%s\" (%s) is already registered as a %s by %s; keeping "
+        "the first",
+        name, KindName(kind), KindName(existing),
+        library.empty() ? "the process" : library.c_str());
   }
   Notify(RegistrationEvent{name, kind, accepted});
   return accepted;
@@ -132,13 +168,12 @@ bool RegisterNoexcept(const char* name, const Creator& creator) noexcept {
 }
 
 template <typename Creator>
-bool Lookup(const char* name, Creator* out) {
-  if (name == nullptr) return false;
+bool Lookup(const std::string& library, const char* name, Creator* out) {
   Registry& reg = GetRegistry();
   std::lock_guard<std::mutex> lock(reg.mu);
-  auto it = reg.entries.find(name);
-  if (it == reg.entries.end()) return false;
-  const Creator* creator = std::get_if<Creator>(&it->second.creator);
+  const Entry* entry = Resolve(reg, library, name);
+  if (entry == nullptr) return false;
+  const Creator* creator = std::get_if<Creator>(&entry->creator);
   if (creator == nullptr) return false;
   if (out != nullptr) *out = *creator;
   return true;
@@ -147,26 +182,71 @@ bool Lookup(const char* name, Creator* out) {
 }  // namespace
 
 bool LookupFlowFunc(const char* name, FLOW_FUNC_CREATOR_FUNC* out) {
-  return Lookup(name, out);
+  return Lookup(std::string(), name, out);
 }
 
 bool LookupMultiFunc(const char* name, MULTI_FUNC_CREATOR_FUNC* out) {
-  return Lookup(name, out);
+  return Lookup(std::string(), name, out);
 }
 
 bool LookupMultiFuncWithQ(const char* name,
                           MULTI_FUNC_WITH_Q_CREATOR_FUNC* out) {
-  return Lookup(name, out);
+  return Lookup(std::string(), name, out);
 }
 
 bool LookupKind(const char* name, FunctionKind* out) {
-  if (name == nullptr) return false;
+  return LookupKind(std::string(), name, out);
+}
+
+bool LookupFlowFunc(const std::string& library, const char* name,
+                    FLOW_FUNC_CREATOR_FUNC* out) {
+  return Lookup(library, name, out);
+}
+
+bool LookupMultiFunc(const std::string& library, const char* name,
+                     MULTI_FUNC_CREATOR_FUNC* out) {
+  return Lookup(library, name, out);
+}
+
+bool LookupMultiFuncWithQ(const std::string& library, const char* name,
+                          MULTI_FUNC_WITH_Q_CREATOR_FUNC* out) {
+  return Lookup(library, name, out);
+}
+
+bool LookupKind(const std::string& library, const char* name,
+                FunctionKind* out) {
+  Registry& reg = GetRegistry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  const Entry* entry = Resolve(reg, library, name);
+  if (entry == nullptr) return false;
+  if (out != nullptr) *out = KindOf(entry->creator);
+  return true;
+}
+
+std::vector<std::string> LibrariesRegistering(const char* name) {
+  std::vector<std::string> libs;
+  if (name == nullptr) return libs;
   Registry& reg = GetRegistry();
   std::lock_guard<std::mutex> lock(reg.mu);
   auto it = reg.entries.find(name);
-  if (it == reg.entries.end()) return false;
-  if (out != nullptr) *out = KindOf(it->second.creator);
-  return true;
+  if (it == reg.entries.end()) return libs;
+  for (const auto& [library, entry] : it->second) libs.push_back(library);
+  return libs;
+}
+
+std::vector<std::string> NamesRegisteredBy(const std::string& library) {
+  Registry& reg = GetRegistry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  std::vector<std::string> names;
+  for (const auto& [name, libs] : reg.entries) {
+    if (libs.count(library)) names.push_back(name);
+  }
+  return names;
+}
+
+std::string SetRegisteringLibrary(std::string library) {
+  std::swap(library, t_registering_library);
+  return library;
 }
 
 std::vector<std::string> RegisteredFunctionNames() {
@@ -183,8 +263,13 @@ std::vector<std::string> NamesRegisteredSince(uint64_t generation) {
   Registry& reg = GetRegistry();
   std::lock_guard<std::mutex> lock(reg.mu);
   std::vector<std::string> names;
-  for (const auto& [name, entry] : reg.entries) {
-    if (entry.generation > generation) names.push_back(name);
+  for (const auto& [name, libs] : reg.entries) {
+    for (const auto& [library, entry] : libs) {
+      if (entry.generation > generation) {
+        names.push_back(name);
+        break;
+      }
+    }
   }
   return names;  // std::map iterates in sorted order.
 }

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <limits>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -25,43 +27,68 @@ thread_local const TensorAllocator* tls_allocator = nullptr;
 
 }  // namespace
 
-int64_t DataTypeBits(TensorDataType dtype) {
-  switch (dtype) {
-    case TensorDataType::DT_UINT1:
-      return 1;
-    case TensorDataType::DT_INT2:
-    case TensorDataType::DT_UINT2:
-      return 2;
-    case TensorDataType::DT_INT4:
-      return 4;
-    case TensorDataType::DT_INT8:
-    case TensorDataType::DT_UINT8:
-    case TensorDataType::DT_BOOL:
-    case TensorDataType::DT_QINT8:
-    case TensorDataType::DT_QUINT8:
-      return 8;
-    case TensorDataType::DT_FLOAT16:
-    case TensorDataType::DT_BF16:
-    case TensorDataType::DT_INT16:
-    case TensorDataType::DT_UINT16:
-    case TensorDataType::DT_QINT16:
-    case TensorDataType::DT_QUINT16:
-      return 16;
-    case TensorDataType::DT_FLOAT:
-    case TensorDataType::DT_INT32:
-    case TensorDataType::DT_UINT32:
-    case TensorDataType::DT_QINT32:
-      return 32;
-    case TensorDataType::DT_DUAL:  // A float plus an int8, as in GE.
-      return 40;
-    case TensorDataType::DT_INT64:
-    case TensorDataType::DT_UINT64:
-    case TensorDataType::DT_DOUBLE:
-      return 64;
-    case TensorDataType::DT_UNDEFINED:
-      break;
+// Note [One dtype table]
+// Every dtype fact of hflow (GE name, host API name, bits per element)
+// lives in this table; the attr parser, the batcher and the host API's
+// DataType helpers read it, so a dtype added here works everywhere at once
+// (the batcher once had its own copy that missed DT_BF16).
+namespace {
+constexpr DataTypeInfo kDataTypes[] = {
+    {TensorDataType::DT_FLOAT, "DT_FLOAT", "float32", 32},
+    {TensorDataType::DT_FLOAT16, "DT_FLOAT16", "float16", 16},
+    {TensorDataType::DT_INT8, "DT_INT8", "int8", 8},
+    {TensorDataType::DT_INT32, "DT_INT32", "int32", 32},
+    {TensorDataType::DT_UINT8, "DT_UINT8", "uint8", 8},
+    {TensorDataType::DT_INT16, "DT_INT16", "int16", 16},
+    {TensorDataType::DT_UINT16, "DT_UINT16", "uint16", 16},
+    {TensorDataType::DT_UINT32, "DT_UINT32", "uint32", 32},
+    {TensorDataType::DT_INT64, "DT_INT64", "int64", 64},
+    {TensorDataType::DT_UINT64, "DT_UINT64", "uint64", 64},
+    {TensorDataType::DT_DOUBLE, "DT_DOUBLE", "float64", 64},
+    {TensorDataType::DT_BOOL, "DT_BOOL", "bool", 8},
+    {TensorDataType::DT_QINT8, "DT_QINT8", nullptr, 8},
+    {TensorDataType::DT_QINT16, "DT_QINT16", nullptr, 16},
+    {TensorDataType::DT_QINT32, "DT_QINT32", nullptr, 32},
+    {TensorDataType::DT_QUINT8, "DT_QUINT8", nullptr, 8},
+    {TensorDataType::DT_QUINT16, "DT_QUINT16", nullptr, 16},
+    {TensorDataType::DT_DUAL, "DT_DUAL", nullptr, 40},  // float + int8, as GE
+    {TensorDataType::DT_BF16, "DT_BF16", "bfloat16", 16},
+    {TensorDataType::DT_INT4, "DT_INT4", nullptr, 4},
+    {TensorDataType::DT_UINT1, "DT_UINT1", nullptr, 1},
+    {TensorDataType::DT_INT2, "DT_INT2", nullptr, 2},
+    {TensorDataType::DT_UINT2, "DT_UINT2", nullptr, 2},
+};
+}  // namespace
+
+const DataTypeInfo* FindDataType(TensorDataType dtype) {
+  for (const DataTypeInfo& d : kDataTypes) {
+    if (d.dtype == dtype) return &d;
   }
-  return -1;
+  return nullptr;
+}
+
+const DataTypeInfo* FindDataTypeByGeName(const std::string& name) {
+  for (const DataTypeInfo& d : kDataTypes) {
+    if (name == d.ge_name) return &d;
+  }
+  return nullptr;
+}
+
+const DataTypeInfo* FindDataTypeByHostName(const std::string& name) {
+  for (const DataTypeInfo& d : kDataTypes) {
+    if (d.host_name != nullptr && name == d.host_name) return &d;
+  }
+  return nullptr;
+}
+
+std::vector<DataTypeInfo> AllDataTypes() {
+  return std::vector<DataTypeInfo>(std::begin(kDataTypes),
+                                   std::end(kDataTypes));
+}
+
+int64_t DataTypeBits(TensorDataType dtype) {
+  const DataTypeInfo* d = FindDataType(dtype);
+  return d == nullptr ? -1 : d->bits;
 }
 
 int64_t DataTypeSize(TensorDataType dtype) {
