@@ -141,7 +141,7 @@ TEST_F(CliDevicesTest, BadFilesAreRejectedNamingTheField) {
   for (const Case& c : cases) {
     std::string path = WriteFile("bad" + std::to_string(i++) + ".json", c.json);
     CliResult r = Run("devices --cluster '" + path + "'");
-    EXPECT_EQ(r.code, 1) << c.json;
+    EXPECT_EQ(r.code, 2) << c.json;
     EXPECT_EQ(r.out, "") << c.json;
     EXPECT_NE(r.err.find(path + ": "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(c.expected), std::string::npos)
@@ -149,14 +149,14 @@ TEST_F(CliDevicesTest, BadFilesAreRejectedNamingTheField) {
   }
 }
 
-TEST_F(CliDevicesTest, MissingFileAndBadListExitOne) {
+TEST_F(CliDevicesTest, MissingFileAndBadListExitTwo) {
   CliResult r = Run("devices --cluster '" + dir_ + "/absent.json'");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("absent.json"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("not found"), std::string::npos) << r.err;
 
   r = Run("devices --devices 5~2");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--devices: \"5~2\""), std::string::npos) << r.err;
 }
 

@@ -133,6 +133,22 @@ TEST_P(CliFaultTest, HangExitsWithinTheTimeoutNamingTheTransaction) {
   EXPECT_EQ(Lines(r.out),
             (std::vector<std::string>{PassLine(1), PassLine(2)}));
   EXPECT_THAT(r.err, HasSubstr("transaction 3 has not come back"));
+  // The teardown names the stuck node and what it is doing.
+  EXPECT_THAT(r.err, HasSubstr("node 'faulty' function 'Faulty' (replica 0) "
+                               "on device " +
+                               std::to_string(GetParam().back()) +
+                               " in Proc of transaction 3"));
+}
+
+TEST_P(CliFaultTest, RunBoundsAHangingInitNamingTheNode) {
+  testing::CliResult r = RunFaulty("init_hang", 0, " --timeout 500");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_LT(r.seconds, 0.5 + 8) << r.err;  // --timeout plus a few seconds
+  EXPECT_THAT(r.err,
+              HasSubstr("node 'faulty' replica 0 on device " +
+                        std::to_string(GetParam().back()) +
+                        ": the UDF's Init did not return within 500 ms"));
+  EXPECT_EQ(r.out, "");
 }
 
 TEST_P(CliFaultTest, FailedResultNamesItsCode) {

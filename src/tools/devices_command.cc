@@ -96,7 +96,7 @@ int RunDevices(const ClusterArgs& args, bool json, std::ostream& out,
   Status s = ResolveCluster(args, &cfg);
   if (!s.ok()) {
     err << "hflow devices: " << s.ToString() << "\n";
-    return 1;
+    return 2;  // the cluster named on the command line is wrong
   }
   if (json) {
     PrintJson(cfg, out);
