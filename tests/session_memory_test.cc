@@ -194,6 +194,36 @@ TEST_P(SessionMemoryTest, OverTheMaxMessageSizeIsRefusedAtOnceNamingTheOption) {
   EXPECT_THAT(st.message(), HasSubstr("--max-message-bytes"));
 }
 
+// Two 3 MiB inputs on one device, in a 12 MiB pool whose feeds leave two
+// 4 MiB messages free: each fits alone, together they never can. Refused at
+// once even with a timeout of -1 (it used to wait forever).
+TEST_P(SessionMemoryTest, TransactionThatCanNeverFitIsRefusedAtOnce) {
+  Watchdog dog(std::chrono::seconds(30), "a feed that can never fit");
+  Options o;
+  o.max_message_bytes = 4 * kMiB;
+  o.mbuf_pool_bytes = 12 * kMiB;
+  Init(o);
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, AddPipeline(Dev(0), Dev(1))).ok());
+  ASSERT_TRUE(s.BuildGraph(1).ok());
+  const int64_t n = int64_t(3 * kMiB / 4);  // int32: 3 MiB
+  Status st = s.FeedData(1, {Filled(n, 1), Filled(n, 2)}, FlowInfo{}, -1);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_THAT(st.message(),
+              HasSubstr("inputs on device " + std::to_string(Dev(0)) +
+                        " need 6291456 bytes together"));
+  EXPECT_THAT(st.message(), HasSubstr("--mbuf-pool-bytes"));
+  // Half of it fits: the graph still works.
+  const int64_t half = int64_t(kMiB / 4);
+  st = s.FeedData(1, {Filled(half, 1), Filled(half, 2)}, FlowInfo{}, 5000);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::vector<Tensor> out;
+  FlowInfo info;
+  st = s.FetchData(1, &out, &info, 5000);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(out.at(0).As<int32_t>().at(0), 6);  // (1 + 2) * 2
+}
+
 TEST_P(SessionMemoryTest, PoolThatCannotHoldThreeMessagesIsABuildError) {
   Options o;
   o.max_message_bytes = 8 * kMiB;

@@ -155,6 +155,46 @@ Status GraphState::CheckInputs(const std::vector<Tensor>& inputs) const {
   return Status::OK();
 }
 
+int32_t GraphState::InputDevice(size_t k, uint64_t trans) const {
+  return input_routes_[k] != nullptr && !input_routes_[k]->empty()
+             ? deployment_->FirstDeviceOf(*input_routes_[k], trans)
+             : input_devices_[k];
+}
+
+// A transaction's inputs made on one device hold their blocks until all of
+// them are in, so together they must fit in what a feed may use of that
+// device's pool: the pool less the reserve a feed leaves free (Note
+// [Waiting for memory] in services/memory_group.cc). More could never fit,
+// and would wait forever with a timeout of -1: it is refused at once.
+Status GraphState::CheckFeedFits(const std::vector<Tensor>& inputs,
+                                 uint64_t trans) const {
+  const uint64_t pool = env_->options.mbuf_pool_bytes;
+  const uint64_t reserve = deployment_->FeedWait(-1).keep_free;
+  const uint64_t room = pool > reserve ? pool - reserve : 0;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (input_devices_[k] < 0) continue;
+    const int32_t d = InputDevice(k, trans);
+    uint64_t sum = 0;
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      if (input_devices_[j] >= 0 && InputDevice(j, trans) == d) {
+        sum += inputs[j].data.size();
+      }
+    }
+    if (sum > room) {
+      return Status::InvalidArgument(
+          Where() + "FeedData: transaction " + std::to_string(trans) +
+          "'s inputs on device " + std::to_string(d) + " need " +
+          std::to_string(sum) +
+          " bytes together, more than a feed may use "
+          "of its message pool (" +
+          std::to_string(room) + " of " + std::to_string(pool) +
+          " bytes; two largest messages stay free for "
+          "the nodes): raise Options::mbuf_pool_bytes (--mbuf-pool-bytes)");
+    }
+  }
+  return Status::OK();
+}
+
 Status GraphState::MakeInputMbuf(size_t k, const Tensor& t,
                                  const FlowInfo& info, int32_t timeout_ms,
                                  uint64_t trans, services::MbufPtr* out) {
@@ -167,10 +207,7 @@ Status GraphState::MakeInputMbuf(size_t k, const Tensor& t,
   // exists, so it is made on that replica's device, as a real host would
   // DMA straight to the device that consumes it. Bound here, so the
   // allocation and the write below make no switch of their own.
-  const int32_t device =
-      input_routes_[k] != nullptr && !input_routes_[k]->empty()
-          ? deployment_->FirstDeviceOf(*input_routes_[k], trans)
-          : input_devices_[k];
+  const int32_t device = InputDevice(k, trans);
   ScopedDevice bound(deployment_->contexts(), device);
   HFLOW_RETURN_IF_ERROR(bound.status());
   services::ExchangeService* svc = env_->svc.get();
@@ -254,6 +291,7 @@ Status GraphState::FeedLocked(const std::vector<Tensor>& inputs,
   uint64_t trans = info.transaction_id != 0 ? info.transaction_id
                                             : next_trans_.fetch_add(1);
   const auto t0 = timeout_ms > 0 ? Clock::now() : Clock::time_point{};
+  if (inputs.size() > 1) HFLOW_RETURN_IF_ERROR(CheckFeedFits(inputs, trans));
   MbufSlots slots(inputs.size());
   services::MbufPtr* mbufs = slots.data();
   for (size_t k = 0; k < inputs.size(); ++k) {

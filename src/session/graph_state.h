@@ -93,6 +93,10 @@ class GraphState {
   // out again first, in the same order.
   void PutBack(services::MbufPtr* got, size_t transactions);
   std::string ErrorNodeOf(const services::MbufHead& h, size_t k) const;
+  // The device input k's message of transaction `trans` is made on.
+  int32_t InputDevice(size_t k, uint64_t trans) const;
+  // Whether a transaction's inputs can ever fit in their devices' pools.
+  Status CheckFeedFits(const std::vector<Tensor>& inputs, uint64_t trans) const;
   // Waits up to `timeout_ms` for pool memory.
   Status MakeInputMbuf(size_t k, const Tensor& t, const FlowInfo& info,
                        int32_t timeout_ms, uint64_t trans,
