@@ -38,6 +38,23 @@ std::string DevicesName(const std::vector<int32_t>& devices) {
   return s;
 }
 
+void LeaveCrashSignalsToTheProcess() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  static const char kLeave[] =
+      ":handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:"
+      "handle_abort=0:detect_leaks=0";
+#if defined(__SANITIZE_ADDRESS__)
+  const char* name = "ASAN_OPTIONS";
+#else
+  const char* name = "TSAN_OPTIONS";
+#endif
+  const char* old = std::getenv(name);
+  std::string value = old == nullptr ? "" : old;
+  if (value.find(kLeave) == std::string::npos) value += kLeave;
+  setenv(name, value.c_str(), 1);
+#endif
+}
+
 void RunOnFreshThread(const std::function<void()>& fn,
                       const std::string& name) {
   std::thread t([&] {

@@ -39,6 +39,13 @@ std::shared_ptr<rt::SimRuntime> InstallSim(
 // tests that run on sets with and without device 0).
 std::string DevicesName(const std::vector<int32_t>& devices);
 
+// In a sanitizer build, makes death-test children (which re-execute the
+// test binary and read the sanitizer options at start) leave SIGSEGV,
+// SIGBUS, SIGFPE, SIGILL and SIGABRT to the process's own handlers and skip
+// the leak check at exit, so a test of hflow's crash report sees what a
+// user's process would. No effect in other builds.
+void LeaveCrashSignalsToTheProcess();
+
 // Runs `fn` on a new thread named `name` and joins it.
 void RunOnFreshThread(const std::function<void()>& fn,
                       const std::string& name = "test-fresh");

@@ -70,8 +70,10 @@ TEST(ExecPoolStopTest, BoundedStopJoinsWhenEveryItemReturns) {
 TEST(ExecPoolStopTest, StopGivesUpOnAnItemThatDoesNotReturn) {
   // Kept for the rest of the process, as the owner of an abandoned pool
   // must (its detached thread returns into it).
-  auto* pool = new ExecPool("stuck-", 2);
-  auto* item = new BlockingItem();
+  static ExecPool* pool;  // static: reachable, not a leak to LSan
+  static BlockingItem* item;
+  pool = new ExecPool("stuck-", 2);
+  item = new BlockingItem();
   pool->Schedule(item);
   ASSERT_TRUE(testing::WaitFor([&] { return item->Entered(); }));
   auto t0 = Clock::now();

@@ -166,18 +166,20 @@ TEST(ThreadPoolBasicsTest, SubmitAfterShutdownFails) {
 TEST(ThreadPoolBasicsTest, RunAllWithinNamesLateTasksAndAbandonDoesNotJoin) {
   InstallSim({3, 6, 7});
   // Kept for the process: the late task returns into the pool.
-  auto* pool = new ThreadPool("deploy", 2);
+  static ThreadPool* pool;  // static: reachable, not a leak to LSan
+  pool = new ThreadPool("deploy", 2);
   struct Gate {
     std::mutex mu;
     std::condition_variable cv;
     bool open = false;
   };
-  auto* gate = new Gate();  // outlives the test, as the late task may
+  static Gate* gate;  // outlives the test, as the late task may
+  gate = new Gate();
   std::vector<std::pair<std::optional<int32_t>, ThreadPool::Task>> tasks;
   tasks.emplace_back(3, [] { return Status::OK(); });
-  tasks.emplace_back(6, [gate] {
+  tasks.emplace_back(6, [] {
     std::unique_lock<std::mutex> lock(gate->mu);
-    gate->cv.wait(lock, [gate] { return gate->open; });
+    gate->cv.wait(lock, [] { return gate->open; });
     return Status::OK();
   });
   tasks.emplace_back(7, [] { return Status::NotFound("seven"); });
