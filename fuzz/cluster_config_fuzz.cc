@@ -3,7 +3,7 @@
 // LoadClusterConfigFile reads), as a --devices LIST (ParseDeviceList) and
 // as an item_def memory size (ParseMemorySize).
 //
-// Invariants of a successful parse (FORMATS.md "Cluster config"): exactly
+// Invariants of a successful parse (docs/user_guide.md, "Cluster"): exactly
 // one local node, every node has devices, ids are unique per node, node ids
 // are unique, memory is non-zero, the default device is local; and printing
 // the config in GE's form and parsing that again gives the same config.

@@ -3,7 +3,7 @@
 // config file (ParseCompileConfig, the text LoadCompileConfigFile reads,
 // with the directory a graph file's absolute compile_config path gives).
 //
-// Invariants of a successful parse (FORMATS.md "FunctionPp compile
+// Invariants of a successful parse (docs/user_guide.md, "Compile
 // config"): functions are named and unique, their indexes are unique and
 // within input_num/output_num, the numbers are the ones written (nothing
 // truncated), target_bin names a .so, paths are absolute; and printing the

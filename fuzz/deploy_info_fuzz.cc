@@ -3,7 +3,7 @@
 // LoadDeployInfoFile reads) against a fixed graph and cluster, and as one
 // logic_device_list string (ParseLogicDeviceList).
 //
-// Invariants of a successful parse (FORMATS.md "Deploy info"): every placed
+// Invariants of a successful parse (docs/user_guide.md, "Deploy info"): every placed
 // node is a graph node, every device is in the cluster and listed once per
 // node; a device list is non-empty, duplicate-free and bounded; and printing
 // the placement as GE deploy_info and parsing it again gives the same one.

@@ -2,7 +2,7 @@
 // the structural validation it ends with (graph_validate.cc), fed the bytes
 // as a user's graph file (ParseGraphJson, the text LoadGraphFile reads).
 //
-// Invariants of a successful parse (FORMATS.md "Graph file"): the GraphDef
+// Invariants of a successful parse (docs/user_guide.md, "Graph file"): the GraphDef
 // re-validates, its topological order holds every node, batch attributes
 // expand into a graph that still validates; and printing the GraphDef back
 // to a graph file and parsing that gives the same GraphDef. An inline

@@ -4,7 +4,7 @@
 // other bytes are one --input argument (ParseInputArg). Arguments naming a
 // file (`@path`) are skipped: the fuzzer must not read the machine's files.
 //
-// Invariants of a successful parse (FORMATS.md "Command line"): the data
+// Invariants of a successful parse (docs/user_guide.md, "The command line"): the data
 // holds exactly shape-many elements of the dtype; and the output line hflow
 // prints for the tensor (OutputJsonLine), read back as a DTYPE[shape]:...
 // literal, gives the same bytes (skipped when NaN or infinity printed as

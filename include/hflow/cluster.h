@@ -1,7 +1,7 @@
 // Cluster configuration: the nodes (hosts) and accelerator devices hflow may
 // use, read from GE's numa_config subset, from the compact form
 // {"devices": [2, 3, 4, 5]}, or from a device list such as "2,3,4,5"
-// (FORMATS.md). Parsing validates everything and names the offending field.
+// (docs/user_guide.md, "Cluster"). Parsing validates everything and names the offending field.
 //
 // Thread-safety: plain values; the parse functions are reentrant.
 #ifndef HFLOW_CLUSTER_H_

@@ -6,7 +6,7 @@
 // *handle*, which may be none, a user-created context, or a context of a
 // device hflow never uses, and restores it with SetCurrentContext. It never
 // calls SetDevice (which would create a default context, take a reference,
-// or bind device 0 when the caller had nothing; see LESSONS.md: PyTorch
+// or bind device 0 when the caller had nothing; as PyTorch
 // #91122, DALI #829). When nothing changed, exit costs one context read.
 //
 // Thread-safety: a guard belongs to the thread that created it.

@@ -3,7 +3,7 @@
 // a device goes through one of these; `sim` (the default) simulates devices
 // on host threads, `cuda` (later) drives real GPUs.
 //
-// Semantics every backend honours (PRODUCT.md, "Device runtime semantics"):
+// Semantics every backend honours (docs/architecture.md):
 // each thread has a current context, initially none; GetCurrentContext never
 // binds; every device-dependent operation names its device and checks the
 // calling thread's binding (match: proceed; other device: kContextMismatch;

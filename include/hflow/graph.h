@@ -1,7 +1,7 @@
 // The DataFlow graph model (GE dflow): FlowData (graph inputs), FlowNode
 // (compute nodes with one FunctionPp), FunctionPp (a UDF: compile config,
 // function name, init params) and FlowGraph. The same model loads from the
-// JSON graph file of FORMATS.md (hflow::LoadGraphFile).
+// JSON graph file of docs/user_guide.md (hflow::LoadGraphFile).
 //
 //   FlowData a ─┐
 //               ├─ FlowNode add (FunctionPp "Add") ── graph output
@@ -66,7 +66,7 @@ class FlowData {
 class FunctionPp {
  public:
   explicit FunctionPp(std::string name);
-  // GE compile config (FORMATS.md); its func_list names the functions.
+  // GE compile config (docs/user_guide.md); its func_list names the functions.
   FunctionPp& SetCompileConfig(std::string json_file);
   // A registered function (built in, e.g. "_BuiltIn_Add", or loaded), for
   // FunctionPps without a compile config.

@@ -150,7 +150,7 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   Status AddGraph(uint32_t graph_id, const FlowGraph& graph);
-  // The JSON graph file of FORMATS.md; `deploy_file` overrides its placement.
+  // The JSON graph file (docs/user_guide.md, "Graph file"); `deploy_file` overrides its placement.
   Status AddGraphFile(uint32_t graph_id, const std::string& path,
                       const std::string& deploy_file = "");
   Status BuildGraph(uint32_t graph_id);
