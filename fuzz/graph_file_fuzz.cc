@@ -17,7 +17,7 @@
 
 #include "deploy/deploy_info.h"
 #include "deploy/graph_def.h"
-#include "flow_func/attr_values.h"
+#include "flow_func/init_params.h"
 #include "fuzz_check.h"
 
 namespace {

@@ -24,7 +24,7 @@
 #include "hflow/hflow.h"
 #include "hflow/rt.h"
 #include "rt/sim/sim_runtime.h"
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 #include "test_util.h"
 
 namespace hflow {
@@ -236,7 +236,7 @@ TEST_F(DeviceLossTest, WhileAFetchIsBlocked) {
   Stream(s, 3);
   std::promise<void> waiting;
   auto fetch = std::async(std::launch::async, [&] {
-    SetCurrentThreadName("test-fetcher");
+    util::SetCurrentThreadName("test-fetcher");
     std::vector<Tensor> out;
     FlowInfo info;
     waiting.set_value();
@@ -264,7 +264,7 @@ TEST_F(DeviceLossTest, WhileAFeedIsBlockedOnAFullPipeline) {
   while (fed < 1000 && s.FeedData(1, {I64(fed)}, FlowInfo{}, 200).ok()) ++fed;
   ASSERT_LT(fed, 1000);
   auto feed = std::async(std::launch::async, [&] {
-    SetCurrentThreadName("test-feeder");
+    util::SetCurrentThreadName("test-feeder");
     return s.FeedData(1, {I64(5000)}, FlowInfo{}, kTimeoutMs);
   });
   std::this_thread::sleep_for(milliseconds(100));
@@ -334,7 +334,7 @@ TEST_F(DeviceLossTest, ThreeSixSevenLosingSixWhileAFetchIsBlocked) {
   Build(s, Chain(kThreeSixSeven));
   Stream(s, 2);
   auto fetch = std::async(std::launch::async, [&] {
-    SetCurrentThreadName("test-fetcher");
+    util::SetCurrentThreadName("test-fetcher");
     std::vector<Tensor> out;
     FlowInfo info;
     return s.FetchData(1, &out, &info, kTimeoutMs);

@@ -35,7 +35,7 @@
 #include "hflow/hflow.h"
 #include "hflow/rt.h"
 #include "rt/sim/sim_runtime.h"
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 #include "test_util.h"
 
 namespace hflow {
@@ -157,7 +157,7 @@ void RecordBinding(int slot) {
     int32_t cd = -1;
     if (rt::GetContextDevice(ctx, &cd).ok()) s.ctx_device = cd;
   }
-  s.thread = CurrentThreadName();
+  s.thread = util::CurrentThreadName();
   std::lock_guard<std::mutex> l(g_seen_mu);
   g_seen[slot].push_back(s);
 }

@@ -8,7 +8,7 @@
 //   - a failure message that could not be allocated was dropped silently;
 //   - a memory group whose cache Free failed forgot the cache: its device
 //     memory leaked for the life of the process;
-//   - a failed ResetDevice in DeviceContexts leaked the default context;
+//   - a failed ResetDevice in rt::DeviceContexts leaked the default context;
 //   - a fetch that failed reading its outputs had already taken them: the
 //     transaction was gone without a trace;
 //   - a feed whose second input failed to go in left its first input in
@@ -335,7 +335,7 @@ TEST_F(FaultRegressionTest, FetchThatCannotReadItsOutputsPutsThemBack) {
 
 TEST_F(FaultRegressionTest, FailedResetDeviceDoesNotLeakTheDefaultContext) {
   {
-    DeviceContexts contexts(sim_);
+    rt::DeviceContexts contexts(sim_);
     rt::Context* ctx = nullptr;
     ASSERT_TRUE(contexts.Get(3, &ctx).ok());
     sim_->InjectFault(rt::Op::kResetDevice, 1, Status::Internal("reset broke"));

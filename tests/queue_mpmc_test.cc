@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "hflow/rt.h"
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 #include "services/exchange_service.h"
 #include "test_util.h"
 
@@ -41,7 +41,7 @@ TEST(QueueMpmcTest, FourProducersFourConsumersTwoDevices) {
     // Producer p writes (p, seq) into queue p % 2, on that queue's device.
     for (int p = 0; p < kProducers; ++p) {
       threads.emplace_back([&, p] {
-        SetCurrentThreadName("producer-" + std::to_string(p));
+        util::SetCurrentThreadName("producer-" + std::to_string(p));
         int which = p % 2;
         for (int i = 0; i < kPerProducer; ++i) {
           services::MbufPtr m;
@@ -63,7 +63,7 @@ TEST(QueueMpmcTest, FourProducersFourConsumersTwoDevices) {
     std::vector<std::vector<uint64_t>> got(kConsumers);
     for (int c = 0; c < kConsumers; ++c) {
       threads.emplace_back([&, c] {
-        SetCurrentThreadName("consumer-" + std::to_string(c));
+        util::SetCurrentThreadName("consumer-" + std::to_string(c));
         int which = c % 2;
         for (int i = 0; i < kPerProducer; ++i) {
           services::MbufPtr m;

@@ -12,7 +12,7 @@
 
 #include "hflow/context_guard.h"
 #include "hflow/rt.h"
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 #include "test_util.h"
 
 namespace hflow {
@@ -27,7 +27,7 @@ TEST(RtStressTest, EightThreadsInterleavedLeaveNothingBehind) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      SetCurrentThreadName("stress-" + std::to_string(t));
+      util::SetCurrentThreadName("stress-" + std::to_string(t));
       std::mt19937 rng(1234 + t);
       std::vector<std::pair<int32_t, void*>> live;
       std::vector<rt::Context*> users;

@@ -85,8 +85,8 @@ Status SixEvents(ExchangeService& svc, int32_t device, int rep) {
 }
 
 Status RunFromUnboundPool(ExchangeService& svc) {
-  ThreadPool pool("deploy", 4);
-  std::vector<std::pair<std::optional<int32_t>, ThreadPool::Task>> tasks;
+  rt::ThreadPool pool("deploy", 4);
+  std::vector<std::pair<std::optional<int32_t>, rt::ThreadPool::Task>> tasks;
   for (int rep = 0; rep < 3; ++rep) {
     for (int32_t d : kUsed) {
       // No device on the task: the pool thread stays unbound, as GE's did.
@@ -149,7 +149,7 @@ TEST(SeedRegressionTest, DeviceZeroPassesByLuckWithoutEntryBinding) {
   services::ExchangeOptions opts;
   opts.bind_at_entry = false;
   ExchangeService svc(sim.get(), opts);
-  ThreadPool pool("deploy", 2);
+  rt::ThreadPool pool("deploy", 2);
   Status s = pool.Submit([&] {
                    return svc.SubmitEventSync(
                        0, CreateGroupRequest{"g", 1024}, nullptr, 5000);

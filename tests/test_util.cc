@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "hflow/rt.h"
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 
 namespace hflow {
 namespace testing {
@@ -58,7 +58,7 @@ void LeaveCrashSignalsToTheProcess() {
 void RunOnFreshThread(const std::function<void()>& fn,
                       const std::string& name) {
   std::thread t([&] {
-    SetCurrentThreadName(name);
+    util::SetCurrentThreadName(name);
     fn();
   });
   t.join();
@@ -103,7 +103,7 @@ SimHoldings Holdings(const rt::SimRuntime& sim) {
 Watchdog::Watchdog(std::chrono::milliseconds limit, std::string what)
     : what_(std::move(what)) {
   thread_ = std::thread([this, limit] {
-    SetCurrentThreadName("test-watchdog");
+    util::SetCurrentThreadName("test-watchdog");
     std::unique_lock<std::mutex> lock(mu_);
     if (cv_.wait_for(lock, limit, [this] { return disarmed_; })) return;
     std::fprintf(stderr, "watchdog: '%s' did not finish within %lld ms\n",

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "flow_func/attr_values.h"
+#include "flow_func/init_params.h"
 #include "flow_func/compile_config.h"
 #include "flow_func/lib/flow_func_internal.h"
 #include "flow_func/udf_builder.h"

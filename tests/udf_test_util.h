@@ -107,15 +107,15 @@ class UdfHarness {
   services::ExchangeService& svc() { return svc_; }
   int32_t device() const { return device_; }
   // A binding token for the instance's device (what executors hold).
-  std::unique_ptr<ScopedDevice> Bind() {
-    return std::make_unique<ScopedDevice>(&contexts_, device_);
+  std::unique_ptr<rt::ScopedDevice> Bind() {
+    return std::make_unique<rt::ScopedDevice>(&contexts_, device_);
   }
 
  private:
   std::shared_ptr<rt::SimRuntime> sim_;
   services::ExchangeService svc_;
   int32_t device_;
-  DeviceContexts contexts_{sim_.get()};
+  rt::DeviceContexts contexts_{sim_.get()};
   std::shared_ptr<flow_func::MsgAllocator> allocator_;
   std::mutex mu_;
   std::condition_variable cv_;

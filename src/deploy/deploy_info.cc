@@ -9,8 +9,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "rt/json_depth.h"
-#include "rt/json_keys.h"
+#include "util/json_depth.h"
+#include "util/json_keys.h"
 
 namespace hflow {
 namespace deploy {
@@ -162,7 +162,7 @@ Status ParseDeployInfo(std::string_view json_text, std::string_view source,
   };
   Json root;
   std::string error;
-  if (!ParseJsonBoundedDepth(json_text, &root, &error)) {
+  if (!util::ParseJsonBoundedDepth(json_text, &root, &error)) {
     return bad(
         "(document)",
         "is not valid JSON (" + error +
@@ -176,7 +176,7 @@ Status ParseDeployInfo(std::string_view json_text, std::string_view source,
   // GE's placement fields hflow has no use for (scheduling and redundancy
   // hints, invoked-model placement) are accepted and ignored.
   HFLOW_RETURN_IF_ERROR(
-      CheckJsonKeys(root, src, "", {"batch_deploy_info", "deploy_info"},
+      util::CheckJsonKeys(root, src, "", {"batch_deploy_info", "deploy_info"},
                     {"dynamic_schedule_enable", "keep_logic_device_order"}));
   std::set<std::string> known(node_names.begin(), node_names.end());
   DeployInfo info;
@@ -213,7 +213,7 @@ Status ParseDeployInfo(std::string_view json_text, std::string_view source,
         return bad(p, "needs \"flow_node_list\" (array) and \"logic_device_list\"");
       }
       HFLOW_RETURN_IF_ERROR(
-          CheckJsonKeys(e, src, p, {"flow_node_list", "logic_device_list"},
+          util::CheckJsonKeys(e, src, p, {"flow_node_list", "logic_device_list"},
                         {"redundant_logic_device_list", "invoke_list"}));
       std::vector<LogicDevice> devs;
       HFLOW_RETURN_IF_ERROR(devices(p + ".logic_device_list", e["logic_device_list"], &devs));
@@ -234,7 +234,7 @@ Status ParseDeployInfo(std::string_view json_text, std::string_view source,
         return bad(p, "needs \"flow_node_name\" and \"logic_device_id\"");
       }
       HFLOW_RETURN_IF_ERROR(
-          CheckJsonKeys(e, src, p, {"flow_node_name", "logic_device_id"}));
+          util::CheckJsonKeys(e, src, p, {"flow_node_name", "logic_device_id"}));
       std::vector<LogicDevice> devs;
       HFLOW_RETURN_IF_ERROR(devices(p + ".logic_device_id", e["logic_device_id"], &devs));
       HFLOW_RETURN_IF_ERROR(place(p + ".flow_node_name", e["flow_node_name"], devs));

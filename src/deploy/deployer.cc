@@ -36,8 +36,8 @@ uint32_t PpOutputs(const NodeDef& n) {
 Deployment::Deployment(Plan plan, services::ExchangeService* svc,
                        DeployOptions opts)
     : plan_(std::move(plan)), svc_(svc), opts_(std::move(opts)) {
-  contexts_ = std::make_unique<DeviceContexts>(svc_->runtime());
-  pool_ = std::make_unique<ThreadPool>("deploy", opts_.pool_threads,
+  contexts_ = std::make_unique<rt::DeviceContexts>(svc_->runtime());
+  pool_ = std::make_unique<rt::ThreadPool>("deploy", opts_.pool_threads,
                                        svc_->runtime());
   id_ = g_next_deployment.fetch_add(1);
   group_name_ = "hflow." + plan_.graph.name + "." + std::to_string(id_);
@@ -160,7 +160,7 @@ Status Deployment::ResolveFunctions() {
 }
 
 Status Deployment::CreateGroups() {
-  std::vector<std::pair<std::optional<int32_t>, ThreadPool::Task>> tasks;
+  std::vector<std::pair<std::optional<int32_t>, rt::ThreadPool::Task>> tasks;
   std::mutex mu;
   for (int32_t d : plan_.devices) {
     tasks.emplace_back(d, [this, d, &mu]() -> Status {
@@ -201,7 +201,7 @@ services::MemoryGroup* Deployment::Group(int32_t device) const {
 Status Deployment::CreateQueues() {
   queue_ids_.assign(plan_.queues.size(), 0);
   queues_.assign(plan_.queues.size(), nullptr);
-  std::vector<std::pair<std::optional<int32_t>, ThreadPool::Task>> tasks;
+  std::vector<std::pair<std::optional<int32_t>, rt::ThreadPool::Task>> tasks;
   for (size_t i = 0; i < plan_.queues.size(); ++i) {
     const QueuePlan& q = plan_.queues[i];
     tasks.emplace_back(q.device, [this, i, &q]() -> Status {
@@ -292,7 +292,7 @@ Status Deployment::LoadOne(DeployedInstance* inst) {
   HFLOW_RETURN_IF_ERROR(
       flow_func::UdfInstance::Create(inst->funcs, MakeEnv(*inst), &udf)
           .WithContext(where));
-  ScopedDevice bound(contexts_.get(), d);
+  rt::ScopedDevice bound(contexts_.get(), d);
   HFLOW_RETURN_IF_ERROR(bound.status().WithContext(where));
   HFLOW_RETURN_IF_ERROR(udf->Init(bound).WithContext(where));
   inst->udf = std::move(udf);
@@ -310,7 +310,7 @@ Status Deployment::LoadInstances() {
     }
     instances_.push_back(std::move(inst));
   }
-  std::vector<std::pair<std::optional<int32_t>, ThreadPool::Task>> tasks;
+  std::vector<std::pair<std::optional<int32_t>, rt::ThreadPool::Task>> tasks;
   for (auto& inst : instances_) {
     DeployedInstance* raw = inst.get();
     tasks.emplace_back(raw->plan.device, [this, raw] { return LoadOne(raw); });
@@ -414,7 +414,7 @@ Status Deployment::Undeploy() {
   auto note = [&first](const Status& s) {
     if (first.ok() && !s.ok()) first = s;
   };
-  std::vector<std::pair<std::optional<int32_t>, ThreadPool::Task>> tasks;
+  std::vector<std::pair<std::optional<int32_t>, rt::ThreadPool::Task>> tasks;
   std::vector<size_t> unloading;  // instance index per task
   for (size_t i = 0; i < instances_.size(); ++i) {
     auto& inst = instances_[i];

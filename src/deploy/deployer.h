@@ -91,7 +91,7 @@ class Deployment {
   // MbufHead::error_node for `node`: 1 + its index in plan().graph.nodes
   // (0 when the graph has no such node).
   uint32_t ErrorNodeTag(std::string_view node) const;
-  DeviceContexts* contexts() const { return contexts_.get(); }
+  rt::DeviceContexts* contexts() const { return contexts_.get(); }
   // The graph's memory group on `device` (null if the graph has none there).
   services::MemoryGroup* Group(int32_t device) const;
 
@@ -183,8 +183,8 @@ class Deployment {
   Plan plan_;
   services::ExchangeService* svc_;
   DeployOptions opts_;
-  std::unique_ptr<DeviceContexts> contexts_;
-  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<rt::DeviceContexts> contexts_;
+  std::unique_ptr<rt::ThreadPool> pool_;
   std::map<std::string, std::vector<flow_func::FuncDesc>> funcs_;  // by node
   std::vector<int32_t> groups_;  // devices with a group
   std::map<int32_t, std::shared_ptr<services::MemoryGroup>> group_handles_;

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "flow_func/attr_values.h"
+#include "flow_func/init_params.h"
 #include "hflow/graph.h"
 #include "hflow/status.h"
 

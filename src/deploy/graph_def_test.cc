@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "flow_func/attr_values.h"
+#include "flow_func/init_params.h"
 
 namespace hflow {
 namespace deploy {

@@ -39,7 +39,7 @@
 
 #include "deploy/graph_def.h"
 #include "deploy/graph_file_fields.h"
-#include "rt/json_depth.h"
+#include "util/json_depth.h"
 
 namespace hflow {
 namespace deploy {
@@ -339,7 +339,7 @@ Status ParseGraphJson(std::string_view text, std::string_view source,
                       const std::string& base_dir, GraphDef* out) {
   Json root;
   std::string error;
-  if (!ParseJsonBoundedDepth(text, &root, &error)) {
+  if (!util::ParseJsonBoundedDepth(text, &root, &error)) {
     return Status::InvalidArgument(std::string(source) +
                                    ": (document): is not valid JSON; check "
                                    "brackets, commas and quotes (" +

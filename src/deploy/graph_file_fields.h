@@ -16,7 +16,7 @@
 
 #include "deploy/graph_def.h"
 #include "hflow/status.h"
-#include "rt/json_keys.h"
+#include "util/json_keys.h"
 
 namespace hflow {
 namespace deploy {
@@ -27,7 +27,7 @@ class JsonFields {
 
   const std::string& source() const { return source_; }
   Status Bad(const std::string& path, const std::string& what) const;
-  // Unknown keys are errors (CheckJsonKeys, rt/json_keys.h).
+  // Unknown keys are errors (util::CheckJsonKeys, util/json_keys.h).
   Status CheckKeys(const nlohmann::json& obj, const std::string& path,
                    std::initializer_list<const char*> known) const;
   Status Str(const nlohmann::json& j, const std::string& path,
@@ -132,7 +132,7 @@ inline Status JsonFields::Bad(const std::string& path,
 inline Status JsonFields::CheckKeys(
     const nlohmann::json& obj, const std::string& path,
     std::initializer_list<const char*> known) const {
-  return CheckJsonKeys(obj, source_, path, known);
+  return util::CheckJsonKeys(obj, source_, path, known);
 }
 
 inline Status JsonFields::Str(const nlohmann::json& j, const std::string& path,

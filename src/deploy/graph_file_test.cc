@@ -455,7 +455,7 @@ TEST(GraphFileExtTest, LongChainParsesInLinearTime) {
 // Found by fuzzing (fuzz/regressions/graph_file/deep_deploy_object.json is a
 // small stand-in): an inline "deploy" object nested 200000 levels deep
 // overflowed the stack when the parser dumped it to text. Documents nested
-// deeper than kMaxJsonDepth are rejected before any value exists.
+// deeper than util::kMaxJsonDepth are rejected before any value exists.
 TEST(GraphFileErrorTest, DeeplyNestedDocumentIsRejected) {
   const int depth = 200000;
   const std::string text =

@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "deploy/graph_def.h"
-#include "flow_func/attr_values.h"
+#include "flow_func/init_params.h"
 
 namespace hflow {
 namespace deploy {

@@ -7,8 +7,8 @@
 
 #include <chrono>
 
-#include "rt/spin_lock.h"
-#include "rt/thread_util.h"
+#include "util/spin_lock.h"
+#include "util/thread_name.h"
 
 namespace hflow {
 namespace exec {
@@ -112,7 +112,7 @@ void ExecPool::Settle(Item* item, bool more) {
 }
 
 void ExecPool::Push(Item* item) {
-  auto lock = LockSpinning(mu_);
+  auto lock = util::LockSpinning(mu_);
   if (stop_) return;
   ready_.push_back(item);
   ready_count_.store(ready_.size());
@@ -142,7 +142,7 @@ ExecPool::Item* ExecPool::Steal(int index) {
 
 // A stolen item is already claimed (running); a queued one is not yet.
 ExecPool::Item* ExecPool::Pop(int index) {
-  auto lock = LockSpinning(mu_);
+  auto lock = util::LockSpinning(mu_);
   if (ready_.empty() && !stop_) {
     ++searching_;
     lock.unlock();
@@ -152,7 +152,7 @@ ExecPool::Item* ExecPool::Pop(int index) {
          ++i) {
       std::this_thread::yield();
     }
-    RelockSpinning(lock);
+    util::RelockSpinning(lock);
     --searching_;
     if (stolen != nullptr) {
       if (!stop_) return stolen;
@@ -179,7 +179,7 @@ ExecPool::Item* ExecPool::Pop(int index) {
 }
 
 void ExecPool::Loop(int index) {
-  SetCurrentThreadName(prefix_ + std::to_string(index));
+  util::SetCurrentThreadName(prefix_ + std::to_string(index));
   t_pool = this;
   t_index = index;
   Slot& mine = slots_[index];

@@ -275,8 +275,8 @@ bool GraphRunner::RunWorker(Worker* w) {
   // Bind at the start of every run (invariant 1). The pool thread keeps
   // the binding afterwards, so the next run on this device binds for free
   // (Note [Pool threads keep their binding] in device_binding.cc).
-  ScopedDevice bound(deployment_->contexts(), w->inst->plan.device,
-                     ScopedDevice::OnExit::kKeep);
+  rt::ScopedDevice bound(deployment_->contexts(), w->inst->plan.device,
+                     rt::ScopedDevice::OnExit::kKeep);
   if (!bound.status().ok()) {
     w->dead = true;
     deployment_->Fail(bound.status().WithContext(Where(*w->inst) + "binding: "));
@@ -375,7 +375,7 @@ void GraphRunner::EmitError(const deploy::DeployedInstance& inst, int32_t rc,
   }
 }
 
-void GraphRunner::ProcessOne(Worker* w, const ScopedDevice& bound) {
+void GraphRunner::ProcessOne(Worker* w, const rt::ScopedDevice& bound) {
   const deploy::DeployedInstance& inst = *w->inst;
   const uint64_t trans = w->trans;
   int32_t upstream_rc = 0;

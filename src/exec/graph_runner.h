@@ -1,7 +1,7 @@
 // GraphRunner: runs a deployed graph on a small pool of executor threads
 // (ExecPool). Each (instance, function) is a work item, scheduled when one of
 // its input queues gains a message or one of its output queues drains below
-// its depth. A run binds the instance's device (ScopedDevice; the pool
+// its depth. A run binds the instance's device (rt::ScopedDevice; the pool
 // thread keeps that binding afterwards, so the next run on the same device
 // makes no runtime call), takes one message per input (aligned by transaction
 // id), calls the UDF's Proc and lets the deployment route the outputs (an
@@ -72,7 +72,7 @@ class GraphRunner : private deploy::DeliverySink {
   // Fills w->got without waiting. False while some input has no message for
   // the transaction (yet); sets w->dead when an input queue fails.
   bool TryGather(Worker* w);
-  void ProcessOne(Worker* w, const ScopedDevice& bound);
+  void ProcessOne(Worker* w, const rt::ScopedDevice& bound);
   // The nodes still in Proc when a Stop ran out of time.
   std::string StuckReport(int32_t timeout_ms) const;
   // `error_node`: the failing node's tag (Deployment::ErrorNodeTag).

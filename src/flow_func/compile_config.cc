@@ -8,8 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include "rt/json_depth.h"
-#include "rt/json_keys.h"
+#include "util/json_depth.h"
+#include "util/json_keys.h"
 
 namespace hflow {
 namespace flow_func {
@@ -27,7 +27,7 @@ class Checker {
   Status Keys(const Json& obj, const std::string& path,
               std::initializer_list<const char*> known,
               std::initializer_list<const char*> ignored = {}) const {
-    return CheckJsonKeys(obj, source_, path, known, ignored);
+    return util::CheckJsonKeys(obj, source_, path, known, ignored);
   }
   // An integer in [lo, INT32_MAX]: counts and indexes are stored as int32,
   // so anything larger would wrap silently (4294967296 would become 0).
@@ -137,7 +137,7 @@ Status ParseCompileConfig(std::string_view json_text, std::string_view source,
   Checker c(source);
   Json root;
   std::string error;
-  if (!ParseJsonBoundedDepth(json_text, &root, &error)) {
+  if (!util::ParseJsonBoundedDepth(json_text, &root, &error)) {
     return c.Bad("(document)", "is not valid JSON; check brackets and commas (" +
                                    error + ")");
   }

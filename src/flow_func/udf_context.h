@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "flow_func/attr_values.h"
+#include "flow_func/init_params.h"
 #include "flow_func/mbuf_msg.h"
 #include "flow_func/meta_context.h"
 #include "flow_func/meta_params.h"

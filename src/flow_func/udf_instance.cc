@@ -112,7 +112,7 @@ Status UdfInstance::Create(std::vector<FuncDesc> funcs, InstanceEnv env,
                             ? inst->CreateSingle()
                             : inst->CreateMulti());
   for (const FuncDesc& f : inst->funcs_) {
-    rt::UdfSite site;
+    util::UdfSite site;
     site.node = inst->env().node.c_str();
     site.function = f.name.c_str();
     site.replica = static_cast<int32_t>(inst->env().instance_id);
@@ -186,22 +186,22 @@ Status UdfInstance::CreateMulti() {
   return Status::OK();
 }
 
-void UdfInstance::Enter(size_t index, rt::UdfPhase phase, uint64_t trans) {
+void UdfInstance::Enter(size_t index, util::UdfPhase phase, uint64_t trans) {
   call_func_.store(index, std::memory_order_relaxed);
   call_trans_.store(trans, std::memory_order_relaxed);
   call_phase_.store(static_cast<uint32_t>(phase), std::memory_order_release);
-  rt::EnterUdf(&sites_[index], phase, trans);
+  util::EnterUdf(&sites_[index], phase, trans);
 }
 
 void UdfInstance::Leave() {
-  rt::LeaveUdf();
+  util::LeaveUdf();
   call_phase_.store(0, std::memory_order_release);
 }
 
 bool UdfInstance::InCall(std::string* what) const {
   const auto phase =
-      static_cast<rt::UdfPhase>(call_phase_.load(std::memory_order_acquire));
-  if (phase == rt::UdfPhase::kNone) return false;
+      static_cast<util::UdfPhase>(call_phase_.load(std::memory_order_acquire));
+  if (phase == util::UdfPhase::kNone) return false;
   if (what != nullptr) {
     const size_t f = call_func_.load(std::memory_order_relaxed);
     *what =
@@ -209,7 +209,7 @@ bool UdfInstance::InCall(std::string* what) const {
         (f < funcs_.size() ? funcs_[f].name : std::string("?")) +
         "' (replica " + std::to_string(env().instance_id) + ") on device " +
         std::to_string(env().device) +
-        (phase == rt::UdfPhase::kInit
+        (phase == util::UdfPhase::kInit
              ? std::string(" in Init")
              : " in Proc of transaction " +
                    std::to_string(call_trans_.load(std::memory_order_relaxed)));
@@ -217,10 +217,10 @@ bool UdfInstance::InCall(std::string* what) const {
   return true;
 }
 
-Status UdfInstance::Init(const ScopedDevice& bound) {
+Status UdfInstance::Init(const rt::ScopedDevice& bound) {
   HFLOW_RETURN_IF_ERROR(bound.Require(env().device));
   CallHooks hooks(log_header_, allocator_);
-  Enter(0, rt::UdfPhase::kInit, 0);
+  Enter(0, util::UdfPhase::kInit, 0);
   int32_t rc = Guarded([&] { return Where(0) + " Init"; }, [&] {
     return single_ ? single_->Init() : multi_->Init(params_);
   });
@@ -233,7 +233,7 @@ Status UdfInstance::Init(const ScopedDevice& bound) {
   return Status::OK();
 }
 
-int32_t UdfInstance::Proc(const ScopedDevice& bound, size_t index,
+int32_t UdfInstance::Proc(const rt::ScopedDevice& bound, size_t index,
                           const std::vector<std::shared_ptr<FlowMsg>>& inputs,
                           uint64_t trans) {
   if (!bound.Require(env().device).ok() || index >= funcs_.size()) {
@@ -241,7 +241,7 @@ int32_t UdfInstance::Proc(const ScopedDevice& bound, size_t index,
   }
   CallHooks hooks(log_header_, allocator_);
   core_->SetCurrentInputs(&inputs);
-  Enter(index, rt::UdfPhase::kProc, trans);
+  Enter(index, util::UdfPhase::kProc, trans);
   int32_t rc = Guarded([&] { return Where(index) + " Proc"; },
                        [&]() -> int32_t {
     if (single_) return single_->Proc(inputs);

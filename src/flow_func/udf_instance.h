@@ -6,7 +6,7 @@
 // or code. Init and Proc take the caller's binding token: the instance's
 // device must be bound (invariant 1). While user code runs, the instance
 // says so (InCall, for a stop that times out) and the thread's crash record
-// names it (rt/crash_report.h).
+// names it (util/crash_report.h).
 //
 // Thread-safety: Init/Proc of one instance must not run concurrently (the
 // executor serialises them); InCall may be called from any thread at any
@@ -25,7 +25,7 @@
 #include "flow_func/meta_flow_func.h"
 #include "flow_func/meta_multi_func.h"
 #include "flow_func/udf_context.h"
-#include "rt/crash_report.h"
+#include "util/crash_report.h"
 #include "rt/device_binding.h"
 
 namespace hflow {
@@ -37,10 +37,10 @@ class UdfInstance {
   static Status Create(std::vector<FuncDesc> funcs, InstanceEnv env,
                        std::unique_ptr<UdfInstance>* out);
 
-  Status Init(const ScopedDevice& bound);
+  Status Init(const rt::ScopedDevice& bound);
   // Runs function `index` of funcs() on `inputs` (of transaction `trans`,
   // for reports); returns the UDF's code (FLOW_FUNC_FAILED if it threw).
-  int32_t Proc(const ScopedDevice& bound, size_t index,
+  int32_t Proc(const rt::ScopedDevice& bound, size_t index,
                const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
                uint64_t trans = 0);
 
@@ -59,7 +59,7 @@ class UdfInstance {
   Status CreateMulti();
   std::string Where(size_t index) const;
   // Marks user code of function `index` running (phase) or done (kNone).
-  void Enter(size_t index, rt::UdfPhase phase, uint64_t trans);
+  void Enter(size_t index, util::UdfPhase phase, uint64_t trans);
   void Leave();
 
   std::vector<FuncDesc> funcs_;
@@ -74,9 +74,9 @@ class UdfInstance {
   std::map<FlowFunc::AscendString, FlowFunc::PROC_FUNC_WITH_CONTEXT> procs_;
   std::map<FlowFunc::AscendString, FlowFunc::PROC_FUNC_WITH_CONTEXT_Q> procs_q_;
   // Per function: what the crash report names (points into funcs_ and env).
-  std::vector<rt::UdfSite> sites_;
+  std::vector<util::UdfSite> sites_;
   // The call in progress, for InCall from other threads: its phase
-  // (rt::UdfPhase), function index and transaction.
+  // (util::UdfPhase), function index and transaction.
   std::atomic<uint32_t> call_phase_{0};
   std::atomic<size_t> call_func_{0};
   std::atomic<uint64_t> call_trans_{0};

@@ -827,7 +827,7 @@ TEST_F(UdfInstanceTest, LogHeaderDuringProcNamesNodeAndDevice) {
 
 TEST_F(UdfInstanceTest, WrongDeviceBindingIsRejected) {
   UdfHarness h({2, 3, 4, 5}, 4);
-  DeviceContexts contexts(&h.sim());
+  rt::DeviceContexts contexts(&h.sim());
   int init_calls = 0, proc_calls = 0;
   g_hooks.single_init = [&](MetaContext*) {
     ++init_calls;
@@ -842,7 +842,7 @@ TEST_F(UdfInstanceTest, WrongDeviceBindingIsRejected) {
                                   h.Env("bind_node", 1, 1), &inst)
                   .ok());
   {
-    ScopedDevice wrong(&contexts, 5);
+    rt::ScopedDevice wrong(&contexts, 5);
     ASSERT_TRUE(wrong.status().ok()) << wrong.status().ToString();
     Status s = inst->Init(wrong);
     EXPECT_FALSE(s.ok());
@@ -852,7 +852,7 @@ TEST_F(UdfInstanceTest, WrongDeviceBindingIsRejected) {
   }
   {
     // A token whose binding failed (no such device) proves nothing either.
-    ScopedDevice none(&contexts, 9);
+    rt::ScopedDevice none(&contexts, 9);
     EXPECT_FALSE(none.status().ok());
     EXPECT_FALSE(inst->Init(none).ok());
     EXPECT_EQ(inst->Proc(none, 0, {}), kParamInvalid);
@@ -860,7 +860,7 @@ TEST_F(UdfInstanceTest, WrongDeviceBindingIsRejected) {
   EXPECT_EQ(init_calls, 0);
   EXPECT_EQ(proc_calls, 0);
   // The right token works.
-  ScopedDevice right(&contexts, 4);
+  rt::ScopedDevice right(&contexts, 4);
   EXPECT_TRUE(inst->Init(right).ok());
   EXPECT_EQ(inst->Proc(right, 0, {}), kOk);
   EXPECT_EQ(init_calls, 1);
@@ -875,7 +875,7 @@ TEST_F(UdfInstanceTest, WrongDeviceBindingIsRejected) {
 
 TEST_F(UdfInstanceTest, WrongDeviceBindingIsRejectedForMultiFunctions) {
   UdfHarness h({3, 6, 7}, 6);
-  DeviceContexts contexts(&h.sim());
+  rt::DeviceContexts contexts(&h.sim());
   int calls = 0;
   g_hooks.multi_init = [&](const std::shared_ptr<MetaParams>&) {
     ++calls;
@@ -889,7 +889,7 @@ TEST_F(UdfInstanceTest, WrongDeviceBindingIsRejectedForMultiFunctions) {
   ASSERT_TRUE(UdfInstance::Create(Funcs({"UdfInstanceTest_MultiQ"}),
                                   h.Env("bind_multi", 1, 1), &inst)
                   .ok());
-  ScopedDevice wrong(&contexts, 3);
+  rt::ScopedDevice wrong(&contexts, 3);
   EXPECT_FALSE(inst->Init(wrong).ok());
   EXPECT_EQ(inst->Proc(wrong, 0, {}), kParamInvalid);
   EXPECT_EQ(calls, 0);

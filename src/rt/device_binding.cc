@@ -6,6 +6,7 @@
 
 
 namespace hflow {
+namespace rt {
 
 DeviceContexts::DeviceContexts(rt::DeviceRuntime* runtime)
     : runtime_(runtime) {}
@@ -85,4 +86,5 @@ Status ScopedDevice::Require(int32_t device) const {
                           std::to_string(device_));
 }
 
+}  // namespace rt
 }  // namespace hflow

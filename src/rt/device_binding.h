@@ -22,6 +22,7 @@
 #include "hflow/status.h"
 
 namespace hflow {
+namespace rt {
 
 class DeviceContexts {
  public:
@@ -99,6 +100,7 @@ class ScopedDevice {
   Status status_;
 };
 
+}  // namespace rt
 }  // namespace hflow
 
 #endif  // HFLOW_RT_DEVICE_BINDING_H_

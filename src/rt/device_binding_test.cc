@@ -14,6 +14,7 @@
 #include "test_util.h"
 
 namespace hflow {
+namespace rt {
 namespace {
 
 using ::hflow::testing::InstallSim;
@@ -145,4 +146,5 @@ INSTANTIATE_TEST_SUITE_P(Devices, ScopedDeviceTest,
                          });
 
 }  // namespace
+}  // namespace rt
 }  // namespace hflow

@@ -7,9 +7,10 @@
 #include <exception>
 
 #include "hflow/rt.h"
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 
 namespace hflow {
+namespace rt {
 
 ThreadPool::ThreadPool(std::string name, int num_threads,
                        rt::DeviceRuntime* runtime)
@@ -127,7 +128,7 @@ Status ThreadPool::BindFor(const std::optional<int32_t>& device) {
 
 void ThreadPool::WorkerLoop(int index) {
   const std::string thread_name = name_ + "-" + std::to_string(index);
-  SetCurrentThreadName(thread_name);
+  util::SetCurrentThreadName(thread_name);
   for (;;) {
     Item item;
     {
@@ -157,4 +158,5 @@ void ThreadPool::WorkerLoop(int index) {
   if (runtime_ != nullptr) (void)runtime_->SetCurrentContext(nullptr);
 }
 
+}  // namespace rt
 }  // namespace hflow

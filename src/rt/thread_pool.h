@@ -39,6 +39,7 @@
 #include "rt/device_binding.h"
 
 namespace hflow {
+namespace rt {
 
 class ThreadPool {
  public:
@@ -99,6 +100,7 @@ class ThreadPool {
   std::vector<std::thread> workers_;
 };
 
+}  // namespace rt
 }  // namespace hflow
 
 #endif  // HFLOW_RT_THREAD_POOL_H_

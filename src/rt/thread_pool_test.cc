@@ -15,10 +15,11 @@
 #include <thread>
 
 #include "hflow/rt.h"
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 #include "test_util.h"
 
 namespace hflow {
+namespace rt {
 namespace {
 
 using ::hflow::testing::InstallSim;
@@ -110,7 +111,7 @@ TEST(ThreadPoolBasicsTest, ThreadsAreNamed) {
   ThreadPool pool("loader", 2);
   std::string name;
   ASSERT_TRUE(pool.Submit([&] {
-                    name = CurrentThreadName();
+                    name = util::CurrentThreadName();
                     return Status::OK();
                   }).get().ok());
   EXPECT_THAT(name, ::testing::MatchesRegex("loader-[01]"));
@@ -203,4 +204,5 @@ TEST(ThreadPoolBasicsTest, RunAllWithinNamesLateTasksAndAbandonDoesNotJoin) {
 }
 
 }  // namespace
+}  // namespace rt
 }  // namespace hflow

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-#include "rt/spin_lock.h"
+#include "util/spin_lock.h"
 
 namespace hflow {
 namespace services {
@@ -49,7 +49,7 @@ Status DeviceQueue::Wait(std::unique_lock<std::mutex>& lock,
     for (int i = 0; i < kYieldsBeforePark && !done(); ++i) {
       std::this_thread::yield();
     }
-    RelockSpinning(lock);
+    util::RelockSpinning(lock);
   }
   if (!done()) {
     ++*parked;
@@ -70,7 +70,7 @@ Status DeviceQueue::Wait(std::unique_lock<std::mutex>& lock,
 
 Status DeviceQueue::Enqueue(MbufPtr mbuf, int32_t timeout_ms) {
   if (!mbuf) return Status::InvalidArgument(Where() + ": null mbuf");
-  auto lock = LockSpinning(mu_);
+  auto lock = util::LockSpinning(mu_);
   Status s = Wait(lock, not_full_, &waiting_producers_, timeout_ms,
                   "still full", [&] { return size_.load() < depth_; });
   HFLOW_RETURN_IF_ERROR(s);
@@ -85,7 +85,7 @@ Status DeviceQueue::Enqueue(MbufPtr mbuf, int32_t timeout_ms) {
 }
 
 Status DeviceQueue::WaitForRoom(int32_t timeout_ms) {
-  auto lock = LockSpinning(mu_);
+  auto lock = util::LockSpinning(mu_);
   Status s = Wait(lock, not_full_, &waiting_producers_, timeout_ms,
                   "still full", [&] { return size_.load() < depth_; });
   // A take wakes one parked producer, and this one fills nothing: the wake
@@ -98,7 +98,7 @@ Status DeviceQueue::WaitForRoom(int32_t timeout_ms) {
 
 Status DeviceQueue::PushOverDepth(MbufPtr mbuf) {
   if (!mbuf) return Status::InvalidArgument(Where() + ": null mbuf");
-  auto lock = LockSpinning(mu_);
+  auto lock = util::LockSpinning(mu_);
   if (is_closed_.load()) return closed_;
   items_.push_back(std::move(mbuf));
   size_.store(items_.size());
@@ -137,7 +137,7 @@ void DeviceQueue::SetListeners(Listener on_item, Listener on_space) {
 }
 
 Status DeviceQueue::Dequeue(MbufPtr* out, int32_t timeout_ms) {
-  auto lock = LockSpinning(mu_);
+  auto lock = util::LockSpinning(mu_);
   Status s = Wait(lock, not_empty_, &waiting_consumers_, timeout_ms,
                   "still empty", [&] { return size_.load() > 0; });
   HFLOW_RETURN_IF_ERROR(s);
@@ -148,7 +148,7 @@ Status DeviceQueue::Dequeue(MbufPtr* out, int32_t timeout_ms) {
 }
 
 size_t DeviceQueue::DequeueUpTo(size_t max, std::vector<MbufPtr>* out) {
-  auto lock = LockSpinning(mu_);
+  auto lock = util::LockSpinning(mu_);
   if (is_closed_.load() || items_.empty() || max == 0) return 0;
   const size_t before = items_.size();
   const size_t n = std::min(max, before);
@@ -178,7 +178,7 @@ void DeviceQueue::AfterTake(std::unique_lock<std::mutex>& lock, size_t before) {
 }
 
 Status DeviceQueue::Return(MbufPtr mbuf) {
-  auto lock = LockSpinning(mu_);
+  auto lock = util::LockSpinning(mu_);
   if (is_closed_.load()) return closed_;
   items_.push_front(std::move(mbuf));
   size_.store(items_.size());

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <string>
 
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 
 namespace hflow {
 namespace services {
@@ -22,7 +22,7 @@ const char* SubEventName(SubEvent e) {
   return "?";
 }
 
-DeviceAgent::DeviceAgent(std::shared_ptr<DeviceContexts> contexts,
+DeviceAgent::DeviceAgent(std::shared_ptr<rt::DeviceContexts> contexts,
                          int32_t device, Handler handler)
     : contexts_(std::move(contexts)),
       device_(device),
@@ -79,9 +79,9 @@ Status DeviceAgent::Call(const EventRequest& request, EventReply* reply,
 }
 
 void DeviceAgent::Loop() {
-  SetCurrentThreadName("esched-" + std::to_string(device_));
+  util::SetCurrentThreadName("esched-" + std::to_string(device_));
   // Bind once, at thread start: every handler runs under this token.
-  ScopedDevice bound(contexts_.get(), device_);
+  rt::ScopedDevice bound(contexts_.get(), device_);
   for (;;) {
     std::shared_ptr<Pending> p;
     {

@@ -25,10 +25,10 @@ namespace services {
 
 class DeviceAgent {
  public:
-  using Handler = std::function<Status(const ScopedDevice& bound,
+  using Handler = std::function<Status(const rt::ScopedDevice& bound,
                                        const EventRequest&, EventReply*)>;
 
-  DeviceAgent(std::shared_ptr<DeviceContexts> contexts, int32_t device,
+  DeviceAgent(std::shared_ptr<rt::DeviceContexts> contexts, int32_t device,
               Handler handler);
   ~DeviceAgent();  // fails queued events with kCancelled, joins the thread
   DeviceAgent(const DeviceAgent&) = delete;
@@ -57,7 +57,7 @@ class DeviceAgent {
   static void Complete(Pending* p, Status s);
   void Loop();
 
-  const std::shared_ptr<DeviceContexts> contexts_;
+  const std::shared_ptr<rt::DeviceContexts> contexts_;
   const int32_t device_;
   const Handler handler_;
   std::mutex mu_;

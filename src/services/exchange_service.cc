@@ -17,7 +17,7 @@ ExchangeService::ExchangeService(rt::DeviceRuntime* runtime,
                                  ExchangeOptions options)
     : runtime_(runtime),
       options_(options),
-      contexts_(std::make_shared<DeviceContexts>(runtime)) {
+      contexts_(std::make_shared<rt::DeviceContexts>(runtime)) {
   lost_listener_ = runtime_->AddDeviceLostListener(
       [this](int32_t device) { OnDeviceLost(device); });
 }
@@ -32,13 +32,13 @@ ExchangeService::~ExchangeService() {
     devices.swap(devices_);
   }
   for (auto& [id, q] : queues) {
-    ScopedDevice bound(contexts_.get(), q->device());
+    rt::ScopedDevice bound(contexts_.get(), q->device());
     (void)runtime_->DriverCall(q->device(), rt::Op::kQueueDestroy);
     q->Close(Status::Cancelled("the exchange service is shutting down"));
   }
   for (auto& [device, state] : devices) {
     state.agent.reset();  // stops the agent thread first
-    ScopedDevice bound(contexts_.get(), device);
+    rt::ScopedDevice bound(contexts_.get(), device);
     for (auto& [name, group] : state.groups) (void)group->Destroy(bound);
   }
 }
@@ -49,7 +49,7 @@ DeviceAgent* ExchangeService::AgentFor(int32_t device) {
   if (!st.agent) {
     st.agent = std::make_unique<DeviceAgent>(
         contexts_, device,
-        [this, device](const ScopedDevice& bound, const EventRequest& req,
+        [this, device](const rt::ScopedDevice& bound, const EventRequest& req,
                        EventReply* reply) {
           return HandleEvent(device, bound, req, reply);
         });
@@ -62,7 +62,7 @@ Status ExchangeService::SubmitEventSync(int32_t device,
                                         EventReply* reply,
                                         int32_t timeout_ms) {
   const char* name = SubEventName(SubEventOf(request));
-  std::optional<ScopedDevice> bound;
+  std::optional<rt::ScopedDevice> bound;
   if (options_.bind_at_entry) {
     bound.emplace(contexts_.get(), device);
     if (!bound->status().ok()) {
@@ -76,7 +76,7 @@ Status ExchangeService::SubmitEventSync(int32_t device,
                        " failed: ");
 }
 
-Status ExchangeService::HandleEvent(int32_t device, const ScopedDevice& bound,
+Status ExchangeService::HandleEvent(int32_t device, const rt::ScopedDevice& bound,
                                     const EventRequest& request,
                                     EventReply* reply) {
   HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(device, rt::Op::kEventSubmit));
@@ -132,7 +132,7 @@ Status ExchangeService::HandleEvent(int32_t device, const ScopedDevice& bound,
   return Status::Internal("unknown event");
 }
 
-Status ExchangeService::CopyQMbuf(const ScopedDevice& bound,
+Status ExchangeService::CopyQMbuf(const rt::ScopedDevice& bound,
                                   const CopyQMbufRequest& r) {
   std::shared_ptr<DeviceQueue> src, dst;
   HFLOW_RETURN_IF_ERROR(FindQueue(r.src_queue, &src));
@@ -197,7 +197,7 @@ Status ExchangeService::OpenGroup(int32_t device, const std::string& group,
 Status ExchangeService::AllocMbuf(MemoryGroup& g, const std::string& member,
                                   uint64_t size, MbufPtr* out,
                                   const AllocWait& wait) {
-  ScopedDevice bound(contexts_.get(), g.device());
+  rt::ScopedDevice bound(contexts_.get(), g.device());
   HFLOW_RETURN_IF_ERROR(bound.status());
   HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(g.device(), rt::Op::kMbufAlloc));
   return g.Alloc(bound, member, size, out, wait);
@@ -206,7 +206,7 @@ Status ExchangeService::AllocMbuf(MemoryGroup& g, const std::string& member,
 Status ExchangeService::DestroyGroup(int32_t device, const std::string& name) {
   std::shared_ptr<MemoryGroup> g;
   HFLOW_RETURN_IF_ERROR(FindGroup(device, name, &g));
-  ScopedDevice bound(contexts_.get(), device);
+  rt::ScopedDevice bound(contexts_.get(), device);
   HFLOW_RETURN_IF_ERROR(bound.status());
   // On a lost device the group is gone anyway: release its memory (Free
   // succeeds on a lost device) and unregister it, as DestroyQueue does.
@@ -224,7 +224,7 @@ Status ExchangeService::CreateQueue(int32_t device, uint32_t depth,
     return Status::InvalidArgument("CreateQueue on " + Dev(device) +
                                    ": depth must be positive");
   }
-  ScopedDevice bound(contexts_.get(), device);
+  rt::ScopedDevice bound(contexts_.get(), device);
   HFLOW_RETURN_IF_ERROR(bound.status());
   HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(device, rt::Op::kQueueCreate));
   std::lock_guard<std::mutex> lock(mu_);
@@ -239,7 +239,7 @@ Status ExchangeService::CreateQueue(int32_t device, uint32_t depth,
 Status ExchangeService::DestroyQueue(uint32_t id) {
   std::shared_ptr<DeviceQueue> q;
   HFLOW_RETURN_IF_ERROR(FindQueue(id, &q));
-  ScopedDevice bound(contexts_.get(), q->device());
+  rt::ScopedDevice bound(contexts_.get(), q->device());
   HFLOW_RETURN_IF_ERROR(bound.status());
   // On a lost device the queue is gone anyway: unregister it (as Free on a
   // lost device releases), so cleanup paths can finish.
@@ -272,14 +272,14 @@ Status ExchangeService::Dequeue(uint32_t id, MbufPtr* out,
 
 Status ExchangeService::Enqueue(DeviceQueue& q, MbufPtr mbuf,
                                 int32_t timeout_ms) {
-  ScopedDevice bound(contexts_.get(), q.device());
+  rt::ScopedDevice bound(contexts_.get(), q.device());
   HFLOW_RETURN_IF_ERROR(bound.status());
   HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q.device(), rt::Op::kQueueEnqueue));
   return q.Enqueue(std::move(mbuf), timeout_ms);
 }
 
 Status ExchangeService::EnqueueOverDepth(DeviceQueue& q, MbufPtr mbuf) {
-  ScopedDevice bound(contexts_.get(), q.device());
+  rt::ScopedDevice bound(contexts_.get(), q.device());
   HFLOW_RETURN_IF_ERROR(bound.status());
   HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q.device(), rt::Op::kQueueEnqueue));
   return q.PushOverDepth(std::move(mbuf));
@@ -287,7 +287,7 @@ Status ExchangeService::EnqueueOverDepth(DeviceQueue& q, MbufPtr mbuf) {
 
 Status ExchangeService::Dequeue(DeviceQueue& q, MbufPtr* out,
                                 int32_t timeout_ms) {
-  ScopedDevice bound(contexts_.get(), q.device());
+  rt::ScopedDevice bound(contexts_.get(), q.device());
   HFLOW_RETURN_IF_ERROR(bound.status());
   HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q.device(), rt::Op::kQueueDequeue));
   return q.Dequeue(out, timeout_ms);
@@ -297,7 +297,7 @@ Status ExchangeService::DequeueUpTo(DeviceQueue& q, size_t max,
                                     std::vector<MbufPtr>* out, size_t* taken) {
   *taken = 0;
   if (q.Size() == 0) return Status::OK();  // nothing to take: no driver call
-  ScopedDevice bound(contexts_.get(), q.device());
+  rt::ScopedDevice bound(contexts_.get(), q.device());
   HFLOW_RETURN_IF_ERROR(bound.status());
   HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q.device(), rt::Op::kQueueDequeue));
   *taken = q.DequeueUpTo(max, out);
@@ -334,7 +334,7 @@ Status ExchangeService::CopyMbuf(const MbufPtr& src, MemoryGroup& g,
     return CopyInto(src, src->device(), std::move(copy), out);
   }
   const int32_t dst_device = g.device();
-  ScopedDevice bound(contexts_.get(), dst_device);
+  rt::ScopedDevice bound(contexts_.get(), dst_device);
   HFLOW_RETURN_IF_ERROR(bound.status());
   HFLOW_RETURN_IF_ERROR(g.Alloc(bound, member, src->size(), &copy, wait));
   return CopyInto(src, dst_device, std::move(copy), out);
@@ -370,7 +370,7 @@ Status ExchangeService::WriteMbuf(const MbufPtr& mbuf, const void* src,
   if (!mbuf || offset > mbuf->size() || bytes > mbuf->size() - offset) {
     return Status::InvalidArgument("WriteMbuf: range outside the mbuf");
   }
-  ScopedDevice bound(contexts_.get(), mbuf->device());
+  rt::ScopedDevice bound(contexts_.get(), mbuf->device());
   HFLOW_RETURN_IF_ERROR(bound.status());
   return runtime_->Memcpy(mbuf->device(),
                           static_cast<char*>(mbuf->data()) + offset, src,
@@ -382,7 +382,7 @@ Status ExchangeService::ReadMbuf(const MbufPtr& mbuf, void* dst,
   if (!mbuf || offset > mbuf->size() || bytes > mbuf->size() - offset) {
     return Status::InvalidArgument("ReadMbuf: range outside the mbuf");
   }
-  ScopedDevice bound(contexts_.get(), mbuf->device());
+  rt::ScopedDevice bound(contexts_.get(), mbuf->device());
   HFLOW_RETURN_IF_ERROR(bound.status());
   return runtime_->Memcpy(mbuf->device(), dst,
                           static_cast<char*>(mbuf->data()) + offset, bytes,

@@ -3,7 +3,7 @@
 // groups and mbufs, device queues and cross-device copies.
 //
 // Note [Bind at the entry]: every public method binds the device it targets
-// at its entry (ScopedDevice) and restores the caller's exact binding on
+// at its entry (rt::ScopedDevice) and restores the caller's exact binding on
 // exit. That single point covers every caller (a deploy pool thread that
 // never bound anything, the user's thread, an executor bound to another
 // device) and is the fix for GE's seed bug, where pool threads reached
@@ -123,18 +123,18 @@ class ExchangeService {
     std::unique_ptr<DeviceAgent> agent;
   };
 
-  Status HandleEvent(int32_t device, const ScopedDevice& bound,
+  Status HandleEvent(int32_t device, const rt::ScopedDevice& bound,
                      const EventRequest& request, EventReply* reply);
   Status FindGroup(int32_t device, const std::string& name,
                    std::shared_ptr<MemoryGroup>* out) const;
   Status FindQueue(uint32_t id, std::shared_ptr<DeviceQueue>* out) const;
-  Status CopyQMbuf(const ScopedDevice& bound, const CopyQMbufRequest& r);
+  Status CopyQMbuf(const rt::ScopedDevice& bound, const CopyQMbufRequest& r);
   DeviceAgent* AgentFor(int32_t device);
   void OnDeviceLost(int32_t device);
 
   rt::DeviceRuntime* const runtime_;
   const ExchangeOptions options_;
-  const std::shared_ptr<DeviceContexts> contexts_;
+  const std::shared_ptr<rt::DeviceContexts> contexts_;
   int lost_listener_ = 0;
 
   mutable std::mutex mu_;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "hflow/rt.h"
-#include "rt/spin_lock.h"
+#include "util/spin_lock.h"
 
 namespace hflow {
 namespace services {
@@ -71,7 +71,7 @@ std::string PermissionText(uint32_t perms) {
 }
 
 std::shared_ptr<MemoryGroup> MemoryGroup::Create(
-    std::shared_ptr<DeviceContexts> contexts, int32_t device,
+    std::shared_ptr<rt::DeviceContexts> contexts, int32_t device,
     std::string name, uint64_t size_bytes, std::string creator) {
   std::shared_ptr<MemoryGroup> g(new MemoryGroup(
       std::move(contexts), device, std::move(name), size_bytes));
@@ -79,7 +79,7 @@ std::shared_ptr<MemoryGroup> MemoryGroup::Create(
   return g;
 }
 
-MemoryGroup::MemoryGroup(std::shared_ptr<DeviceContexts> contexts,
+MemoryGroup::MemoryGroup(std::shared_ptr<rt::DeviceContexts> contexts,
                          int32_t device, std::string name, uint64_t size_bytes)
     : contexts_(std::move(contexts)),
       device_(device),
@@ -89,7 +89,7 @@ MemoryGroup::MemoryGroup(std::shared_ptr<DeviceContexts> contexts,
 MemoryGroup::~MemoryGroup() {
   // Normally Destroy ran; if not (an error path), give the caches back.
   if (!caches_.empty() || !unfreed_.empty()) {
-    ScopedDevice bound(contexts_.get(), device_);
+    rt::ScopedDevice bound(contexts_.get(), device_);
     for (Cache& c : caches_) (void)bound.runtime()->Free(device_, c.base);
     for (const auto& u : unfreed_) (void)bound.runtime()->Free(device_, u.first);
   }
@@ -129,7 +129,7 @@ Status MemoryGroup::CheckPermissionLocked(const std::string& member,
       (it == members_.end() ? " (not a member; add it with AddGroup)" : ""));
 }
 
-Status MemoryGroup::AllocCache(const ScopedDevice& bound, uint64_t size_bytes,
+Status MemoryGroup::AllocCache(const rt::ScopedDevice& bound, uint64_t size_bytes,
                                uint64_t max_alloc_bytes) {
   HFLOW_RETURN_IF_ERROR(bound.Require(device_));
   if (size_bytes == 0 || max_alloc_bytes == 0 || max_alloc_bytes > size_bytes) {
@@ -156,14 +156,14 @@ Status MemoryGroup::AllocCache(const ScopedDevice& bound, uint64_t size_bytes,
   return Status::OK();
 }
 
-Status MemoryGroup::Alloc(const ScopedDevice& bound, const std::string& member,
+Status MemoryGroup::Alloc(const rt::ScopedDevice& bound, const std::string& member,
                           uint64_t size, MbufPtr* out, const AllocWait& wait) {
   HFLOW_RETURN_IF_ERROR(bound.Require(device_));
   HFLOW_RETURN_IF_ERROR(CheckSize(size));
   void* data = nullptr;
   uint64_t block = 0;
   {
-    auto lock = LockSpinning(mu_);
+    auto lock = util::LockSpinning(mu_);
     HFLOW_RETURN_IF_ERROR(CheckPermissionLocked(member, kPermAlloc));
     if (destroyed_) return Status::FailedPrecondition(Where() + " is destroyed");
     if (caches_.empty()) {
@@ -183,7 +183,7 @@ Status MemoryGroup::Alloc(const ScopedDevice& bound, const std::string& member,
   return Status::OK();
 }
 
-Status MemoryGroup::AllocDirectLocked(const ScopedDevice& bound, uint64_t size,
+Status MemoryGroup::AllocDirectLocked(const rt::ScopedDevice& bound, uint64_t size,
                                       void** data, uint64_t* block) {
   *block = BlockSize(size == 0 ? 1 : size);
   if (*block > size_bytes_ - reserved_) {
@@ -343,7 +343,7 @@ Status MemoryGroup::AllocFromCache(const std::string& member, uint64_t size,
   void* data = nullptr;
   uint64_t block = 0;
   {
-    auto lock = LockSpinning(mu_);
+    auto lock = util::LockSpinning(mu_);
     HFLOW_RETURN_IF_ERROR(CheckPermissionLocked(member, kPermAlloc));
     if (destroyed_) return Status::FailedPrecondition(Where() + " is destroyed");
     data = TakeCachedLocked(size, keep_free, &block);
@@ -372,7 +372,7 @@ void MemoryGroup::CancelWaits(const Status& reason) {
 // The last reference of an mbuf may drop on any thread; a direct block is a
 // device allocation, so this binds the group's device itself.
 void MemoryGroup::Release(void* data, uint64_t block_bytes) {
-  auto lock = LockSpinning(mu_);
+  auto lock = util::LockSpinning(mu_);
   in_use_ -= block_bytes;
   --live_;
   for (Cache& c : caches_) {
@@ -410,11 +410,11 @@ void MemoryGroup::Release(void* data, uint64_t block_bytes) {
   // still cannot be freed is not forgotten: it stays counted in the budget
   // and listed, Stats shows it, and Destroy (the service's shutdown) tries
   // again, as it does for caches, instead of leaking it for good.
-  ScopedDevice bound(contexts_.get(), device_);
+  rt::ScopedDevice bound(contexts_.get(), device_);
   Status s = bound.status();
   if (s.ok()) s = bound.runtime()->Free(device_, data);
   if (!s.ok() && bound.status().ok()) s = bound.runtime()->Free(device_, data);
-  RelockSpinning(lock);
+  util::RelockSpinning(lock);
   if (s.ok()) {
     reserved_ -= block_bytes;
   } else {
@@ -422,7 +422,7 @@ void MemoryGroup::Release(void* data, uint64_t block_bytes) {
   }
 }
 
-Status MemoryGroup::Destroy(const ScopedDevice& bound) {
+Status MemoryGroup::Destroy(const rt::ScopedDevice& bound) {
   HFLOW_RETURN_IF_ERROR(bound.Require(device_));
   std::lock_guard<std::mutex> lock(mu_);
   if (live_ > 0) {

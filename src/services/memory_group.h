@@ -7,7 +7,7 @@
 // block when the caches are full.
 //
 // Allocation without a cache pool is a device allocation and needs a bound
-// device (a ScopedDevice token); freeing such a block on the last mbuf
+// device (a rt::ScopedDevice token); freeing such a block on the last mbuf
 // release binds the group's device itself (the single point), because the
 // last reference may drop on any thread.
 //
@@ -71,7 +71,7 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
  public:
   // The creator becomes admin with every permission.
   static std::shared_ptr<MemoryGroup> Create(
-      std::shared_ptr<DeviceContexts> contexts,
+      std::shared_ptr<rt::DeviceContexts> contexts,
       int32_t device, std::string name, uint64_t size_bytes,
       std::string creator);
   ~MemoryGroup();
@@ -85,14 +85,14 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
   Status CheckPermission(const std::string& member, uint32_t perms) const;
 
   // Adds a cache pool of `size_bytes` serving blocks up to `max_alloc_bytes`.
-  Status AllocCache(const ScopedDevice& bound, uint64_t size_bytes,
+  Status AllocCache(const rt::ScopedDevice& bound, uint64_t size_bytes,
                     uint64_t max_alloc_bytes);
 
   // An mbuf with a data part of `size` bytes, from a cache pool when one
   // serves the size (waiting for a free block as `wait` says), else as a
   // direct device allocation (which never waits). A size over every cache's
   // max alloc size is InvalidArgument at once.
-  Status Alloc(const ScopedDevice& bound, const std::string& member,
+  Status Alloc(const rt::ScopedDevice& bound, const std::string& member,
                uint64_t size, MbufPtr* out, const AllocWait& wait = {});
 
   // Alloc served from the cache pools only: that makes no device call, so
@@ -109,7 +109,7 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
 
   // Releases every cache pool. Mbufs still alive keep the group object but
   // their blocks are no longer served; DestroyGroup refuses while any live.
-  Status Destroy(const ScopedDevice& bound);
+  Status Destroy(const rt::ScopedDevice& bound);
 
   GroupStats Stats() const;
 
@@ -129,7 +129,7 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
   // Moves every free-listed block back into its cache's ranges, so they
   // merge; false when there were none.
   bool FlushListsLocked();
-  Status AllocDirectLocked(const ScopedDevice& bound, uint64_t size,
+  Status AllocDirectLocked(const rt::ScopedDevice& bound, uint64_t size,
                            void** data, uint64_t* block);
   std::string InUseText() const;
   friend class Mbuf;
@@ -151,13 +151,13 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
   static size_t FreeList(uint64_t block);
   static uint64_t ListedBlock(const Cache& c, size_t list);
 
-  MemoryGroup(std::shared_ptr<DeviceContexts> contexts, int32_t device,
+  MemoryGroup(std::shared_ptr<rt::DeviceContexts> contexts, int32_t device,
               std::string name, uint64_t size_bytes);
   void Release(void* data, uint64_t block_bytes);
   std::string Where() const;
 
   // Shared: an mbuf may outlive the service that made its group.
-  const std::shared_ptr<DeviceContexts> contexts_;
+  const std::shared_ptr<rt::DeviceContexts> contexts_;
   const int32_t device_;
   const std::string name_;
   const uint64_t size_bytes_;

@@ -555,14 +555,14 @@ TEST(MemoryGroupWithZeroTest, ClusterWithDeviceZeroNoImplicitBindings) {
 // --- MemoryGroup directly ----------------------------------------------------
 
 TEST_F(MemoryGroupTest, DirectGroupRequiresTheRightToken) {
-  auto contexts = std::make_shared<DeviceContexts>(sim_.get());
+  auto contexts = std::make_shared<rt::DeviceContexts>(sim_.get());
   auto group = MemoryGroup::Create(contexts, 3, "raw", 1 << 16, "me");
   EXPECT_EQ(group->name(), "raw");
   EXPECT_EQ(group->device(), 3);
   EXPECT_TRUE(group->CheckPermission("me", kPermAll).ok());
   RunOnFreshThread([&] {
     {
-      ScopedDevice wrong(contexts.get(), 4);
+      rt::ScopedDevice wrong(contexts.get(), 4);
       ASSERT_TRUE(wrong.status().ok());
       MbufPtr m;
       Status s = group->Alloc(wrong, "me", 64, &m);
@@ -573,7 +573,7 @@ TEST_F(MemoryGroupTest, DirectGroupRequiresTheRightToken) {
       EXPECT_EQ(group->Destroy(wrong).code(), StatusCode::kInternal);
     }
     EXPECT_EQ(sim_->GetCurrentContext(), nullptr);
-    ScopedDevice bound(contexts.get(), 3);
+    rt::ScopedDevice bound(contexts.get(), 3);
     ASSERT_TRUE(bound.status().ok());
     ASSERT_TRUE(group->AllocCache(bound, 4096, 1024).ok());
     MbufPtr m;
@@ -599,7 +599,7 @@ TEST_F(MemoryGroupTest, DirectGroupRequiresTheRightToken) {
 // AllocFromCache needs no binding (it makes no device call) and so serves
 // only what a cache can: anything else is NotFound, left to Alloc.
 TEST_F(MemoryGroupTest, AllocFromCacheServesOnlyCachedBlocksUnbound) {
-  auto contexts = std::make_shared<DeviceContexts>(sim_.get());
+  auto contexts = std::make_shared<rt::DeviceContexts>(sim_.get());
   auto group = MemoryGroup::Create(contexts, 4, "stage", 1 << 16, "me");
   RunOnFreshThread([&] {
     MbufPtr m;
@@ -607,7 +607,7 @@ TEST_F(MemoryGroupTest, AllocFromCacheServesOnlyCachedBlocksUnbound) {
               StatusCode::kNotFound)
         << "no cache yet";
     {
-      ScopedDevice bound(contexts.get(), 4);
+      rt::ScopedDevice bound(contexts.get(), 4);
       ASSERT_TRUE(group->AllocCache(bound, 2048, 1024).ok());
     }
     ASSERT_EQ(sim_->GetCurrentContext(), nullptr);
@@ -634,7 +634,7 @@ TEST_F(MemoryGroupTest, AllocFromCacheServesOnlyCachedBlocksUnbound) {
     a.reset();
     b.reset();
     EXPECT_EQ(group->Stats().in_use_bytes, 0u);
-    ScopedDevice bound(contexts.get(), 4);
+    rt::ScopedDevice bound(contexts.get(), 4);
     ASSERT_TRUE(group->Destroy(bound).ok());
     EXPECT_EQ(group->AllocFromCache("me", 64, &m).code(),
               StatusCode::kFailedPrecondition);
@@ -646,10 +646,10 @@ TEST_F(MemoryGroupTest, AllocFromCacheServesOnlyCachedBlocksUnbound) {
 // handed out twice), and the one non-power-of-two class, the max alloc
 // size, has its own slot.
 TEST_F(MemoryGroupTest, FreeListsResetWhenTheCacheEmpties) {
-  auto contexts = std::make_shared<DeviceContexts>(sim_.get());
+  auto contexts = std::make_shared<rt::DeviceContexts>(sim_.get());
   auto group = MemoryGroup::Create(contexts, 2, "classes", 1 << 16, "me");
   RunOnFreshThread([&] {
-    ScopedDevice bound(contexts.get(), 2);
+    rt::ScopedDevice bound(contexts.get(), 2);
     ASSERT_TRUE(group->AllocCache(bound, 4096, 1000).ok());  // top class 1000
     MbufPtr a, b;
     ASSERT_TRUE(group->AllocFromCache("me", 64, &a).ok());
@@ -687,10 +687,10 @@ TEST_F(MemoryGroupTest, FreeListsResetWhenTheCacheEmpties) {
 }
 
 TEST_F(MemoryGroupTest, GroupDroppedWithoutDestroyFreesItsCaches) {
-  auto contexts = std::make_shared<DeviceContexts>(sim_.get());
+  auto contexts = std::make_shared<rt::DeviceContexts>(sim_.get());
   {
     auto group = MemoryGroup::Create(contexts, 5, "leaky", 1 << 16, "me");
-    ScopedDevice bound(contexts.get(), 5);
+    rt::ScopedDevice bound(contexts.get(), 5);
     ASSERT_TRUE(group->AllocCache(bound, 8192, 1024).ok());
     ASSERT_TRUE(group->AllocCache(bound, 4096, 512).ok());
     EXPECT_EQ(DevStats(*sim_, 5).live_allocations, 2u);

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "flow_func/attr_values.h"
+#include "flow_func/init_params.h"
 #include "flow_func/lib/flow_func_internal.h"
 #include "hflow/session.h"
 

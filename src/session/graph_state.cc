@@ -208,7 +208,7 @@ Status GraphState::MakeInputMbuf(size_t k, const Tensor& t,
   // DMA straight to the device that consumes it. Bound here, so the
   // allocation and the write below make no switch of their own.
   const int32_t device = InputDevice(k, trans);
-  ScopedDevice bound(deployment_->contexts(), device);
+  rt::ScopedDevice bound(deployment_->contexts(), device);
   HFLOW_RETURN_IF_ERROR(bound.status());
   services::ExchangeService* svc = env_->svc.get();
   services::MemoryGroup* g = deployment_->Group(device);
@@ -258,7 +258,7 @@ Status GraphState::CheckFeed(const std::vector<Tensor>& inputs,
 // Bound once per call, the service calls find their device bound (usually
 // all inputs live on one device); the caller's binding comes back when the
 // call returns.
-void GraphState::BindFeed(std::optional<ScopedDevice>* bound) {
+void GraphState::BindFeed(std::optional<rt::ScopedDevice>* bound) {
   for (int32_t d : input_devices_) {
     if (d >= 0) {
       bound->emplace(deployment_->contexts(), d);
@@ -267,7 +267,7 @@ void GraphState::BindFeed(std::optional<ScopedDevice>* bound) {
   }
 }
 
-void GraphState::BindFetch(std::optional<ScopedDevice>* bound) {
+void GraphState::BindFetch(std::optional<rt::ScopedDevice>* bound) {
   if (!output_queues_.empty()) {
     bound->emplace(deployment_->contexts(), output_queues_[0]->device());
   }
@@ -281,7 +281,7 @@ Status GraphState::Feed(const std::vector<Tensor>& inputs, const FlowInfo& info,
   // All inputs of one transaction are routed together, so concurrent
   // feeders never interleave their inputs.
   std::lock_guard<std::mutex> lock(feed_mu_);
-  std::optional<ScopedDevice> bound;
+  std::optional<rt::ScopedDevice> bound;
   BindFeed(&bound);
   return FeedLocked(inputs, info, timeout_ms);
 }

@@ -71,8 +71,8 @@ class GraphState {
   Status CheckInputs(const std::vector<Tensor>& inputs) const;
   Status CheckFeed(const std::vector<Tensor>& inputs,
                    const FlowInfo& info) const;
-  void BindFeed(std::optional<ScopedDevice>* bound);
-  void BindFetch(std::optional<ScopedDevice>* bound);
+  void BindFeed(std::optional<rt::ScopedDevice>* bound);
+  void BindFetch(std::optional<rt::ScopedDevice>* bound);
   // Routes one transaction; feed_mu_ held.
   Status FeedLocked(const std::vector<Tensor>& inputs, const FlowInfo& info,
                     int32_t timeout_ms);

@@ -33,7 +33,7 @@ Status GraphState::FeedBatch(const std::vector<std::vector<Tensor>>& batch,
     }
   }
   std::lock_guard<std::mutex> lock(feed_mu_);
-  std::optional<ScopedDevice> bound;
+  std::optional<rt::ScopedDevice> bound;
   BindFeed(&bound);
   const auto t0 = timeout_ms > 0 ? Clock::now() : Clock::time_point{};
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -60,7 +60,7 @@ Status GraphState::FetchBatch(size_t max,
   std::shared_lock<std::shared_mutex> life(life_mu_);
   HFLOW_RETURN_IF_ERROR(CheckUsable());
   std::lock_guard<std::mutex> lock(fetch_mu_);
-  std::optional<ScopedDevice> bound;
+  std::optional<rt::ScopedDevice> bound;
   BindFetch(&bound);
   const size_t n = output_queues_.size();
   // The first transaction is waited for; the rest are what is ready now.

@@ -37,7 +37,7 @@ Status GraphState::Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
   HFLOW_RETURN_IF_ERROR(CheckUsable());
   // One message per output of one transaction, taken together.
   std::lock_guard<std::mutex> lock(fetch_mu_);
-  std::optional<ScopedDevice> bound;
+  std::optional<rt::ScopedDevice> bound;
   BindFetch(&bound);
   MbufSlots slots(def_.outputs.size());
   services::MbufPtr* got = slots.data();

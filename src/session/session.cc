@@ -11,7 +11,7 @@
 #include "flow_func/lib/flow_func_internal.h"
 #include "hflow/context_guard.h"
 #include "hflow/rt.h"
-#include "rt/crash_report.h"
+#include "util/crash_report.h"
 #include "session/environment.h"
 #include "session/graph_state.h"
 
@@ -155,7 +155,7 @@ Status Initialize(const Options& options) {
   env->svc = std::make_unique<services::ExchangeService>(env->runtime.get());
   if (options.crash_report) {
     HFLOW_RETURN_IF_ERROR(
-        rt::InstallCrashReport().WithContext("hflow::Initialize: "));
+        util::InstallCrashReport().WithContext("hflow::Initialize: "));
   }
   session::g_env = std::move(env);
   session::g_final_reports.reset();
@@ -190,7 +190,7 @@ Status Finalize() {
   // Destroys queues and groups and stops the agents, unless a stuck UDF
   // thread may still use them (the keep holds them then).
   if (!env->abandoned.load()) env->svc.reset();
-  if (env->options.crash_report) rt::UninstallCrashReport();
+  if (env->options.crash_report) util::UninstallCrashReport();
   return first;
 }
 

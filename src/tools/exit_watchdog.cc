@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 
 namespace hflow::tools {
 
@@ -50,7 +50,7 @@ void ExitWatchdog::Disarm() {
 }
 
 void ExitWatchdog::Loop() {
-  SetCurrentThreadName("cli-watchdog");
+  util::SetCurrentThreadName("cli-watchdog");
   std::unique_lock<std::mutex> lock(mu_);
   while (!quit_) {
     if (!armed_) {

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <string>
 
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 
 namespace hflow::tools {
 namespace {
@@ -86,7 +86,7 @@ Status RunFeeder::FeedOne(uint64_t trans_id) {
 
 void RunFeeder::Loop() {
   // No device work happens here directly: FeedData binds what it needs.
-  SetCurrentThreadName("run-feeder");
+  util::SetCurrentThreadName("run-feeder");
   Status s;
   for (int64_t i = 1; i <= n_ && !stop_ && s.ok(); ++i) {
     s = FeedOne(static_cast<uint64_t>(i));

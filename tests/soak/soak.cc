@@ -43,7 +43,7 @@
 #include "hflow/hflow.h"
 #include "hflow/rt.h"
 #include "rt/sim/sim_runtime.h"
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 #include "soak/soak_graphs.h"
 #include "soak/soak_util.h"
 
@@ -258,7 +258,7 @@ void Soak::Drain(Slot& s) {
 }
 
 void Soak::Worker(int t) {
-  SetCurrentThreadName("soak-" + std::to_string(t));
+  util::SetCurrentThreadName("soak-" + std::to_string(t));
   std::mt19937_64 rng(0x5eed + t);
   while (!stop_.load()) {
     Slot& s = *slots_[rng() % slots_.size()];
@@ -484,7 +484,7 @@ int Soak::Run() {
 }  // namespace hflow
 
 int main(int argc, char** argv) {
-  hflow::SetCurrentThreadName("soak-main");
+  hflow::util::SetCurrentThreadName("soak-main");
   // Lets the hang dump's gdb (a child) attach to this process.
   (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   hflow::soak::Args a = hflow::soak::ParseArgs(argc, argv);

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "flow_func/attr_values.h"
+#include "flow_func/init_params.h"
 #include "flow_func/udf_instance.h"
 #include "udf_test_util.h"
 

@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 
 namespace hflow {
 namespace flow_func {
@@ -65,7 +65,7 @@ void TimerService::Cancel(uint64_t id, bool wait) {
 }
 
 void TimerService::Loop() {
-  SetCurrentThreadName("ff-timer");
+  util::SetCurrentThreadName("ff-timer");
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     if (by_deadline_.empty()) {

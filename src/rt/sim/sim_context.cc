@@ -8,7 +8,7 @@
 
 #include "rt/sim/sim_instrumented.h"
 #include "rt/sim/sim_internal.h"
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 
 namespace hflow {
 namespace rt {
@@ -103,14 +103,14 @@ Status SimRuntime::CheckBinding(Op op, SimDevice* dev, bool* implicit) {
     if (!cur->alive.load(std::memory_order_relaxed)) {
       return Status::NoContext(
           std::string(OpName(op)) + " on " + Dev(dev->id) +
-          ": the context bound to thread '" + CurrentThreadName() +
+          ": the context bound to thread '" + util::CurrentThreadName() +
           "' (context " + std::to_string(cur->id) + " of " + Dev(cur->device) +
           ") was destroyed; bind a live context first");
     }
     if (cur->device == dev->id) return Status::OK();
     return Status::ContextMismatch(
         std::string(OpName(op)) + " on " + Dev(dev->id) + ": thread '" +
-        CurrentThreadName() + "' is bound to a context of " +
+        util::CurrentThreadName() + "' is bound to a context of " +
         Dev(cur->device) + ", not " + Dev(dev->id) + "; bind " +
         Dev(dev->id) + " first (SetDevice or SetCurrentContext)");
   }
@@ -131,7 +131,7 @@ Status SimRuntime::CheckBinding(Op op, SimDevice* dev, bool* implicit) {
   return Status::NoContext(
       std::string(OpName(op)) + " on " + Dev(dev->id) +
       ": no valid context is bound to the current thread '" +
-      CurrentThreadName() + "' (EE1018); bind " + Dev(dev->id) +
+      util::CurrentThreadName() + "' (EE1018); bind " + Dev(dev->id) +
       " first (SetDevice or SetCurrentContext)");
 }
 
@@ -200,7 +200,7 @@ Status SimRuntime::GetDevice(int32_t* device) {
   if (cur == nullptr) {
     return Status::NoContext(
         "GetDevice: no context is bound to the current thread '" +
-        CurrentThreadName() + "'");
+        util::CurrentThreadName() + "'");
   }
   *device = cur->device;
   return Status::OK();

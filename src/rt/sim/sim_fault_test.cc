@@ -6,7 +6,7 @@
 #include <chrono>
 
 #include "rt/sim/sim_runtime.h"
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 #include "test_util.h"
 
 namespace hflow {

@@ -11,7 +11,7 @@
 
 #include "rt/sim/sim_instrumented.h"
 #include "rt/sim/sim_internal.h"
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 
 namespace hflow {
 namespace rt {
@@ -213,7 +213,7 @@ Status SimRuntime::MaybeFault(Op op) {
 void SimRuntime::Record(Op op, int32_t device, SimContext* entry,
                         bool implicit, const Status& s) {
   CallRecord r;
-  r.thread = CurrentThreadName();
+  r.thread = util::CurrentThreadName();
   r.op = op;
   r.device = device;
   r.bound_context = entry ? entry->id : 0;

@@ -1,6 +1,6 @@
-// AttrValueImpl and JSON conversion (see attr_values.h).
+// AttrValueImpl and JSON conversion (see init_params.h).
 // Thread-safety: immutable values; conversion is reentrant.
-#include "flow_func/attr_values.h"
+#include "flow_func/init_params.h"
 
 #include <cmath>
 #include <limits>

@@ -122,7 +122,7 @@ TEST(ClusterConfigTest, RejectsMalformedJsonWithPosition) {
 // Found by fuzzing (fuzz/regressions/cluster_config/deep_devices.json is a
 // small stand-in): a device entry nested 200000 levels deep overflowed the
 // stack when the error message quoted it. Documents nested deeper than
-// kMaxJsonDepth are rejected before any value exists.
+// util::kMaxJsonDepth are rejected before any value exists.
 TEST(ClusterConfigTest, RejectsDeeplyNestedJson) {
   const int depth = 200000;
   ExpectRejected(ParseOnly("{\"devices\": " + std::string(depth, '[') +

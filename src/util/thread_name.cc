@@ -1,9 +1,10 @@
-// Thread naming (see thread_util.h). Thread-safety: per-thread state only.
-#include "rt/thread_util.h"
+// Thread naming (see thread_name.h). Thread-safety: per-thread state only.
+#include "util/thread_name.h"
 
 #include <pthread.h>
 
 namespace hflow {
+namespace util {
 namespace {
 thread_local std::string t_name;
 thread_local bool t_named = false;
@@ -27,4 +28,5 @@ const std::string& CurrentThreadName() {
   return t_name;
 }
 
+}  // namespace util
 }  // namespace hflow

@@ -3,7 +3,7 @@
 // cluster_lists.cc).
 // Every rejection is kInvalidArgument "<source>: <json path>: <problem>;
 // <hint>" so that a user can find and fix the field without reading code.
-// Unknown keys are rejected (rt/json_keys.h) at every object read here;
+// Unknown keys are rejected (util/json_keys.h) at every object read here;
 // GE's documented numa_config fields hflow does not use are accepted and
 // ignored, and the subtrees hflow never reads (node_def, nodes_topology,
 // data_panel) are not inspected.
@@ -19,9 +19,9 @@
 #include <sstream>
 
 #include "hflow/cluster.h"
-#include "rt/config_error.h"
-#include "rt/json_depth.h"
-#include "rt/json_keys.h"
+#include "util/config_error.h"
+#include "util/json_depth.h"
+#include "util/json_keys.h"
 
 namespace hflow {
 namespace {
@@ -48,7 +48,7 @@ class Checker {
 
   Status Error(const std::string& path, const std::string& problem,
                const std::string& hint) const {
-    return ConfigError(source_, path, problem, hint);
+    return util::ConfigError(source_, path, problem, hint);
   }
 
   // A non-negative int32 id (device, node or item id).
@@ -69,11 +69,11 @@ class Checker {
     return Status::OK();
   }
 
-  // Unknown keys of `obj` at `path` (rt/json_keys.h).
+  // Unknown keys of `obj` at `path` (util/json_keys.h).
   Status Keys(const Json& obj, const std::string& path,
               std::initializer_list<const char*> known,
               std::initializer_list<const char*> ignored = {}) const {
-    return CheckJsonKeys(obj, source_, path, known, ignored);
+    return util::CheckJsonKeys(obj, source_, path, known, ignored);
   }
 
   // A memory size: a positive integer of bytes or a string such as "32GB"
@@ -431,7 +431,7 @@ Status ParseJson(const Checker& c, std::string_view text, Json* root) {
   // The message keeps nlohmann's position ("parse error at line L, column
   // C: ..."); the depth bound keeps Describe's dump() off a deep stack.
   std::string what;
-  if (!ParseJsonBoundedDepth(text, root, &what)) {
+  if (!util::ParseJsonBoundedDepth(text, root, &what)) {
     return c.Error("", "malformed JSON: " + what,
                    "fix the JSON syntax at that position");
   }

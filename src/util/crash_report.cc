@@ -1,7 +1,7 @@
 // Crash report (see crash_report.h).
 // Thread-safety: each thread's record is its own (thread-locals); the saved
 // handlers are written by Install/Uninstall only, which callers serialise.
-#include "rt/crash_report.h"
+#include "util/crash_report.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -13,7 +13,7 @@
 #include <cstring>
 
 namespace hflow {
-namespace rt {
+namespace util {
 namespace {
 
 // Note [Crash report]
@@ -230,5 +230,5 @@ void UninstallCrashReport() {
 
 bool CrashReportInstalled() { return g_installed.load(); }
 
-}  // namespace rt
+}  // namespace util
 }  // namespace hflow

@@ -1,4 +1,4 @@
-// Unit tests of the crash report (rt/crash_report.h): the line names what
+// Unit tests of the crash report (util/crash_report.h): the line names what
 // the thread's record says (node, function, replica, device, transaction
 // or Init), says "outside UDF code" with the thread's name otherwise, and
 // Install/Uninstall put the previous handlers back. The handler's effect on
@@ -6,7 +6,7 @@
 //
 // Thread-safety: each test touches only its own thread's record; the
 // handlers are process-wide, so tests restore what they changed.
-#include "rt/crash_report.h"
+#include "util/crash_report.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -14,11 +14,11 @@
 #include <cstring>
 #include <string>
 
-#include "rt/thread_util.h"
+#include "util/thread_name.h"
 #include "test_util.h"
 
 namespace hflow {
-namespace rt {
+namespace util {
 namespace {
 
 std::string Line(int sig) {
@@ -83,5 +83,5 @@ TEST(CrashReportInstallTest, UninstallRestoresThePreviousHandlers) {
 }
 
 }  // namespace
-}  // namespace rt
+}  // namespace util
 }  // namespace hflow

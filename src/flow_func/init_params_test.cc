@@ -4,7 +4,7 @@
 // untouched), the documented conversions (int -> float, int list -> float
 // list, empty list -> every list type), DT_* names, rejected forms naming
 // their path, and the DT_* name table against tensor_data_type.h.
-#include "flow_func/attr_values.h"
+#include "flow_func/init_params.h"
 
 #include <gtest/gtest.h>
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "hflow/cluster.h"
-#include "rt/config_error.h"
+#include "util/config_error.h"
 
 namespace hflow {
 namespace {
@@ -40,7 +40,7 @@ std::string Lower(std::string_view s) {
 
 Status ListError(const std::string& item, const std::string& problem,
                  const std::string& hint) {
-  return ConfigError("--devices", item, problem, hint);
+  return util::ConfigError("--devices", item, problem, hint);
 }
 
 // Parses one "a" or "a~b" item of a device list.

@@ -7,14 +7,15 @@
 // any value exists.
 //
 // Thread-safety: a pure function; reentrant.
-#ifndef HFLOW_RT_JSON_DEPTH_H_
-#define HFLOW_RT_JSON_DEPTH_H_
+#ifndef HFLOW_UTIL_JSON_DEPTH_H_
+#define HFLOW_UTIL_JSON_DEPTH_H_
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
 namespace hflow {
+namespace util {
 
 inline constexpr int kMaxJsonDepth = 64;
 
@@ -49,6 +50,7 @@ inline bool ParseJsonBoundedDepth(std::string_view text, nlohmann::json* out,
   return true;
 }
 
+}  // namespace util
 }  // namespace hflow
 
-#endif  // HFLOW_RT_JSON_DEPTH_H_
+#endif  // HFLOW_UTIL_JSON_DEPTH_H_

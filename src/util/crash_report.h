@@ -10,15 +10,15 @@
 // Thread-safety: EnterUdf/LeaveUdf act on the calling thread's record only;
 // Install/Uninstall must not race with each other (hflow::Initialize and
 // Finalize call them). The handler is async-signal-safe.
-#ifndef HFLOW_RT_CRASH_REPORT_H_
-#define HFLOW_RT_CRASH_REPORT_H_
+#ifndef HFLOW_UTIL_CRASH_REPORT_H_
+#define HFLOW_UTIL_CRASH_REPORT_H_
 
 #include <cstdint>
 
 #include "hflow/status.h"
 
 namespace hflow {
-namespace rt {
+namespace util {
 
 // A UDF function of one deployed instance, as the crash report names it.
 // Plain data, built once per instance; the strings belong to the instance,
@@ -49,7 +49,7 @@ bool CrashReportInstalled();
 // handler uses the same code.
 size_t FormatCrashLine(int sig, char* buf, size_t size);
 
-}  // namespace rt
+}  // namespace util
 }  // namespace hflow
 
-#endif  // HFLOW_RT_CRASH_REPORT_H_
+#endif  // HFLOW_UTIL_CRASH_REPORT_H_

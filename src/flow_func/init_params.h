@@ -4,8 +4,8 @@
 // the C++ graph API.
 //
 // Thread-safety: values are immutable after construction.
-#ifndef HFLOW_FLOW_FUNC_ATTR_VALUES_H_
-#define HFLOW_FLOW_FUNC_ATTR_VALUES_H_
+#ifndef HFLOW_FLOW_FUNC_INIT_PARAMS_H_
+#define HFLOW_FLOW_FUNC_INIT_PARAMS_H_
 
 #include <map>
 #include <memory>
@@ -64,4 +64,4 @@ Status AttrMapFromJson(const nlohmann::json& obj, const std::string& where,
 }  // namespace flow_func
 }  // namespace hflow
 
-#endif  // HFLOW_FLOW_FUNC_ATTR_VALUES_H_
+#endif  // HFLOW_FLOW_FUNC_INIT_PARAMS_H_

@@ -9,16 +9,17 @@
 // they are how users annotate JSON files.
 //
 // Thread-safety: a pure function; reentrant.
-#ifndef HFLOW_RT_JSON_KEYS_H_
-#define HFLOW_RT_JSON_KEYS_H_
+#ifndef HFLOW_UTIL_JSON_KEYS_H_
+#define HFLOW_UTIL_JSON_KEYS_H_
 
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "rt/config_error.h"
+#include "util/config_error.h"
 
 namespace hflow {
+namespace util {
 
 // Checks the keys of `obj` (a no-op when it is not an object). `path` is
 // the object's JSON path ("" for the document); a rejection reads
@@ -58,6 +59,7 @@ inline Status CheckJsonKeys(const nlohmann::json& obj,
   return Status::OK();
 }
 
+}  // namespace util
 }  // namespace hflow
 
-#endif  // HFLOW_RT_JSON_KEYS_H_
+#endif  // HFLOW_UTIL_JSON_KEYS_H_

@@ -13,13 +13,14 @@
 // before the usual sleep.
 //
 // Thread-safety: as std::unique_lock.
-#ifndef HFLOW_RT_SPIN_LOCK_H_
-#define HFLOW_RT_SPIN_LOCK_H_
+#ifndef HFLOW_UTIL_SPIN_LOCK_H_
+#define HFLOW_UTIL_SPIN_LOCK_H_
 
 #include <algorithm>
 #include <mutex>
 
 namespace hflow {
+namespace util {
 
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -51,6 +52,7 @@ inline std::unique_lock<std::mutex> LockSpinning(std::mutex& mu) {
   return lock;
 }
 
+}  // namespace util
 }  // namespace hflow
 
-#endif  // HFLOW_RT_SPIN_LOCK_H_
+#endif  // HFLOW_UTIL_SPIN_LOCK_H_

@@ -3,14 +3,15 @@
 // user can find and fix the field without reading code.
 //
 // Thread-safety: a pure function.
-#ifndef HFLOW_RT_CONFIG_ERROR_H_
-#define HFLOW_RT_CONFIG_ERROR_H_
+#ifndef HFLOW_UTIL_CONFIG_ERROR_H_
+#define HFLOW_UTIL_CONFIG_ERROR_H_
 
 #include <string>
 
 #include "hflow/status.h"
 
 namespace hflow {
+namespace util {
 
 // `where` (a JSON path or a list item) and `hint` may be empty.
 inline Status ConfigError(const std::string& source, const std::string& where,
@@ -22,6 +23,7 @@ inline Status ConfigError(const std::string& source, const std::string& where,
   return Status::InvalidArgument(m);
 }
 
+}  // namespace util
 }  // namespace hflow
 
-#endif  // HFLOW_RT_CONFIG_ERROR_H_
+#endif  // HFLOW_UTIL_CONFIG_ERROR_H_
