@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns Google Benchmark JSON files into FORMATS.md rows:
+"""Turns Google Benchmark JSON files into the benchmark rows of scripts/bench:
 {"name","unit","hflow","baseline","baseline_value","ratio","better"}.
 Each row pairs an hflow benchmark with a baseline from the same binary run.
 Uses the median aggregate when the run had repetitions, else the single run.

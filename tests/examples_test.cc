@@ -10,6 +10,8 @@
 //   replicas         x ─[CountBatch 4]─[stack x4]─[double x4]─ out
 //   (devices 2..5) exception_catch  x ─[check: RaiseException on negatives]─
 //   out
+//   host_api         a, b ─[sum, 1st device]─[twice, 2nd device]─ sum, twice
+//                    (a program: the graph API and a Session, run as built)
 //
 // Thread-safety: single-threaded tests.
 #include <gmock/gmock.h>
@@ -39,6 +41,9 @@
 #endif
 #ifndef HFLOW_CLI_PATH
 #error "HFLOW_CLI_PATH must name the built hflow binary"
+#endif
+#ifndef HFLOW_HOST_API_EXAMPLE
+#error "HFLOW_HOST_API_EXAMPLE must name the built examples/host_api program"
 #endif
 
 namespace hflow {
@@ -465,6 +470,48 @@ TEST(ExamplesCliTest, ExceptionCatchRunScript) {
   EXPECT_TRUE(RunPrints(r, {Line(R"({"output":0,"trans_id":1,"ret_code":0,
       "dtype":"int32","shape":[3],"data":[1,2,3]})"),
                             failed}));
+}
+
+// ---- host_api: the C++ program, run as built, on two device sets ----
+
+// Runs the built examples/host_api with `args`; stdout and the exit status.
+CliRun RunHostApi(const std::string& args) {
+  CliRun r;
+  const std::string cmd =
+      "'" + std::string(HFLOW_HOST_API_EXAMPLE) + "' " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+constexpr char kHostApiLines[] =
+    "trans 1: sum [11,22,33] twice [22,44,66]\n"
+    "trans 2: sum [0,5,10] twice [0,10,20]\n"
+    "trans 3: sum [0] twice [0]\n";
+
+TEST(ExamplesProgramTest, HostApiOnTheDefaultDevices) {
+  CliRun r = RunHostApi("");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out, std::string(kHostApiLines) + "ok on devices 0 and 1\n");
+}
+
+// A device set without device 0: nothing can work by the default-context
+// luck of device 0.
+TEST(ExamplesProgramTest, HostApiOnDevicesWithoutZero) {
+  CliRun r = RunHostApi("--devices 3,6,7");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out, std::string(kHostApiLines) + "ok on devices 3 and 6\n");
+}
+
+TEST(ExamplesProgramTest, HostApiRejectsBadArguments) {
+  EXPECT_EQ(RunHostApi("--devices 5").code, 2);  // one device is too few
+  EXPECT_EQ(RunHostApi("--devices x").code, 2);
+  EXPECT_EQ(RunHostApi("--frobnicate").code, 2);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The fault sweep (LESSONS.md: "fail the k-th runtime call for every k").
+// The fault sweep: fail the k-th runtime call for every k (docs/reliability).
 //
 // One representative flow — Initialize on a sim cluster {2,3,4,5}, a session
 // deploying a chain that spans all four devices, 100 messages fed and

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the build tree into a temporary prefix and checks the install
-# layout of FORMATS.md: headers, devlib/linux/x86_64/libflow_func.so (SONAME
-# libflow_func.so), lib/libhflow.so with a CMake package and a pkg-config
-# file, bin/hflow; then builds a consumer with find_package(hflow) and a
-# GE-style UDF project against the installed prefix.
+# layout of docs/formats.md: headers, devlib/linux/x86_64/libflow_func.so
+# (SONAME libflow_func.so), lib/libhflow.so with a CMake package and a
+# pkg-config file, bin/hflow; then builds a consumer with find_package(hflow)
+# and a GE-style UDF project against the installed prefix.
 # Usage: install_check.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1

@@ -1,4 +1,4 @@
-// Load through the public API (PRODUCT.md invariant 4, "nothing lost"):
+// Load through the public API ("nothing lost": every message fetched once):
 // 8 feeder threads push 8 x 1250 = 10000 messages through a replicated
 // pipeline on devices {2,3,4,5} while 2 fetcher threads drain it. Every
 // message carries a user-set transaction id encoding (feeder, sequence) and

@@ -1,5 +1,5 @@
-// The transparency matrix (PRODUCT.md invariant 2) and the stray-context
-// rule (invariant 3) through the public host API.
+// The transparency matrix (docs/architecture.md, context rule 2) and the
+// stray-context rule (rule 3) through the public host API.
 //
 // Every public entry point (Initialize, Finalize, Session::AddGraph,
 // AddGraphFile, BuildGraph, FeedData, FetchData, RemoveGraph, DeviceReports;
@@ -13,7 +13,7 @@
 // and must leave rt::GetCurrentContext() exactly as it found it. Each call
 // must also create no context on a device outside the graph's set, and the
 // default-device quirk must never fire (implicit_bindings stay 0). Both
-// device sets of the spec are covered: {2,3,4,5} (+7 unused) and {3,6,7}
+// device sets without device 0 are covered: {2,3,4,5} (+7 unused) and {3,6,7}
 // (graph on 3 and 6, 7 unused).
 //
 // Initialize rows: Initialize installs a new runtime, so a caller context

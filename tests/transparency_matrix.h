@@ -91,7 +91,7 @@ inline FlowGraph TestGraph(const ClusterSpec& c) {
   return g;
 }
 
-// The same graph as a graph file (FORMATS.md).
+// The same graph as a graph file (docs/formats.md).
 inline std::string WriteGraphFile(const ClusterSpec& c) {
   std::string path =
       ::testing::TempDir() + "hflow_transparency_" + c.name + ".json";

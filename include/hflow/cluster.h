@@ -1,7 +1,7 @@
 // Cluster configuration: the nodes (hosts) and accelerator devices hflow may
 // use, read from GE's numa_config subset, from the compact form
 // {"devices": [2, 3, 4, 5]}, or from a device list such as "2,3,4,5"
-// (docs/user_guide.md, "Cluster"). Parsing validates everything and names the offending field.
+// (docs/formats.md, "Cluster config"). Parsing validates everything and names the offending field.
 //
 // Thread-safety: plain values; the parse functions are reentrant.
 #ifndef HFLOW_CLUSTER_H_
@@ -54,7 +54,7 @@ struct ClusterConfig {
 };
 
 // Parses JSON text in either form. `source` names the text in messages
-// (usually the file name). Unknown fields are ignored; known ones validated.
+// (usually the file name). Unknown fields are errors naming the key.
 Status ParseClusterConfig(std::string_view json_text, std::string_view source,
                           ClusterConfig* out);
 

@@ -1,4 +1,4 @@
-// FunctionPp compile configs (GE format, FORMATS.md): which functions a UDF
+// FunctionPp compile configs (GE format, docs/formats.md): what functions a UDF
 // binary provides, their input/output index mappings, the binary's name and
 // how to build it (workspace + CMakeLists). Paths are resolved relative to
 // the config file. Every rejection names the file and field.

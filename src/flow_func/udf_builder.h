@@ -1,4 +1,4 @@
-// Building UDF workspaces the way GE does (FORMATS.md): when a compile
+// Building UDF workspaces the way GE does (docs/formats.md): when a compile
 // config's binary is not prebuilt, run
 //   cmake -S <dir of cmakelist> -B <build> -DTOOLCHAIN=<c++>
 //         -DRELEASE_DIR=release -DRESOURCE_TYPE=X86 -DUDF_TARGET_LIB=<name>

@@ -1,11 +1,10 @@
-// Unit tests of device queues (PRODUCT.md "Device-side services"): bounded
-// FIFO order; timeouts 0 / finite / -1; wake-ups on empty->not-empty and
-// full->not-full; Close, DestroyQueue and device loss waking blocked
-// waiters; PushOverDepth and the executor's listeners (on_item per added
-// item, on_space per full -> not-full transition, none once cleared);
-// unknown ids; and the binding contract of every ExchangeService
-// call (fresh threads stay unbound; a caller's user context of another
-// device is restored exactly).
+// Unit tests of device queues (docs/architecture.md "Device-side services"):
+// bounded FIFO order; timeouts 0 / finite / -1; wake-ups on empty->not-empty
+// and full->not-full; Close, DestroyQueue and device loss waking blocked
+// waiters; PushOverDepth and the executor's listeners (on_item per added item,
+// on_space per full -> not-full transition, none once cleared); unknown ids;
+// and the binding contract of every ExchangeService call (fresh threads stay
+// unbound; a caller's user context of another device is restored exactly).
 #include "services/device_queue.h"
 
 #include <gmock/gmock.h>

@@ -1,8 +1,8 @@
-// Unit tests of ExchangeService (PRODUCT.md "Device-side services"): the six
-// proxy events through SubmitEventSync; CopyQMbuf and CopyMbuf across
+// Unit tests of ExchangeService (docs/architecture.md "Device-side services"):
+// the six proxy events through SubmitEventSync; CopyQMbuf and CopyMbuf across
 // devices (data and head; the copy issued on the destination device); error
-// messages naming the event and device; injected faults; timeouts; mbuf
-// bounds; device loss; no contexts on devices never used; Stats().
+// messages naming the event and device; injected faults; timeouts; mbuf bounds;
+// device loss; no contexts on devices never used; Stats().
 #include "services/exchange_service.h"
 
 #include <gmock/gmock.h>

@@ -1,7 +1,7 @@
-// Unit tests of memory groups and mbufs (PRODUCT.md "Device-side services"):
-// groups created and used through ExchangeService proxy events and directly;
-// permission, capacity and budget errors and their messages; block reuse;
-// reference counts that return every byte to the sim device; MbufHead's
+// Unit tests of memory groups and mbufs (docs/architecture.md, "Device-side
+// services"): groups created and used through ExchangeService proxy events and
+// directly; permission, capacity and budget errors and their messages; block
+// reuse; reference counts that return every byte to the sim device; MbufHead's
 // 64-byte user data limit. Device sets without 0 first, plus one with 0.
 #include "services/memory_group.h"
 

@@ -1,6 +1,6 @@
 // `hflow devices [--cluster FILE | --devices LIST] [--json]`: lists every
 // node and device of the selected cluster and which device is the default
-// device for implicit binding (FORMATS.md "Command line"). The core,
+// device for implicit binding (docs/user_guide.md, "The command line"). Core,
 // RunDevices, writes to the given streams so that tests can call it directly.
 //
 // Exit-code convention for all subcommands: a callback that fails throws

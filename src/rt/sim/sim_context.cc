@@ -1,5 +1,5 @@
 // SimRuntime context operations and the binding rule every device-dependent
-// operation applies (PRODUCT.md, "Device runtime semantics").
+// operation applies (docs/architecture.md, "The device runtime").
 //
 // Thread-safety: the binding is thread-local; device default contexts are
 // created/destroyed under SimDevice::mu; the context registry under

@@ -1,7 +1,7 @@
 // SimRuntime: the simulated device runtime (the default backend). Devices
 // are host memory and host threads, but the context rules are those of a real
 // accelerator runtime, enforced strictly, so that every bug of the kind
-// LESSONS.md lists fails an ordinary test:
+// docs/architecture.md describes fails an ordinary test:
 //   - each thread's current context starts as none and is private to it;
 //   - device-dependent calls check the binding; only the configured default
 //     device gets the implicit-binding quirk, and each use is counted;

@@ -1,4 +1,4 @@
-// Unit tests of the sim runtime's context semantics (PRODUCT.md): fresh
+// Unit tests of the sim runtime's context rules (docs/architecture.md): fresh
 // threads are unbound, getters never bind, the binding rule for
 // device-dependent calls, the default-device quirk, reference-counted
 // ResetDevice, user contexts and bad arguments.
