@@ -3,6 +3,10 @@
 // {"devices": [2, 3, 4, 5]}, or from a device list such as "2,3,4,5"
 // (docs/formats.md, "Cluster config"). Parsing validates everything and names the offending field.
 //
+// Errors: the parse functions return kInvalidArgument naming the source and
+// field (unknown fields are ignored); LoadClusterConfigFile kNotFound for
+// a file it cannot read. On an error *out is unspecified.
+//
 // Thread-safety: plain values; the parse functions are reentrant.
 #ifndef HFLOW_CLUSTER_H_
 #define HFLOW_CLUSTER_H_

@@ -9,6 +9,9 @@
 // or bind device 0 when the caller had nothing; as PyTorch
 // #91122, DALI #829). When nothing changed, exit costs one context read.
 //
+// Errors: none; construction and destruction never fail or throw (a
+// restore that cannot bind the saved context leaves the thread unbound).
+//
 // Thread-safety: a guard belongs to the thread that created it.
 #ifndef HFLOW_CONTEXT_GUARD_H_
 #define HFLOW_CONTEXT_GUARD_H_

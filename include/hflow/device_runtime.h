@@ -10,6 +10,12 @@
 // unbound: implicit binding only for the configured default device, else
 // kNoContext naming the device).
 //
+// Errors every method may return: kInvalidArgument for a device id not in
+// the cluster or a null out parameter; kDeviceLost once the device is lost
+// (fault injection); on device-dependent operations kNoContext /
+// kContextMismatch as above. A fault injected for the op (tests) returns
+// its error instead. Further codes are listed per method.
+//
 // Thread-safety: all methods may be called concurrently from any thread.
 #ifndef HFLOW_DEVICE_RUNTIME_H_
 #define HFLOW_DEVICE_RUNTIME_H_
@@ -106,10 +112,11 @@ class DeviceRuntime {
   DeviceRuntime(const DeviceRuntime&) = delete;
   DeviceRuntime& operator=(const DeviceRuntime&) = delete;
 
-  // Unique per instance, never reused within a process.
+  // Unique per instance, never reused within a process. Never fails.
   uint64_t runtime_id() const noexcept { return id_; }
 
   // GetCurrentContext without the virtual call for slot-backed runtimes.
+  // Never fails; no side effect.
   Context* CurrentContextFast() noexcept {
     if (slot_backed_) {
       const internal::ThreadSlot& s = internal::t_slot;
@@ -118,10 +125,11 @@ class DeviceRuntime {
     return GetCurrentContext();
   }
 
+  // "sim", "cuda". Never fails.
   virtual const char* Name() const = 0;
-  // Device ids of the local node, ascending.
+  // Device ids of the local node, ascending. Never fails.
   virtual std::vector<int32_t> DeviceIds() const = 0;
-  // The device an unbound thread falls back to, if any.
+  // The device an unbound thread falls back to, if any. Never fails.
   virtual std::optional<int32_t> DefaultDevice() const = 0;
 
   // --- Contexts (ACL semantics) ---
@@ -129,21 +137,29 @@ class DeviceRuntime {
   // counted against ResetDevice.
   virtual Status SetDevice(int32_t device) = 0;
   // Drops one SetDevice reference; the last one destroys the default context.
+  // kFailedPrecondition when no SetDevice reference is held.
   virtual Status ResetDevice(int32_t device) = 0;
   // Device of the bound context; kNoContext when unbound. Never binds.
   virtual Status GetDevice(int32_t* device) = 0;
   // Creates a user context on `device` and binds it.
   virtual Status CreateContext(int32_t device, Context** ctx) = 0;
   // Destroys a user context (default contexts go with ResetDevice).
+  // kInvalidArgument for an unknown, dead or default context.
   virtual Status DestroyContext(Context* ctx) = 0;
-  // Binds `ctx`; nullptr unbinds.
+  // Binds `ctx`; nullptr unbinds. kInvalidArgument for an unknown or
+  // destroyed context (the binding is left as it was).
   virtual Status SetCurrentContext(Context* ctx) = 0;
   // The bound context or nullptr. No side effect, ever.
   virtual Context* GetCurrentContext() noexcept = 0;
-  // Device a context belongs to.
+  // Device a context belongs to; kInvalidArgument for an unknown handle.
   virtual Status GetContextDevice(const Context* ctx, int32_t* device) = 0;
 
   // --- Device-dependent operations (check the binding) ---
+  // Malloc: kOutOfMemory when the device's memory (the cluster config's
+  // memory_bytes) cannot hold `bytes`. Free: kInvalidArgument for a
+  // pointer that is not a live allocation of `device`. Memcpy/Memset:
+  // kInvalidArgument for ranges outside live allocations or of the wrong
+  // device. Synchronize waits for the device's work (none pending in sim).
   virtual Status Malloc(int32_t device, size_t bytes, void** ptr) = 0;
   virtual Status Free(int32_t device, void* ptr) = 0;
   // `device` issues the copy; for kDeviceToDevice it must own src or dst.
@@ -164,6 +180,8 @@ class DeviceRuntime {
 
   // Device-loss notifications, so that services can wake waiters promptly.
   // Listeners run on the thread that detects the loss, outside runtime locks.
+  // Add returns an id for Remove; neither fails. Remove waits for nothing:
+  // a listener already running may still finish.
   using LostListener = std::function<void(int32_t device)>;
   virtual int AddDeviceLostListener(LostListener fn) = 0;
   virtual void RemoveDeviceLostListener(int id) = 0;

@@ -11,8 +11,15 @@
 // SetInput(…, upstream) links nodes as GE's operators do, and FlowGraph
 // finds every node by walking back from its outputs.
 //
-// Thread-safety: build a graph on one thread; a finished FlowGraph may be
-// read from any thread.
+// Errors: builder calls return the builder for chaining and cannot fail on
+// the spot. Each handle remembers its first misuse (an index out of range,
+// a second AddPp, a MapInput naming another node's FunctionPp, bad deploy
+// info JSON) with the call and its arguments; Session::AddGraph then fails
+// with kInvalidArgument naming the graph, node and call. No call throws.
+//
+// Thread-safety: build a graph on one thread (handles share their node, so
+// two threads using copies of one handle race); a finished FlowGraph may
+// be read from any thread (AddGraph only reads it).
 #ifndef HFLOW_GRAPH_H_
 #define HFLOW_GRAPH_H_
 
@@ -73,10 +80,11 @@ class FunctionPp {
   FunctionPp& SetFunction(std::string function);
   FunctionPp& SetInitParam(std::string name, InitParam value);
 
-  struct Impl;
-  const std::shared_ptr<Impl>& impl() const { return impl_; }
-
  private:
+  // Defined in src/deploy/graph.cc; hflow's graph conversion reads it
+  // through GraphAccess (declared and defined there only).
+  struct Impl;
+  friend class GraphAccess;
   std::shared_ptr<Impl> impl_;
 };
 
@@ -96,10 +104,11 @@ class FlowNode {
                       uint32_t pp_output);
   const std::string& name() const;
 
-  struct Impl;
-  const std::shared_ptr<Impl>& impl() const { return impl_; }
-
  private:
+  // Defined in src/deploy/graph.cc; hflow's graph conversion reads it
+  // through GraphAccess (declared and defined there only).
+  struct Impl;
+  friend class GraphAccess;
   std::shared_ptr<Impl> impl_;
 };
 
@@ -117,10 +126,11 @@ class FlowGraph {
   FlowGraph& SetDeployInfo(std::string deploy_info_json);
   const std::string& name() const;
 
-  struct Impl;
-  const std::shared_ptr<Impl>& impl() const { return impl_; }
-
  private:
+  // Defined in src/deploy/graph.cc; hflow's graph conversion reads it
+  // through GraphAccess (declared and defined there only).
+  struct Impl;
+  friend class GraphAccess;
   std::shared_ptr<Impl> impl_;
 };
 

@@ -6,6 +6,10 @@
 // change the calling thread's binding. hflow's other public entry points never
 // do (ContextGuard).
 //
+// Errors: each call forwards to DeviceRuntime's method of the same name
+// (device_runtime.h says what each returns) and fails with
+// kFailedPrecondition, naming the call, while no runtime is installed.
+//
 // Thread-safety: all calls may be made from any thread. InstallRuntime must
 // not race with other calls into the runtime (do it at start-up, as
 // hflow::Initialize does); runtimes it replaces stay alive until process exit
@@ -31,13 +35,14 @@ namespace internal {
 extern std::atomic<DeviceRuntime*> g_runtime;
 }  // namespace internal
 
-// The process-wide runtime, or nullptr before initialization.
+// The process-wide runtime, or nullptr before initialization. Never fails;
+// any thread.
 inline DeviceRuntime* CurrentRuntime() noexcept {
   return internal::g_runtime.load(std::memory_order_acquire);
 }
 
 // Makes `runtime` the process-wide runtime (nullptr uninstalls). The previous
-// one is kept alive until exit.
+// one is kept alive until exit. Never fails; must not race other calls.
 void InstallRuntime(std::shared_ptr<DeviceRuntime> runtime);
 
 // How the process-wide runtime is chosen at initialization.
@@ -49,11 +54,15 @@ struct RuntimeOptions {
   bool record_calls = false;  // sim: keep a call log from the start
 };
 
-// Creates the runtime `options` describe and installs it. Unknown backends
-// and invalid clusters are rejected with kInvalidArgument / kNotSupported.
+// Creates the runtime `options` describe and installs it (`*out`, if given,
+// shares it). Unknown backends and invalid clusters are rejected with
+// kInvalidArgument / kNotSupported, and nothing is installed then. Must
+// not race other calls (hflow::Initialize makes it).
 Status InitializeRuntime(const RuntimeOptions& options,
                          std::shared_ptr<DeviceRuntime>* out = nullptr);
 
+// The context API and the memory calls of the current runtime (see the
+// DeviceRuntime methods of the same names for what they do and return).
 Status SetDevice(int32_t device);
 Status ResetDevice(int32_t device);
 Status GetDevice(int32_t* device);

@@ -9,16 +9,21 @@
 //   s.AddGraph(1, graph);  s.BuildGraph(1);
 //   s.FeedData(1, {a, b}, info, 1000);  s.FetchData(1, &outs, &info, 1000);
 //
-// Thread-safety: a Session is safe for concurrent feeders and fetchers and
-// for several graphs; Initialize/Finalize must not race with other calls.
+// Errors: every call returns a Status (no exception leaves hflow). Calls on
+// a session while hflow is not initialized fail with kFailedPrecondition;
+// calls naming a graph the session does not hold fail with kNotFound.
+//
+// Thread-safety: every Session method may be called from any thread, on
+// the same session and graph at once (concurrent feeders and fetchers, and
+// several graphs); Initialize/Finalize must not race with other calls.
+// Session keeps its state behind a pointer (pImpl), so this header brings
+// no implementation headers (<mutex>, <map>) into users' builds.
 #ifndef HFLOW_SESSION_H_
 #define HFLOW_SESSION_H_
 
 #include <cstdint>
 #include <cstring>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -120,7 +125,21 @@ struct Options {
   bool crash_report = false;
 };
 
+// Starts hflow: creates the device runtime `options.backend` names over
+// `options.cluster` and the services (queues, memory groups) on it.
+// Errors: kFailedPrecondition when already initialized (Finalize first);
+// kInvalidArgument for a negative alloc_timeout_ms, an init_timeout_ms or
+// stop_timeout_ms below -1, or an unknown udf_log_level; the runtime's
+// errors for a bad backend or cluster (kInvalidArgument, kNotSupported).
+// Thread-safety: must not race with any other hflow call.
 Status Initialize(const Options& options);
+// Removes every graph of every session (as RemoveGraph), then releases the
+// runtime's services. Sessions stay valid objects; their calls fail with
+// kFailedPrecondition until the next Initialize. Errors:
+// kFailedPrecondition when not initialized; otherwise the first error a
+// RemoveGraph returned (kTimeout: a UDF did not return within
+// stop_timeout_ms; everything else is still released).
+// Thread-safety: must not race with any other hflow call.
 Status Finalize();
 
 struct DeviceReport {
@@ -137,31 +156,76 @@ struct DeviceReport {
 // of every graph deployed at the moment, in every session); after
 // Finalize, as they were when Finalize had removed every graph and was
 // about to release the devices (until the next Initialize).
-// FailedPrecondition before the first Initialize.
+// Errors: kInvalidArgument for a null `out`; kFailedPrecondition before
+// the first Initialize. Thread-safety: any thread; not racing Initialize.
 Status DeviceReports(std::vector<DeviceReport>* out);
-
-class GraphState;
 
 class Session {
  public:
+  // An empty session, registered so that Finalize can remove its graphs.
+  // Needs no Initialize (graphs are added only while initialized).
   Session();
-  ~Session();  // removes its graphs
+  // Removes its graphs (as RemoveGraph, errors dropped). Must not race
+  // with other calls on this session.
+  ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  // Adds `graph` under `graph_id`, checked and converted but not yet
+  // compiled or deployed (BuildGraph does that; FeedData before it fails).
+  // The session keeps its own copy: later changes to `graph`'s handles do
+  // not reach it.
+  // Errors: kInvalidArgument for a misused builder (the first misuse,
+  // naming the graph, node and call, e.g. an input index out of range, a
+  // MapInput on another node's FunctionPp, an unset input) or an invalid
+  // graph (no outputs, a cycle, duplicate or empty names, bad batch
+  // attributes); kFailedPrecondition when hflow is not initialized;
+  // kAlreadyExists when the session already holds `graph_id` (nothing
+  // changes then).
   Status AddGraph(uint32_t graph_id, const FlowGraph& graph);
-  // The JSON graph file (docs/user_guide.md, "Graph file"); `deploy_file` overrides its placement.
+  // As AddGraph, from the JSON graph file (docs/user_guide.md, "Graph
+  // file"); `deploy_file` (a deploy info JSON file) overrides its placement.
+  // Errors: kNotFound when `path` cannot be read; kInvalidArgument for bad
+  // JSON or an invalid graph (naming the file and field); then as AddGraph.
+  // `deploy_file` is read by BuildGraph, not here.
   Status AddGraphFile(uint32_t graph_id, const std::string& path,
                       const std::string& deploy_file = "");
+  // Compiles and deploys the graph: resolves placement (deploy info),
+  // plans queues and memory pools, loads every UDF on its device and runs
+  // its Init, then starts the graph's executor. Building a built graph
+  // again returns OK and does nothing. On an error nothing stays deployed
+  // and the graph may be built again (or removed).
+  // Errors: kFailedPrecondition when hflow is not initialized, or when a
+  // UDF's Init returned an error code; kNotFound when the session does not
+  // hold `graph_id` (or it was removed meanwhile), when a function is
+  // neither registered nor in its compile config's func_list, or when the
+  // deploy file cannot be read; kInvalidArgument for a bad compile config,
+  // deploy info, batch attribute or placement (an unknown device), or pool
+  // sizes the cluster cannot hold; kNotSupported for a node placed on a
+  // remote cluster node; kTimeout when a UDF is still in Init after
+  // Options::init_timeout_ms (its thread is left running, the deployment
+  // kept); kDeviceLost when a device is lost meanwhile; a runtime error
+  // (kOutOfMemory, kResourceExhausted) when pools or queues cannot be made.
+  // Thread-safety: any thread; builds of one graph are serialized, and
+  // feeds and fetches of it wait for the build to finish.
   Status BuildGraph(uint32_t graph_id);
   // One tensor per graph input; timeout in ms (-1 = forever, 0 = try).
   // The transaction goes in whole or not at all: on kTimeout nothing was
   // fed, and the same transaction may be fed again.
+  // Errors: kFailedPrecondition when not initialized or not built;
+  // kNotFound for an unknown or removed graph; kInvalidArgument for a wrong
+  // number of tensors, a tensor whose bytes do not match its dtype and
+  // shape, a message over Options::max_message_bytes, or user_data over 64
+  // bytes; kTimeout when the input queues stay full (or the pool has no
+  // room) for the whole timeout; kCancelled when the graph is removed
+  // while the call waits; kDeviceLost when a device it uses is lost.
   Status FeedData(uint32_t graph_id, const std::vector<Tensor>& inputs,
                   const FlowInfo& info, int32_t timeout_ms);
   // One tensor per graph output (of one transaction); a distinct kTimeout
   // status when nothing arrives in time. A UDF failure comes back as
-  // info->ret_code with empty tensors.
+  // info->ret_code with empty tensors (an OK status).
+  // Errors: kInvalidArgument for null outputs or info; then as FeedData
+  // (kTimeout: nothing arrived within the timeout).
   Status FetchData(uint32_t graph_id, std::vector<Tensor>* outputs,
                    FlowInfo* info, int32_t timeout_ms);
 
@@ -174,6 +238,8 @@ class Session {
   // transaction is checked before any is fed, so bad input feeds nothing.
   // The timeout bounds the whole call. On an error partway, *fed (may be
   // null) says how many transactions went in; feed the rest again.
+  // Errors: as FeedData; kInvalidArgument also when infos is neither empty
+  // nor batch.size() long.
   Status FeedDataBatch(uint32_t graph_id,
                        const std::vector<std::vector<Tensor>>& batch,
                        const std::vector<FlowInfo>& infos, int32_t timeout_ms,
@@ -181,24 +247,39 @@ class Session {
   // Waits up to the timeout for one transaction, then also takes whatever
   // else is ready, up to `max` in all, without waiting. outputs and infos
   // get one entry per transaction (their buffers are reused). kTimeout when
-  // nothing arrived.
+  // nothing arrived. Errors: kInvalidArgument for null outputs or infos,
+  // or `max` 0; then as FetchData.
   Status FetchDataBatch(uint32_t graph_id, size_t max,
                         std::vector<std::vector<Tensor>>* outputs,
                         std::vector<FlowInfo>* infos, int32_t timeout_ms);
+  // Takes the graph out of the session at once (later calls naming it get
+  // kNotFound, and its id may be added again), then stops it: wakes every
+  // feed and fetch blocked on it (they return kCancelled), waits for
+  // running UDFs, destroys the UDFs and releases its queues and memory.
+  // Works on built and unbuilt graphs.
+  // Errors: kNotFound when the session does not hold `graph_id`; kTimeout
+  // when a UDF is still in Proc (or its destructor) after
+  // Options::stop_timeout_ms: its thread is left running, never joined,
+  // and the graph's resources are kept for the rest of the process; an
+  // error of the undeploy (e.g. kDeviceLost); the graph is gone either way.
+  // Thread-safety: any thread, also while other threads feed or fetch it.
   Status RemoveGraph(uint32_t graph_id);
 
   // Per-device counters for every device of the cluster, counting this
   // graph's submodels and queues (hflow run --stats). Needs the graph; after
   // RemoveGraph or Finalize use hflow::DeviceReports.
+  // Errors: kFailedPrecondition when not initialized; kNotFound for an
+  // unknown graph.
   Status DeviceReports(uint32_t graph_id, std::vector<DeviceReport>* out);
 
+  // The ids of the graphs the session holds, ascending. Never fails.
   std::vector<uint32_t> GraphIds();
 
  private:
+  // The graph table and its lock (src/session/session.cc).
+  struct Impl;
   friend Status DeviceReports(std::vector<DeviceReport>* out);
-  Status Find(uint32_t graph_id, std::shared_ptr<GraphState>* out);
-  std::mutex mu_;
-  std::map<uint32_t, std::shared_ptr<GraphState>> graphs_;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace hflow

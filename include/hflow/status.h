@@ -5,6 +5,8 @@
 // names the device, object and operation involved, so callers can print it as
 // is. No exception crosses hflow's public API; functions return a Status.
 //
+// Errors: Status's own methods never fail (an allocation failure aside).
+//
 // Thread-safety: a Status is a value; distinct objects may be used from
 // distinct threads without synchronisation.
 #ifndef HFLOW_STATUS_H_

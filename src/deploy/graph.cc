@@ -46,6 +46,24 @@ static_assert(static_cast<int32_t>(DataType::kBool) ==
 static_assert(static_cast<int32_t>(DataType::kBf16) ==
               static_cast<int32_t>(TensorDataType::DT_BF16));
 
+// The one door to the handles' private Impl (a friend of each handle):
+// hflow/graph.h only forward-declares Impl, and this file alone defines it.
+class GraphAccess {
+ public:
+  using PpImpl = FunctionPp::Impl;
+  using NodeImpl = FlowNode::Impl;
+  using GraphImpl = FlowGraph::Impl;
+  static const std::shared_ptr<PpImpl>& Of(const FunctionPp& pp) {
+    return pp.impl_;
+  }
+  static const std::shared_ptr<NodeImpl>& Of(const FlowNode& node) {
+    return node.impl_;
+  }
+  static const std::shared_ptr<GraphImpl>& Of(const FlowGraph& graph) {
+    return graph.impl_;
+  }
+};
+
 struct FunctionPp::Impl {
   std::string name;
   std::string compile_config;  // as given; made absolute on conversion
@@ -58,7 +76,7 @@ struct FlowNode::Impl {
   struct Input {
     enum class Kind { kUnset, kData, kNode } kind = Kind::kUnset;
     std::optional<FlowData> data;
-    std::shared_ptr<FlowNode::Impl> node;
+    std::shared_ptr<GraphAccess::NodeImpl> node;
     uint32_t index = 0;
   };
 
@@ -67,7 +85,7 @@ struct FlowNode::Impl {
   uint32_t output_num = 0;
   uint64_t seq = 0;  // creation order
   std::vector<Input> inputs;
-  std::shared_ptr<FunctionPp::Impl> pp;
+  std::shared_ptr<GraphAccess::PpImpl> pp;
   std::vector<std::optional<uint32_t>> input_map;  // node input -> pp input
   std::vector<std::optional<uint32_t>> output_map;
   std::vector<std::vector<InputAttr>> input_attrs;
@@ -87,7 +105,8 @@ struct FlowNode::Impl {
 struct FlowGraph::Impl {
   std::string name;
   std::vector<FlowData> inputs;
-  std::vector<std::pair<std::shared_ptr<FlowNode::Impl>, uint32_t>> outputs;
+  std::vector<std::pair<std::shared_ptr<GraphAccess::NodeImpl>, uint32_t>>
+      outputs;
   bool exception_catch = false;
   std::string deploy_info_json;
   std::string error;
@@ -169,13 +188,13 @@ FlowNode& FlowNode::SetInput(uint32_t dst_index, const FlowNode& src,
 
 FlowNode& FlowNode::AddPp(const FunctionPp& pp) {
   if (impl_->pp) {
-    impl_->Fail("AddPp('" + pp.impl()->name +
+    impl_->Fail("AddPp('" + GraphAccess::Of(pp)->name +
                 "'): the node already has "
                 "FunctionPp '" +
                 impl_->pp->name + "'; a node takes one pp");
     return *this;
   }
-  impl_->pp = pp.impl();
+  impl_->pp = GraphAccess::Of(pp);
   return *this;
 }
 
@@ -183,14 +202,14 @@ namespace {
 
 // Shared by MapInput/MapOutput: `pp` must be the node's, indexes in range,
 // each node index mapped once.
-bool RecordMapping(FlowNode::Impl* n, const std::string& call,
+bool RecordMapping(GraphAccess::NodeImpl* n, const std::string& call,
                    const FunctionPp& pp, uint32_t node_index, uint32_t pp_index,
                    bool input) {
   const char* kind = input ? "input" : "output";
   const uint32_t num = input ? n->input_num : n->output_num;
   auto& map = input ? n->input_map : n->output_map;
-  if (n->pp != pp.impl()) {
-    n->Fail(call + ": FunctionPp '" + pp.impl()->name +
+  if (n->pp != GraphAccess::Of(pp)) {
+    n->Fail(call + ": FunctionPp '" + GraphAccess::Of(pp)->name +
             "' was not added to this node; call AddPp with it first");
     return false;
   }
@@ -242,8 +261,8 @@ FlowGraph& FlowGraph::SetInputs(std::vector<FlowData> inputs) {
 FlowGraph& FlowGraph::SetOutputs(std::vector<FlowNode> nodes) {
   impl_->outputs.clear();
   for (const auto& n : nodes) {
-    for (uint32_t j = 0; j < n.impl()->output_num; ++j) {
-      impl_->outputs.emplace_back(n.impl(), j);
+    for (uint32_t j = 0; j < GraphAccess::Of(n)->output_num; ++j) {
+      impl_->outputs.emplace_back(GraphAccess::Of(n), j);
     }
   }
   return *this;
@@ -253,7 +272,7 @@ FlowGraph& FlowGraph::SetOutputs(
     std::vector<std::pair<FlowNode, uint32_t>> outputs) {
   impl_->outputs.clear();
   for (const auto& [node, index] : outputs) {
-    impl_->outputs.emplace_back(node.impl(), index);
+    impl_->outputs.emplace_back(GraphAccess::Of(node), index);
   }
   return *this;
 }
@@ -279,7 +298,9 @@ namespace deploy {
 namespace {
 
 namespace fs = std::filesystem;
-using NodeImpl = FlowNode::Impl;
+using NodeImpl = GraphAccess::NodeImpl;
+using GraphImpl = GraphAccess::GraphImpl;
+using PpImpl = GraphAccess::PpImpl;
 
 flow_func::AttrValueImpl::Value ToAttrValue(const InitParam& p) {
   return std::visit(
@@ -300,7 +321,7 @@ flow_func::AttrValueImpl::Value ToAttrValue(const InitParam& p) {
 
 // Every node reachable backwards from the outputs, each once, in creation
 // order.
-std::vector<const NodeImpl*> CollectNodes(const FlowGraph::Impl& g) {
+std::vector<const NodeImpl*> CollectNodes(const GraphImpl& g) {
   std::set<const NodeImpl*> seen;
   std::vector<const NodeImpl*> stack, out;
   for (const auto& o : g.outputs) stack.push_back(o.first.get());
@@ -319,7 +340,7 @@ std::vector<const NodeImpl*> CollectNodes(const FlowGraph::Impl& g) {
   return out;
 }
 
-Status ConvertInput(const FlowGraph::Impl& g, const NodeImpl::Input& in,
+Status ConvertInput(const GraphImpl& g, const NodeImpl::Input& in,
                     size_t i, OutputRef* out) {
   using Kind = NodeImpl::Input::Kind;
   if (in.kind == Kind::kNode) {
@@ -362,7 +383,7 @@ std::vector<uint32_t> ConvertMap(
   return out;
 }
 
-PpDef ConvertPp(const FunctionPp::Impl& pp) {
+PpDef ConvertPp(const PpImpl& pp) {
   PpDef out;
   out.name = pp.name;
   out.function = pp.function;
@@ -377,7 +398,7 @@ PpDef ConvertPp(const FunctionPp::Impl& pp) {
   return out;
 }
 
-Status ConvertNode(const FlowGraph::Impl& g, const NodeImpl& n, NodeDef* out) {
+Status ConvertNode(const GraphImpl& g, const NodeImpl& n, NodeDef* out) {
   if (!n.error.empty()) return Status::InvalidArgument(n.error);
   if (!n.pp) {
     return Status::InvalidArgument("has no FunctionPp; call AddPp");
@@ -395,7 +416,7 @@ Status ConvertNode(const FlowGraph::Impl& g, const NodeImpl& n, NodeDef* out) {
   return Status::OK();
 }
 
-Status CheckGraphInputs(const FlowGraph::Impl& g) {
+Status CheckGraphInputs(const GraphImpl& g) {
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     if (g.inputs[i].index() != static_cast<int32_t>(i)) {
       return Status::InvalidArgument(
@@ -410,7 +431,7 @@ Status CheckGraphInputs(const FlowGraph::Impl& g) {
 }  // namespace
 
 Status GraphFromFlowGraph(const FlowGraph& graph, GraphDef* out) {
-  const FlowGraph::Impl& g = *graph.impl();
+  const GraphImpl& g = *GraphAccess::Of(graph);
   const std::string source = "FlowGraph " + g.name;
   // Messages read "FlowGraph g: node 'add': MapInput(3, ...): ...".
   auto bad = [&source](const Status& s, const std::string& ctx) {

@@ -116,7 +116,7 @@ TEST(GraphApiTest, HandlesShareTheirNodeAndLaterInitParamWins) {
   FunctionPp pp_copy = t.pp;
   pp_copy.SetInitParam("k", int64_t{1}).SetInitParam("k", int64_t{2});
   EXPECT_EQ(copy.name(), "add");
-  EXPECT_EQ(copy.impl(), t.add.impl());
+  EXPECT_EQ(&copy.name(), &t.add.name());  // one node behind both handles
   GraphDef def;
   ASSERT_TRUE(GraphFromFlowGraph(t.graph, &def).ok());
   int64_t k = 0;

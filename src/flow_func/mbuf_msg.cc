@@ -81,7 +81,7 @@ std::shared_ptr<MbufFlowMsg> MbufFlowMsg::FromMbuf(services::MbufPtr mbuf) {
 }
 
 void MbufFlowMsg::BuildViews() const {
-  std::lock_guard<std::mutex> lock(views_mu_);
+  util::MutexLock lock(views_mu_);
   if (views_built_.load(std::memory_order_relaxed)) return;
   const services::MbufHead& h = mbuf_->head();
   char* base = static_cast<char*>(mbuf_->data()) + h.data_offset;

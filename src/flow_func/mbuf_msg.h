@@ -12,13 +12,14 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "flow_func/flow_msg.h"
 #include "hflow/status.h"
 #include "services/exchange_service.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace hflow {
 namespace flow_func {
@@ -90,7 +91,10 @@ class MbufFlowMsg final : public FlowFunc::FlowMsg {
 
   services::MbufPtr mbuf_;
   mutable std::atomic<bool> views_built_{false};
-  mutable std::mutex views_mu_;
+  // Serializes BuildViews. tensor_ and list_ are written once under it but
+  // read without it after views_built_ (acquire) says they are published,
+  // so they carry no GUARDED_BY: the analysis cannot express that.
+  mutable util::Mutex views_mu_;
   mutable std::unique_ptr<MbufTensor> tensor_;
   mutable std::vector<std::unique_ptr<MbufTensor>> list_;
 };

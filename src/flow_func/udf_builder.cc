@@ -2,6 +2,8 @@
 // Thread-safety: g_build_mu serialises builds; RunCommand uses fork/exec
 // with everything the child needs prepared before the fork.
 #include "flow_func/udf_builder.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -12,14 +14,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
-#include <mutex>
 
 namespace hflow {
 namespace flow_func {
 namespace {
 
 namespace fs = std::filesystem;
-std::mutex g_build_mu;
+// Serializes builds in this process (the lock file, other processes); it
+// guards the workspace on disk, no variable, so nothing is GUARDED_BY it.
+util::Mutex g_build_mu;
 constexpr const char* kReleaseDir = "release";
 
 std::string Tail(const std::string& s, size_t n = 6000) {
@@ -141,7 +144,7 @@ Status BuildUdf(const CompileConfig& cfg, const UdfBuildOptions& opts,
   std::string cxx = !opts.cxx.empty() ? opts.cxx : env_cxx ? env_cxx : "c++";
   std::map<std::string, std::string> env = {
       {"ASCEND_HOME_PATH", opts.sdk_dir.empty() ? SdkDir() : opts.sdk_dir}};
-  std::lock_guard<std::mutex> lock(g_build_mu);
+  util::MutexLock lock(g_build_mu);
   // Other processes (parallel tests, several hflow runs) may build the same
   // workspace into the same folder: serialise on a lock file too.
   int lock_fd = open((root / (key + ".lock")).c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);

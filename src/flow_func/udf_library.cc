@@ -10,18 +10,20 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <set>
 
 #include "flow_func/lib/flow_func_internal.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace hflow {
 namespace flow_func {
 namespace {
 namespace fs = std::filesystem;
 
-std::mutex g_mu;
-std::map<std::string, void*>& Loaded() {
+util::Mutex g_mu;
+// Function-local (never destroyed), so the function carries the lock.
+std::map<std::string, void*>& Loaded() REQUIRES(g_mu) {
   static auto* m = new std::map<std::string, void*>();
   return *m;
 }
@@ -85,7 +87,7 @@ Status LoadUdfLibrary(const std::string& so_path,
   if (ec) {
     return Status::NotFound(so_path + ": UDF library not found");
   }
-  std::lock_guard<std::mutex> lock(g_mu);
+  util::MutexLock lock(g_mu);
   if (registered) registered->clear();
   if (Loaded().count(canonical.string())) return Status::OK();
   void* handle = nullptr;

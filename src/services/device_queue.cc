@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-#include "util/spin_lock.h"
+#include "util/mutex.h"
 
 namespace hflow {
 namespace services {
@@ -27,9 +27,9 @@ std::string DeviceQueue::Where() const {
 }
 
 template <typename Ready>
-Status DeviceQueue::Wait(std::unique_lock<std::mutex>& lock,
-                         std::condition_variable& cv, int* parked,
-                         int32_t timeout_ms, const char* what, Ready ready) {
+Status DeviceQueue::Wait(util::MutexLock& lock, std::condition_variable& cv,
+                         int* parked, int32_t timeout_ms, const char* what,
+                         Ready ready) {
   auto done = [&] { return is_closed_.load() || ready(); };
   if (!done()) {
     if (timeout_ms == 0) {
@@ -45,19 +45,28 @@ Status DeviceQueue::Wait(std::unique_lock<std::mutex>& lock,
     // yielding waiter reads only the atomic mirrors, so it does not contend
     // for the lock the producer needs; only parked waiters are counted, so
     // producers skip the notify meanwhile.
-    lock.unlock();
-    for (int i = 0; i < kYieldsBeforePark && !done(); ++i) {
-      std::this_thread::yield();
-    }
-    util::RelockSpinning(lock);
+    lock.RunUnlockedThenLockSpinning([&] {
+      for (int i = 0; i < kYieldsBeforePark && !done(); ++i) {
+        std::this_thread::yield();
+      }
+    });
   }
   if (!done()) {
     ++*parked;
     bool in_time = true;
+    // cv.wait(lock, done) and cv.wait_for(lock, timeout, done), spelled out
+    // (util::MutexLock waits take no predicate; util/mutex.h).
     if (timeout_ms < 0) {
-      cv.wait(lock, done);
+      while (!done()) lock.Wait(cv);
     } else {
-      in_time = cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), done);
+      const auto deadline = std::chrono::steady_clock::now() +
+                            std::chrono::milliseconds(timeout_ms);
+      while (!done()) {
+        if (lock.WaitUntil(cv, deadline) == std::cv_status::timeout) {
+          in_time = done();
+          break;
+        }
+      }
     }
     --*parked;
     if (!in_time) {
@@ -70,7 +79,7 @@ Status DeviceQueue::Wait(std::unique_lock<std::mutex>& lock,
 
 Status DeviceQueue::Enqueue(MbufPtr mbuf, int32_t timeout_ms) {
   if (!mbuf) return Status::InvalidArgument(Where() + ": null mbuf");
-  auto lock = util::LockSpinning(mu_);
+  util::MutexLock lock(mu_, util::kSpinFirst);
   Status s = Wait(lock, not_full_, &waiting_producers_, timeout_ms,
                   "still full", [&] { return size_.load() < depth_; });
   HFLOW_RETURN_IF_ERROR(s);
@@ -78,33 +87,33 @@ Status DeviceQueue::Enqueue(MbufPtr mbuf, int32_t timeout_ms) {
   size_.store(items_.size());
   bool wake = waiting_consumers_ > 0;
   bool call = BeginListener(on_item_);
-  lock.unlock();
+  lock.Unlock();
   if (wake) not_empty_.notify_one();
   if (call) EndListener(on_item_);
   return Status::OK();
 }
 
 Status DeviceQueue::WaitForRoom(int32_t timeout_ms) {
-  auto lock = util::LockSpinning(mu_);
+  util::MutexLock lock(mu_, util::kSpinFirst);
   Status s = Wait(lock, not_full_, &waiting_producers_, timeout_ms,
                   "still full", [&] { return size_.load() < depth_; });
   // A take wakes one parked producer, and this one fills nothing: the wake
   // goes on to a producer that may be parked behind it.
   const bool pass_on = s.ok() && waiting_producers_ > 0;
-  lock.unlock();
+  lock.Unlock();
   if (pass_on) not_full_.notify_one();
   return s;
 }
 
 Status DeviceQueue::PushOverDepth(MbufPtr mbuf) {
   if (!mbuf) return Status::InvalidArgument(Where() + ": null mbuf");
-  auto lock = util::LockSpinning(mu_);
+  util::MutexLock lock(mu_, util::kSpinFirst);
   if (is_closed_.load()) return closed_;
   items_.push_back(std::move(mbuf));
   size_.store(items_.size());
   bool wake = waiting_consumers_ > 0;
   bool call = BeginListener(on_item_);
-  lock.unlock();
+  lock.Unlock();
   if (wake) not_empty_.notify_one();
   if (call) EndListener(on_item_);
   return Status::OK();
@@ -123,32 +132,34 @@ void DeviceQueue::EndListener(const Listener& l) {
 
 void DeviceQueue::SetListeners(Listener on_item, Listener on_space) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     listeners_on_ = false;  // no new call starts
   }
   // Calls already counted finish first: they read the old listeners.
   while (listener_calls_.load(std::memory_order_acquire) != 0) {
     std::this_thread::yield();
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   on_item_ = std::move(on_item);
   on_space_ = std::move(on_space);
   listeners_on_ = on_item_ || on_space_;
 }
 
 Status DeviceQueue::Dequeue(MbufPtr* out, int32_t timeout_ms) {
-  auto lock = util::LockSpinning(mu_);
+  util::MutexLock lock(mu_, util::kSpinFirst);
   Status s = Wait(lock, not_empty_, &waiting_consumers_, timeout_ms,
                   "still empty", [&] { return size_.load() > 0; });
   HFLOW_RETURN_IF_ERROR(s);
   *out = std::move(items_.front());
   items_.pop_front();
-  AfterTake(lock, items_.size() + 1);
+  const TakeWakeups w = AfterTakeLocked(items_.size() + 1);
+  lock.Unlock();
+  FinishTake(w);
   return Status::OK();
 }
 
 size_t DeviceQueue::DequeueUpTo(size_t max, std::vector<MbufPtr>* out) {
-  auto lock = util::LockSpinning(mu_);
+  util::MutexLock lock(mu_, util::kSpinFirst);
   if (is_closed_.load() || items_.empty() || max == 0) return 0;
   const size_t before = items_.size();
   const size_t n = std::min(max, before);
@@ -156,35 +167,41 @@ size_t DeviceQueue::DequeueUpTo(size_t max, std::vector<MbufPtr>* out) {
     out->push_back(std::move(items_.front()));
     items_.pop_front();
   }
-  AfterTake(lock, before);
+  const TakeWakeups w = AfterTakeLocked(before);
+  lock.Unlock();
+  FinishTake(w);
   return n;
 }
 
-void DeviceQueue::AfterTake(std::unique_lock<std::mutex>& lock, size_t before) {
+DeviceQueue::TakeWakeups DeviceQueue::AfterTakeLocked(size_t before) {
   size_.store(items_.size());
-  const size_t taken = before - items_.size();
-  bool wake = waiting_producers_ > 0;
-  bool call =
+  TakeWakeups w;
+  w.taken = before - items_.size();
+  w.wake = waiting_producers_ > 0;
+  w.call =
       before >= depth_ && items_.size() < depth_ && BeginListener(on_space_);
-  lock.unlock();
-  if (wake) {
-    if (taken > 1) {
+  return w;
+}
+
+void DeviceQueue::FinishTake(const TakeWakeups& w) {
+  if (w.wake) {
+    if (w.taken > 1) {
       not_full_.notify_all();  // room for several
     } else {
       not_full_.notify_one();
     }
   }
-  if (call) EndListener(on_space_);
+  if (w.call) EndListener(on_space_);
 }
 
 Status DeviceQueue::Return(MbufPtr mbuf) {
-  auto lock = util::LockSpinning(mu_);
+  util::MutexLock lock(mu_, util::kSpinFirst);
   if (is_closed_.load()) return closed_;
   items_.push_front(std::move(mbuf));
   size_.store(items_.size());
   bool wake = waiting_consumers_ > 0;
   bool call = BeginListener(on_item_);
-  lock.unlock();
+  lock.Unlock();
   if (wake) not_empty_.notify_one();
   if (call) EndListener(on_item_);
   return Status::OK();
@@ -193,7 +210,7 @@ Status DeviceQueue::Return(MbufPtr mbuf) {
 void DeviceQueue::Close(const Status& reason) {
   std::deque<MbufPtr> dropped;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     if (is_closed_.load()) return;
     closed_ = reason.WithContext(Where() + ": ");
     is_closed_.store(true);

@@ -25,11 +25,12 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "services/mbuf.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace hflow {
 namespace services {
@@ -79,41 +80,50 @@ class DeviceQueue {
   std::string Where() const;
   // Under mu_: whether `l` may be called once the lock is released (counts
   // the call; EndListener uncounts it).
-  bool BeginListener(const Listener& l);
+  bool BeginListener(const Listener& l) REQUIRES(mu_);
   void EndListener(const Listener& l);
-  // After taking from the front of items_, which held `before` (mu_ held
-  // by `lock`, released here): updates the size mirror, wakes parked
-  // producers and runs on_space if the queue went from full to not full.
-  void AfterTake(std::unique_lock<std::mutex>& lock, size_t before);
+  // After taking from the front of items_, which held `before`: updates
+  // the size mirror under mu_ and says what to do once it is released
+  // (FinishTake: wake parked producers, run on_space if the queue went
+  // from full to not full). Two steps, so that the caller's MutexLock
+  // releases the lock where the analysis sees it.
+  struct TakeWakeups {
+    size_t taken = 0;
+    bool wake = false;  // producers are parked
+    bool call = false;  // run on_space (counted by BeginListener)
+  };
+  TakeWakeups AfterTakeLocked(size_t before) REQUIRES(mu_);
+  void FinishTake(const TakeWakeups& w) EXCLUDES(mu_);
   // Waits on `cv` until `ready` or timeout/close; returns the status.
-  // `*parked` counts the threads asleep on `cv` (guarded by mu_). `ready`
-  // may be evaluated without the lock, so it reads only atomics.
+  // `*parked` counts the threads asleep on `cv` (a member guarded by mu_).
+  // `ready` may be evaluated without the lock, so it reads only atomics.
   template <typename Ready>
-  Status Wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-              int* parked, int32_t timeout_ms, const char* what, Ready ready);
+  Status Wait(util::MutexLock& lock, std::condition_variable& cv, int* parked,
+              int32_t timeout_ms, const char* what, Ready ready) REQUIRES(mu_);
 
   const uint32_t id_;
   const int32_t device_;
   const uint32_t depth_;
   const std::string name_;
 
-  mutable std::mutex mu_;
+  mutable util::Mutex mu_;
   std::condition_variable not_empty_;
   std::condition_variable not_full_;
-  std::deque<MbufPtr> items_;
+  std::deque<MbufPtr> items_ GUARDED_BY(mu_);
   // Mirrors of items_.size() and the closed flag, written under mu_ and read
   // without it: Size() and waiters that are yielding (Note [Yield before
   // parking]) must not contend for mu_ with the threads doing the work.
   std::atomic<size_t> size_{0};
   std::atomic<bool> is_closed_{false};
-  Status closed_;  // OK while open
-  int waiting_consumers_ = 0;  // parked on not_empty_
-  int waiting_producers_ = 0;  // parked on not_full_
-  // Listeners are read outside mu_ only by calls counted in
-  // listener_calls_, which SetListeners drains before replacing them.
+  Status closed_ GUARDED_BY(mu_);  // OK while open
+  int waiting_consumers_ GUARDED_BY(mu_) = 0;  // parked on not_empty_
+  int waiting_producers_ GUARDED_BY(mu_) = 0;  // parked on not_full_
+  // Listeners are written under mu_ but read outside it by calls counted
+  // in listener_calls_, which SetListeners drains before replacing them:
+  // no GUARDED_BY (the analysis cannot express the drain).
   Listener on_item_;
   Listener on_space_;
-  bool listeners_on_ = false;  // guarded by mu_
+  bool listeners_on_ GUARDED_BY(mu_) = false;
   std::atomic<int> listener_calls_{0};
 };
 

@@ -31,7 +31,7 @@ DeviceAgent::DeviceAgent(std::shared_ptr<rt::DeviceContexts> contexts,
 
 DeviceAgent::~DeviceAgent() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -46,7 +46,7 @@ void DeviceAgent::Fail(const Status& reason) {
   std::deque<std::shared_ptr<Pending>> dropped;
   std::shared_ptr<Pending> running;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     if (failed_.ok()) failed_ = reason;
     dropped.swap(queue_);
     running = current_;
@@ -61,7 +61,7 @@ Status DeviceAgent::Call(const EventRequest& request, EventReply* reply,
   p->request = request;
   std::future<Status> f = p->done.get_future();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     if (!failed_.ok()) return failed_;
     if (stopping_) return Status::Cancelled("event scheduler is stopping");
     queue_.push_back(p);
@@ -85,8 +85,8 @@ void DeviceAgent::Loop() {
   for (;;) {
     std::shared_ptr<Pending> p;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      util::MutexLock lock(mu_);
+      while (!stopping_ && queue_.empty()) lock.Wait(cv_);
       if (queue_.empty()) break;
       p = std::move(queue_.front());
       queue_.pop_front();
@@ -98,14 +98,14 @@ void DeviceAgent::Loop() {
     // when SubmitEventSync returns, the device side has let go.
     p->request = EventRequest{};
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      util::MutexLock lock(mu_);
       current_.reset();
     }
     Complete(p.get(), std::move(s));
   }
   std::deque<std::shared_ptr<Pending>> left;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     left.swap(queue_);
   }
   for (auto& q : left) {

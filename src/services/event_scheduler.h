@@ -5,6 +5,8 @@
 //
 // Thread-safety: Call may be made from any thread; a caller that times out
 // leaves nothing dangling (the pending event is shared with the agent).
+// mu_ guards the queue, the stop and failure flags and the running event
+// (GUARDED_BY below).
 #ifndef HFLOW_SERVICES_EVENT_SCHEDULER_H_
 #define HFLOW_SERVICES_EVENT_SCHEDULER_H_
 
@@ -14,11 +16,12 @@
 #include <functional>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "rt/device_binding.h"
 #include "services/events.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace hflow {
 namespace services {
@@ -60,12 +63,13 @@ class DeviceAgent {
   const std::shared_ptr<rt::DeviceContexts> contexts_;
   const int32_t device_;
   const Handler handler_;
-  std::mutex mu_;
+  util::Mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::shared_ptr<Pending>> queue_;
-  bool stopping_ = false;
-  Status failed_;  // set by Fail
-  std::shared_ptr<Pending> current_;  // the event being handled
+  std::deque<std::shared_ptr<Pending>> queue_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  Status failed_ GUARDED_BY(mu_);  // set by Fail
+  // The event being handled.
+  std::shared_ptr<Pending> current_ GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -27,7 +27,7 @@ ExchangeService::~ExchangeService() {
   std::map<uint32_t, std::shared_ptr<DeviceQueue>> queues;
   std::map<int32_t, DeviceState> devices;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     queues.swap(queues_);
     devices.swap(devices_);
   }
@@ -44,7 +44,7 @@ ExchangeService::~ExchangeService() {
 }
 
 DeviceAgent* ExchangeService::AgentFor(int32_t device) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   DeviceState& st = devices_[device];
   if (!st.agent) {
     st.agent = std::make_unique<DeviceAgent>(
@@ -89,7 +89,7 @@ Status ExchangeService::HandleEvent(int32_t device, const rt::ScopedDevice& boun
             "CreateGroup needs a name and a positive size");
       }
       HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(device, rt::Op::kGroupCreate));
-      std::lock_guard<std::mutex> lock(mu_);
+      util::MutexLock lock(mu_);
       auto& groups = devices_[device].groups;
       if (groups.count(r.group)) {
         return Status::AlreadyExists("memory group '" + r.group +
@@ -156,7 +156,7 @@ Status ExchangeService::CopyQMbuf(const rt::ScopedDevice& bound,
 
 Status ExchangeService::FindGroup(int32_t device, const std::string& name,
                                   std::shared_ptr<MemoryGroup>* out) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto d = devices_.find(device);
   if (d != devices_.end()) {
     auto g = d->second.groups.find(name);
@@ -171,7 +171,7 @@ Status ExchangeService::FindGroup(int32_t device, const std::string& name,
 
 Status ExchangeService::FindQueue(uint32_t id,
                                   std::shared_ptr<DeviceQueue>* out) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto it = queues_.find(id);
   if (it == queues_.end()) {
     return Status::NotFound("queue " + std::to_string(id) +
@@ -213,7 +213,7 @@ Status ExchangeService::DestroyGroup(int32_t device, const std::string& name) {
   Status s = runtime_->DriverCall(device, rt::Op::kGroupDestroy);
   if (!s.ok() && !s.IsDeviceLost()) return s;
   HFLOW_RETURN_IF_ERROR(g->Destroy(bound));
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   devices_[device].groups.erase(name);
   return Status::OK();
 }
@@ -227,7 +227,7 @@ Status ExchangeService::CreateQueue(int32_t device, uint32_t depth,
   rt::ScopedDevice bound(contexts_.get(), device);
   HFLOW_RETURN_IF_ERROR(bound.status());
   HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(device, rt::Op::kQueueCreate));
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   uint32_t qid = next_queue_id_++;
   queues_[qid] = std::make_shared<DeviceQueue>(qid, device, depth, name);
   *id = qid;
@@ -246,7 +246,7 @@ Status ExchangeService::DestroyQueue(uint32_t id) {
   Status s = runtime_->DriverCall(q->device(), rt::Op::kQueueDestroy);
   if (!s.ok() && !s.IsDeviceLost()) return s;
   q->Close(Status::Cancelled("destroyed"));
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   queues_.erase(id);
   return Status::OK();
 }
@@ -393,7 +393,7 @@ void ExchangeService::OnDeviceLost(int32_t device) {
   std::vector<std::shared_ptr<DeviceQueue>> lost;
   DeviceAgent* agent = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     for (auto& [id, q] : queues_) {
       if (q->device() == device) lost.push_back(q);
     }
@@ -406,7 +406,7 @@ void ExchangeService::OnDeviceLost(int32_t device) {
 }
 
 std::vector<DeviceServiceStats> ExchangeService::Stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   std::map<int32_t, DeviceServiceStats> by_device;
   for (const auto& [device, st] : devices_) {
     auto& s = by_device[device];

@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,6 +29,8 @@
 #include "services/event_scheduler.h"
 #include "services/events.h"
 #include "services/memory_group.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace hflow {
 namespace services {
@@ -137,10 +138,10 @@ class ExchangeService {
   const std::shared_ptr<rt::DeviceContexts> contexts_;
   int lost_listener_ = 0;
 
-  mutable std::mutex mu_;
-  std::map<int32_t, DeviceState> devices_;
-  std::map<uint32_t, std::shared_ptr<DeviceQueue>> queues_;
-  uint32_t next_queue_id_ = 1;
+  mutable util::Mutex mu_;
+  std::map<int32_t, DeviceState> devices_ GUARDED_BY(mu_);
+  std::map<uint32_t, std::shared_ptr<DeviceQueue>> queues_ GUARDED_BY(mu_);
+  uint32_t next_queue_id_ GUARDED_BY(mu_) = 1;
 };
 
 }  // namespace services

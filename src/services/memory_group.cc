@@ -9,7 +9,7 @@
 #include <string>
 
 #include "hflow/rt.h"
-#include "util/spin_lock.h"
+#include "util/mutex.h"
 
 namespace hflow {
 namespace services {
@@ -75,6 +75,8 @@ std::shared_ptr<MemoryGroup> MemoryGroup::Create(
     std::string name, uint64_t size_bytes, std::string creator) {
   std::shared_ptr<MemoryGroup> g(new MemoryGroup(
       std::move(contexts), device, std::move(name), size_bytes));
+  // Not shared yet; the lock (uncontended) is for the analysis.
+  util::MutexLock lock(g->mu_);
   g->members_[creator] = kPermAll;
   return g;
 }
@@ -107,14 +109,14 @@ Status MemoryGroup::AddMember(const std::string& by, const std::string& member,
                                    member + "'");
   }
   HFLOW_RETURN_IF_ERROR(CheckPermission(by, kPermAdmin));
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   members_[member] |= perms;
   return Status::OK();
 }
 
 Status MemoryGroup::CheckPermission(const std::string& member,
                                     uint32_t perms) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   return CheckPermissionLocked(member, perms);
 }
 
@@ -138,7 +140,7 @@ Status MemoryGroup::AllocCache(const rt::ScopedDevice& bound, uint64_t size_byte
         " and max alloc size " + std::to_string(max_alloc_bytes) +
         " must be positive with max alloc <= size");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   if (destroyed_) return Status::FailedPrecondition(Where() + " is destroyed");
   if (size_bytes > size_bytes_ - reserved_) {
     return Status::ResourceExhausted(
@@ -163,7 +165,7 @@ Status MemoryGroup::Alloc(const rt::ScopedDevice& bound, const std::string& memb
   void* data = nullptr;
   uint64_t block = 0;
   {
-    auto lock = util::LockSpinning(mu_);
+    util::MutexLock lock(mu_, util::kSpinFirst);
     HFLOW_RETURN_IF_ERROR(CheckPermissionLocked(member, kPermAlloc));
     if (destroyed_) return Status::FailedPrecondition(Where() + " is destroyed");
     if (caches_.empty()) {
@@ -246,9 +248,9 @@ Status MemoryGroup::CheckServableLocked(uint64_t size,
 // (AllocWait::keep_free, set by the deployer): the consumers that turn
 // queued messages into fewer or smaller ones can always allocate.
 // CancelWaits ends every wait when the graph fails or stops.
-Status MemoryGroup::WaitForBlockLocked(std::unique_lock<std::mutex>& lock,
-                                       uint64_t size, const AllocWait& wait,
-                                       void** data, uint64_t* block) {
+Status MemoryGroup::WaitForBlockLocked(util::MutexLock& lock, uint64_t size,
+                                       const AllocWait& wait, void** data,
+                                       uint64_t* block) {
   HFLOW_RETURN_IF_ERROR(CheckServableLocked(size, wait.keep_free));
   if (FlushListsLocked()) {
     *data = TakeCachedLocked(size, wait.keep_free, block);
@@ -275,9 +277,9 @@ Status MemoryGroup::WaitForBlockLocked(std::unique_lock<std::mutex>& lock,
     }
     ++waiters_;
     if (wait.timeout_ms < 0) {
-      freed_.wait(lock);
+      lock.Wait(freed_);
     } else {
-      freed_.wait_until(lock, deadline);
+      lock.WaitUntil(freed_, deadline);
     }
     --waiters_;
     *data = TakeCachedLocked(size, wait.keep_free, block);
@@ -343,7 +345,7 @@ Status MemoryGroup::AllocFromCache(const std::string& member, uint64_t size,
   void* data = nullptr;
   uint64_t block = 0;
   {
-    auto lock = util::LockSpinning(mu_);
+    util::MutexLock lock(mu_, util::kSpinFirst);
     HFLOW_RETURN_IF_ERROR(CheckPermissionLocked(member, kPermAlloc));
     if (destroyed_) return Status::FailedPrecondition(Where() + " is destroyed");
     data = TakeCachedLocked(size, keep_free, &block);
@@ -361,7 +363,7 @@ Status MemoryGroup::AllocFromCache(const std::string& member, uint64_t size,
 
 void MemoryGroup::CancelWaits(const Status& reason) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     if (!cancelled_.ok()) return;
     cancelled_ =
         reason.ok() ? Status::Cancelled(Where() + ": cancelled") : reason;
@@ -372,7 +374,7 @@ void MemoryGroup::CancelWaits(const Status& reason) {
 // The last reference of an mbuf may drop on any thread; a direct block is a
 // device allocation, so this binds the group's device itself.
 void MemoryGroup::Release(void* data, uint64_t block_bytes) {
-  auto lock = util::LockSpinning(mu_);
+  util::MutexLock lock(mu_, util::kSpinFirst);
   in_use_ -= block_bytes;
   --live_;
   for (Cache& c : caches_) {
@@ -398,12 +400,12 @@ void MemoryGroup::Release(void* data, uint64_t block_bytes) {
         c.ranges.Give(static_cast<char*>(data) - base, block_bytes);
       }
       const bool wake = waiters_ > 0;
-      lock.unlock();
+      lock.Unlock();
       if (wake) freed_.notify_all();
       return;
     }
   }
-  lock.unlock();
+  lock.Unlock();
   // Note [A Free that fails]
   // The last reference may drop anywhere, with no caller to tell, so a
   // failed Free (a transient driver error) is retried once. A block that
@@ -414,7 +416,7 @@ void MemoryGroup::Release(void* data, uint64_t block_bytes) {
   Status s = bound.status();
   if (s.ok()) s = bound.runtime()->Free(device_, data);
   if (!s.ok() && bound.status().ok()) s = bound.runtime()->Free(device_, data);
-  util::RelockSpinning(lock);
+  lock.LockSpinning();
   if (s.ok()) {
     reserved_ -= block_bytes;
   } else {
@@ -424,7 +426,7 @@ void MemoryGroup::Release(void* data, uint64_t block_bytes) {
 
 Status MemoryGroup::Destroy(const rt::ScopedDevice& bound) {
   HFLOW_RETURN_IF_ERROR(bound.Require(device_));
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   if (live_ > 0) {
     return Status::FailedPrecondition(
         Where() + ": " + std::to_string(live_) +
@@ -458,7 +460,7 @@ Status MemoryGroup::Destroy(const rt::ScopedDevice& bound) {
 }
 
 GroupStats MemoryGroup::Stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   GroupStats s;
   s.size_bytes = size_bytes_;
   s.reserved_bytes = reserved_;

@@ -11,7 +11,8 @@
 // release binds the group's device itself (the single point), because the
 // last reference may drop on any thread.
 //
-// Thread-safety: all methods are thread-safe (one mutex per group).
+// Thread-safety: all methods are thread-safe (one mutex per group, mu_,
+// guarding the members, caches and counters; GUARDED_BY below).
 #ifndef HFLOW_SERVICES_MEMORY_GROUP_H_
 #define HFLOW_SERVICES_MEMORY_GROUP_H_
 
@@ -20,7 +21,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +28,8 @@
 #include "rt/device_binding.h"
 #include "services/mbuf.h"
 #include "services/range_allocator.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace hflow {
 namespace services {
@@ -114,24 +116,27 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
   GroupStats Stats() const;
 
  private:
-  Status CheckPermissionLocked(const std::string& member, uint32_t perms) const;
+  Status CheckPermissionLocked(const std::string& member, uint32_t perms) const
+      REQUIRES(mu_);
   // InvalidArgument for sizes no block size covers (over 2^62 bytes).
   Status CheckSize(uint64_t size) const;
   // A block of a cache pool for `size` bytes (its size in *block) leaving
   // `keep_free` bytes of that cache free, or null.
-  void* TakeCachedLocked(uint64_t size, uint64_t keep_free, uint64_t* block);
+  void* TakeCachedLocked(uint64_t size, uint64_t keep_free, uint64_t* block)
+      REQUIRES(mu_);
   // After TakeCachedLocked failed: the errors no wait can mend, then free
   // listed blocks for reuse, then wait as `wait` says.
-  Status WaitForBlockLocked(std::unique_lock<std::mutex>& lock, uint64_t size,
+  Status WaitForBlockLocked(util::MutexLock& lock, uint64_t size,
                             const AllocWait& wait, void** data,
-                            uint64_t* block);
-  Status CheckServableLocked(uint64_t size, uint64_t keep_free) const;
+                            uint64_t* block) REQUIRES(mu_);
+  Status CheckServableLocked(uint64_t size, uint64_t keep_free) const
+      REQUIRES(mu_);
   // Moves every free-listed block back into its cache's ranges, so they
   // merge; false when there were none.
-  bool FlushListsLocked();
+  bool FlushListsLocked() REQUIRES(mu_);
   Status AllocDirectLocked(const rt::ScopedDevice& bound, uint64_t size,
-                           void** data, uint64_t* block);
-  std::string InUseText() const;
+                           void** data, uint64_t* block) REQUIRES(mu_);
+  std::string InUseText() const REQUIRES(mu_);
   friend class Mbuf;
   struct Cache {
     void* base = nullptr;
@@ -162,22 +167,22 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
   const std::string name_;
   const uint64_t size_bytes_;
 
-  mutable std::mutex mu_;
-  std::map<std::string, uint32_t> members_;
-  std::vector<Cache> caches_;
+  mutable util::Mutex mu_;
+  std::map<std::string, uint32_t> members_ GUARDED_BY(mu_);
+  std::vector<Cache> caches_ GUARDED_BY(mu_);
   // Direct blocks a failed Free left behind (block, bytes): Note [A Free
   // that fails] in memory_group.cc.
-  std::vector<std::pair<void*, uint64_t>> unfreed_;
-  uint64_t reserved_ = 0;
-  uint64_t in_use_ = 0;
-  uint64_t live_ = 0;
-  uint64_t peak_in_use_ = 0;
-  bool destroyed_ = false;
+  std::vector<std::pair<void*, uint64_t>> unfreed_ GUARDED_BY(mu_);
+  uint64_t reserved_ GUARDED_BY(mu_) = 0;
+  uint64_t in_use_ GUARDED_BY(mu_) = 0;
+  uint64_t live_ GUARDED_BY(mu_) = 0;
+  uint64_t peak_in_use_ GUARDED_BY(mu_) = 0;
+  bool destroyed_ GUARDED_BY(mu_) = false;
   // Allocations waiting for a block (Release wakes them only when there
   // are any, so the plentiful case costs no notify).
   std::condition_variable freed_;
-  int waiters_ = 0;
-  Status cancelled_;  // CancelWaits' reason
+  int waiters_ GUARDED_BY(mu_) = 0;
+  Status cancelled_ GUARDED_BY(mu_);  // CancelWaits' reason
 };
 
 }  // namespace services

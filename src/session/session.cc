@@ -1,9 +1,13 @@
 // hflow::Initialize/Finalize and Session (see hflow/session.h). Every public
 // entry point opens with a ContextGuard (invariant 2).
+// Session's state lives in Session::Impl (pImpl), so that hflow/session.h
+// brings users no <mutex> or <map>.
 // Thread-safety: g_env_mu guards the environment and the session registry;
-// a session's graph table is guarded by its mutex.
+// a session's graph table is guarded by its Impl's mutex. Lock order:
+// g_env_mu before a session's mutex (DeviceReports); a session's mutex is
+// never held while taking g_env_mu.
 #include <atomic>
-#include <mutex>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -11,26 +15,30 @@
 #include "flow_func/lib/flow_func_internal.h"
 #include "hflow/context_guard.h"
 #include "hflow/rt.h"
-#include "util/crash_report.h"
 #include "session/environment.h"
 #include "session/graph_state.h"
+#include "util/crash_report.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace hflow {
 namespace session {
 namespace {
 
-std::mutex g_env_mu;
-std::shared_ptr<Environment> g_env;  // guarded by g_env_mu
+util::Mutex g_env_mu;
+std::shared_ptr<Environment> g_env GUARDED_BY(g_env_mu);
 // Whether g_env is set: feeds and fetches check it without the lock.
 std::atomic<bool> g_initialized{false};
-std::set<Session*>& Sessions() {
+// The live sessions (Finalize removes their graphs). A function-local
+// static, never destroyed (a Session may outlive static destruction), so it
+// cannot carry GUARDED_BY: the function does instead.
+std::set<Session*>& Sessions() REQUIRES(g_env_mu) {
   static auto* s = new std::set<Session*>();
   return *s;
 }
 
-// What Finalize saw last (hflow::DeviceReports after Finalize); guarded by
-// g_env_mu.
-std::optional<std::vector<DeviceReport>> g_final_reports;
+// What Finalize saw last (hflow::DeviceReports after Finalize).
+std::optional<std::vector<DeviceReport>> g_final_reports GUARDED_BY(g_env_mu);
 
 struct Kept {
   std::shared_ptr<Environment> env;
@@ -59,18 +67,18 @@ std::vector<DeviceReport> RuntimeReports(const Environment& env) {
 void KeepForever(std::shared_ptr<Environment> env,
                  std::unique_ptr<exec::GraphRunner> runner,
                  std::unique_ptr<deploy::Deployment> deployment) {
-  static std::mutex* mu = new std::mutex();
   // Reachable, never destroyed (not even at exit, when a stuck thread may
-  // still run): leak checkers see it as live.
-  static auto* kept = new std::vector<Kept>();
+  // still run): leak checkers see them as live.
+  static auto* mu = new util::Mutex();
+  static auto* kept PT_GUARDED_BY(*mu) = new std::vector<Kept>();
   env->abandoned.store(true);
-  std::lock_guard<std::mutex> lock(*mu);
+  util::MutexLock lock(*mu);
   kept->push_back(
       Kept{std::move(env), std::move(runner), std::move(deployment)});
 }
 
 Status GetEnvironment(std::shared_ptr<Environment>* out) {
-  std::lock_guard<std::mutex> lock(g_env_mu);
+  util::MutexLock lock(g_env_mu);
   if (!g_env) {
     return Status::FailedPrecondition(
         "hflow is not initialized (call hflow::Initialize first, and not "
@@ -81,12 +89,12 @@ Status GetEnvironment(std::shared_ptr<Environment>* out) {
 }
 
 void RegisterSession(Session* s) {
-  std::lock_guard<std::mutex> lock(g_env_mu);
+  util::MutexLock lock(g_env_mu);
   Sessions().insert(s);
 }
 
 void UnregisterSession(Session* s) {
-  std::lock_guard<std::mutex> lock(g_env_mu);
+  util::MutexLock lock(g_env_mu);
   Sessions().erase(s);
 }
 
@@ -94,9 +102,24 @@ void UnregisterSession(Session* s) {
 
 using session::Environment;
 
+// The graph table. Graphs are shared with the calls using them: a call
+// takes its GraphState out under `mu` and works on it without the lock, so
+// RemoveGraph of one graph never waits for a feed of another.
+struct Session::Impl {
+  // The graph, once hflow is known initialized; kNotFound when absent.
+  Status Find(uint32_t graph_id, std::shared_ptr<GraphState>* out)
+      EXCLUDES(mu);
+  // Adds a converted graph (AddGraph, AddGraphFile).
+  Status Add(uint32_t graph_id, deploy::GraphDef def, std::string deploy_file)
+      EXCLUDES(mu);
+
+  util::Mutex mu;
+  std::map<uint32_t, std::shared_ptr<GraphState>> graphs GUARDED_BY(mu);
+};
+
 Status Initialize(const Options& options) {
   ContextGuard guard;
-  std::lock_guard<std::mutex> lock(session::g_env_mu);
+  util::MutexLock lock(session::g_env_mu);
   if (session::g_env) {
     return Status::FailedPrecondition(
         "hflow::Initialize: already initialized; call Finalize first");
@@ -168,7 +191,7 @@ Status Finalize() {
   std::set<Session*> sessions;
   std::shared_ptr<Environment> env;
   {
-    std::lock_guard<std::mutex> lock(session::g_env_mu);
+    util::MutexLock lock(session::g_env_mu);
     if (!session::g_env) {
       return Status::FailedPrecondition("hflow::Finalize: not initialized");
     }
@@ -184,7 +207,7 @@ Status Finalize() {
     }
   }
   {
-    std::lock_guard<std::mutex> lock(session::g_env_mu);
+    util::MutexLock lock(session::g_env_mu);
     session::g_final_reports = session::RuntimeReports(*env);
   }
   // Destroys queues and groups and stops the agents, unless a stuck UDF
@@ -197,7 +220,7 @@ Status Finalize() {
 Status DeviceReports(std::vector<DeviceReport>* out) {
   ContextGuard guard;
   if (out == nullptr) return Status::InvalidArgument("DeviceReports: null out");
-  std::lock_guard<std::mutex> lock(session::g_env_mu);
+  util::MutexLock lock(session::g_env_mu);
   if (!session::g_env) {
     if (!session::g_final_reports) {
       return Status::FailedPrecondition(
@@ -211,38 +234,41 @@ Status DeviceReports(std::vector<DeviceReport>* out) {
   for (Session* s : session::Sessions()) {
     std::vector<std::shared_ptr<GraphState>> graphs;
     {
-      std::lock_guard<std::mutex> graphs_lock(s->mu_);
-      for (const auto& [id, g] : s->graphs_) graphs.push_back(g);
+      util::MutexLock graphs_lock(s->impl_->mu);
+      for (const auto& [id, g] : s->impl_->graphs) graphs.push_back(g);
     }
     for (const auto& g : graphs) g->CountDeployment(out);
   }
   return Status::OK();
 }
 
-Session::Session() { session::RegisterSession(this); }
+Session::Session() : impl_(std::make_unique<Impl>()) {
+  session::RegisterSession(this);
+}
 
 Session::~Session() {
   session::UnregisterSession(this);
   ContextGuard guard;
-  std::lock_guard<std::mutex> lock(mu_);
-  graphs_.clear();  // each GraphState removes itself
+  util::MutexLock lock(impl_->mu);
+  impl_->graphs.clear();  // each GraphState removes itself
 }
 
 std::vector<uint32_t> Session::GraphIds() {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(impl_->mu);
   std::vector<uint32_t> ids;
-  for (const auto& [id, g] : graphs_) ids.push_back(id);
+  for (const auto& [id, g] : impl_->graphs) ids.push_back(id);
   return ids;
 }
 
-Status Session::Find(uint32_t graph_id, std::shared_ptr<GraphState>* out) {
+Status Session::Impl::Find(uint32_t graph_id,
+                           std::shared_ptr<GraphState>* out) {
   if (!session::g_initialized.load()) {
     std::shared_ptr<Environment> env;
     HFLOW_RETURN_IF_ERROR(session::GetEnvironment(&env));  // the message
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = graphs_.find(graph_id);
-  if (it == graphs_.end()) {
+  util::MutexLock lock(mu);
+  auto it = graphs.find(graph_id);
+  if (it == graphs.end()) {
     return Status::NotFound("graph " + std::to_string(graph_id) +
                             " is not in this session (AddGraph first)");
   }
@@ -250,28 +276,25 @@ Status Session::Find(uint32_t graph_id, std::shared_ptr<GraphState>* out) {
   return Status::OK();
 }
 
-namespace {
-Status AddDef(std::mutex& mu,
-              std::map<uint32_t, std::shared_ptr<GraphState>>& graphs,
-              uint32_t id, deploy::GraphDef def, std::string deploy_file) {
+Status Session::Impl::Add(uint32_t graph_id, deploy::GraphDef def,
+                          std::string deploy_file) {
   std::shared_ptr<Environment> env;
   HFLOW_RETURN_IF_ERROR(session::GetEnvironment(&env));
-  std::lock_guard<std::mutex> lock(mu);
-  if (graphs.count(id)) {
-    return Status::AlreadyExists("graph " + std::to_string(id) +
+  util::MutexLock lock(mu);
+  if (graphs.count(graph_id)) {
+    return Status::AlreadyExists("graph " + std::to_string(graph_id) +
                                  " already exists in this session");
   }
-  graphs[id] = std::make_shared<GraphState>(id, std::move(def),
-                                            std::move(deploy_file), env);
+  graphs[graph_id] = std::make_shared<GraphState>(
+      graph_id, std::move(def), std::move(deploy_file), env);
   return Status::OK();
 }
-}  // namespace
 
 Status Session::AddGraph(uint32_t graph_id, const FlowGraph& graph) {
   ContextGuard guard;
   deploy::GraphDef def;
   HFLOW_RETURN_IF_ERROR(deploy::GraphFromFlowGraph(graph, &def));
-  return AddDef(mu_, graphs_, graph_id, std::move(def), "");
+  return impl_->Add(graph_id, std::move(def), "");
 }
 
 Status Session::AddGraphFile(uint32_t graph_id, const std::string& path,
@@ -279,13 +302,13 @@ Status Session::AddGraphFile(uint32_t graph_id, const std::string& path,
   ContextGuard guard;
   deploy::GraphDef def;
   HFLOW_RETURN_IF_ERROR(deploy::LoadGraphFile(path, &def));
-  return AddDef(mu_, graphs_, graph_id, std::move(def), deploy_file);
+  return impl_->Add(graph_id, std::move(def), deploy_file);
 }
 
 Status Session::BuildGraph(uint32_t graph_id) {
   ContextGuard guard;
   std::shared_ptr<GraphState> g;
-  HFLOW_RETURN_IF_ERROR(Find(graph_id, &g));
+  HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
   return g->Build();
 }
 
@@ -293,7 +316,7 @@ Status Session::FeedData(uint32_t graph_id, const std::vector<Tensor>& inputs,
                          const FlowInfo& info, int32_t timeout_ms) {
   ContextGuard guard;
   std::shared_ptr<GraphState> g;
-  HFLOW_RETURN_IF_ERROR(Find(graph_id, &g));
+  HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
   return g->Feed(inputs, info, timeout_ms);
 }
 
@@ -304,7 +327,7 @@ Status Session::FetchData(uint32_t graph_id, std::vector<Tensor>* outputs,
     return Status::InvalidArgument("FetchData: null outputs or info");
   }
   std::shared_ptr<GraphState> g;
-  HFLOW_RETURN_IF_ERROR(Find(graph_id, &g));
+  HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
   return g->Fetch(outputs, info, timeout_ms);
 }
 
@@ -317,7 +340,7 @@ Status Session::FeedDataBatch(uint32_t graph_id,
   if (fed == nullptr) fed = &local;
   *fed = 0;
   std::shared_ptr<GraphState> g;
-  HFLOW_RETURN_IF_ERROR(Find(graph_id, &g));
+  HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
   return g->FeedBatch(batch, infos, timeout_ms, fed);
 }
 
@@ -330,7 +353,7 @@ Status Session::FetchDataBatch(uint32_t graph_id, size_t max,
     return Status::InvalidArgument("FetchDataBatch: null outputs or infos");
   }
   std::shared_ptr<GraphState> g;
-  HFLOW_RETURN_IF_ERROR(Find(graph_id, &g));
+  HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
   return g->FetchBatch(max, outputs, infos, timeout_ms);
 }
 
@@ -338,14 +361,14 @@ Status Session::RemoveGraph(uint32_t graph_id) {
   ContextGuard guard;
   std::shared_ptr<GraphState> g;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = graphs_.find(graph_id);
-    if (it == graphs_.end()) {
+    util::MutexLock lock(impl_->mu);
+    auto it = impl_->graphs.find(graph_id);
+    if (it == impl_->graphs.end()) {
       return Status::NotFound("graph " + std::to_string(graph_id) +
                               " is not in this session");
     }
     g = std::move(it->second);
-    graphs_.erase(it);
+    impl_->graphs.erase(it);
   }
   return g->Remove();
 }
@@ -353,7 +376,7 @@ Status Session::RemoveGraph(uint32_t graph_id) {
 Status Session::DeviceReports(uint32_t graph_id, std::vector<DeviceReport>* out) {
   ContextGuard guard;
   std::shared_ptr<GraphState> g;
-  HFLOW_RETURN_IF_ERROR(Find(graph_id, &g));
+  HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
   return g->Reports(out);
 }
 

@@ -11,7 +11,6 @@
 // Thread-safety: Proc and timer callbacks share BatchState under its mutex.
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "flow_func/builtin/batcher.h"
@@ -19,6 +18,8 @@
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/flow_func_log.h"
 #include "flow_func/meta_flow_func.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace hflow {
 namespace flow_func {
@@ -44,13 +45,14 @@ BatchItem ToItem(const FlowMsg& m) {
 // Adapts a batcher type (CountBatcher / TimeBatcher) to the FlowFunc API.
 template <typename Batcher>
 struct BatchState {
-  std::mutex mu;
-  std::vector<std::unique_ptr<Batcher>> batchers;  // one per input
-  FlowFunc::MetaContext* ctx = nullptr;
-  uint64_t timer = 0;
+  util::Mutex mu;
+  // One per input.
+  std::vector<std::unique_ptr<Batcher>> batchers GUARDED_BY(mu);
+  FlowFunc::MetaContext* ctx = nullptr;  // set by Init, before any sharing
+  uint64_t timer GUARDED_BY(mu) = 0;
   // Bumped at every re-arm: a callback that finds another generation is
   // stale and does nothing (it may have been cancelled while running).
-  uint64_t gen = 0;
+  uint64_t gen GUARDED_BY(mu) = 0;
 
   int32_t Emit(size_t input, std::vector<BatchItem>& out) {
     for (BatchItem& b : out) {
@@ -75,15 +77,15 @@ struct BatchState {
   }
 };
 
-// Re-arms the timer for the earliest deadline of any input. Requires mu.
+// Re-arms the timer for the earliest deadline of any input.
 template <typename Batcher>
-void Rearm(const std::shared_ptr<BatchState<Batcher>>& st);
+void Rearm(const std::shared_ptr<BatchState<Batcher>>& st) REQUIRES(st->mu);
 
 template <typename Batcher>
 void OnTimer(const std::weak_ptr<BatchState<Batcher>>& weak, uint64_t gen) {
   auto st = weak.lock();
   if (!st) return;
-  std::lock_guard<std::mutex> lock(st->mu);
+  util::MutexLock lock(st->mu);
   if (st->gen != gen) return;
   st->timer = 0;
   uint64_t now = TimerService::NowMs();
@@ -98,7 +100,7 @@ void OnTimer(const std::weak_ptr<BatchState<Batcher>>& weak, uint64_t gen) {
 }
 
 template <typename Batcher>
-void Rearm(const std::shared_ptr<BatchState<Batcher>>& st) {
+void Rearm(const std::shared_ptr<BatchState<Batcher>>& st) REQUIRES(st->mu) {
   std::optional<uint64_t> next;
   for (const auto& b : st->batchers) {
     auto d = b->NextDeadline();
@@ -123,7 +125,7 @@ class BatchFunc : public FlowFunc::MetaFlowFunc {
   ~BatchFunc() override {
     uint64_t timer;
     {
-      std::lock_guard<std::mutex> lock(state_->mu);
+      util::MutexLock lock(state_->mu);
       ++state_->gen;  // callbacks still to come find nothing to do
       timer = state_->timer;
       state_->timer = 0;
@@ -132,6 +134,9 @@ class BatchFunc : public FlowFunc::MetaFlowFunc {
   }
 
   int32_t Init() override {
+    // Nothing else sees the state yet (no timer is armed before Proc); the
+    // lock, uncontended, is for the analysis.
+    util::MutexLock lock(state_->mu);
     state_->ctx = context_;
     for (size_t i = 0; i < context_->GetInputNum(); ++i) {
       Options opt;
@@ -150,7 +155,7 @@ class BatchFunc : public FlowFunc::MetaFlowFunc {
   }
 
   int32_t Proc(const std::vector<std::shared_ptr<FlowMsg>>& in) override {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    util::MutexLock lock(state_->mu);
     uint64_t now = TimerService::NowMs();
     int32_t result = FlowFunc::FLOW_FUNC_SUCCESS;
     for (size_t i = 0; i < in.size() && i < state_->batchers.size(); ++i) {

@@ -26,7 +26,7 @@ TimerService::TimerService() : thread_([this] { Loop(); }) {}
 
 TimerService::~TimerService() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -36,7 +36,7 @@ TimerService::~TimerService() {
 uint64_t TimerService::Schedule(uint64_t deadline_ms, std::function<void()> fn) {
   uint64_t id;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     id = next_id_++;
     timers_[id] = {deadline_ms, std::move(fn)};
     by_deadline_.emplace(deadline_ms, id);
@@ -46,7 +46,7 @@ uint64_t TimerService::Schedule(uint64_t deadline_ms, std::function<void()> fn) 
 }
 
 void TimerService::Cancel(uint64_t id, bool wait) {
-  std::unique_lock<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto it = timers_.find(id);
   if (it != timers_.end()) {
     auto range = by_deadline_.equal_range(it->second.first);
@@ -60,22 +60,22 @@ void TimerService::Cancel(uint64_t id, bool wait) {
   }
   // A callback cancelling itself must not wait for itself.
   if (wait && std::this_thread::get_id() != thread_.get_id()) {
-    done_cv_.wait(lock, [&] { return running_ != id; });
+    while (running_ == id) lock.Wait(done_cv_);
   }
 }
 
 void TimerService::Loop() {
   util::SetCurrentThreadName("ff-timer");
-  std::unique_lock<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   while (!stopping_) {
     if (by_deadline_.empty()) {
-      cv_.wait(lock);
+      lock.Wait(cv_);
       continue;
     }
     uint64_t deadline = by_deadline_.begin()->first;
     uint64_t now = NowMs();
     if (deadline > now) {
-      cv_.wait_for(lock, std::chrono::milliseconds(deadline - now));
+      lock.WaitFor(cv_, std::chrono::milliseconds(deadline - now));
       continue;
     }
     uint64_t id = by_deadline_.begin()->second;
@@ -83,9 +83,9 @@ void TimerService::Loop() {
     auto fn = std::move(timers_[id].second);
     timers_.erase(id);
     running_ = id;
-    lock.unlock();
+    lock.Unlock();
     fn();
-    lock.lock();
+    lock.Lock();
     running_ = 0;
     done_cv_.notify_all();
   }

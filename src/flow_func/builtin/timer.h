@@ -15,8 +15,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <thread>
+
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace hflow {
 namespace flow_func {
@@ -41,14 +43,16 @@ class TimerService {
   TimerService();
   void Loop();
 
-  std::mutex mu_;
+  util::Mutex mu_;
   std::condition_variable cv_;
-  std::multimap<uint64_t, uint64_t> by_deadline_;  // deadline -> id
-  std::map<uint64_t, std::pair<uint64_t, std::function<void()>>> timers_;
-  uint64_t next_id_ = 1;
-  uint64_t running_ = 0;  // id of the callback in progress
+  // deadline -> id
+  std::multimap<uint64_t, uint64_t> by_deadline_ GUARDED_BY(mu_);
+  std::map<uint64_t, std::pair<uint64_t, std::function<void()>>> timers_
+      GUARDED_BY(mu_);
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  uint64_t running_ GUARDED_BY(mu_) = 0;  // id of the callback in progress
   std::condition_variable done_cv_;
-  bool stopping_ = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

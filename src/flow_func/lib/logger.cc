@@ -13,12 +13,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 
 #include "flow_func/flow_func_log.h"
 #include "flow_func_internal.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace FlowFunc {
 namespace internal {
@@ -65,8 +66,8 @@ std::atomic<int>& Threshold() {
 }
 
 struct SinkSlot {
-  std::mutex mu;
-  std::shared_ptr<const LogSink> sink;  // Null: stderr.
+  hflow::util::Mutex mu;
+  std::shared_ptr<const LogSink> sink GUARDED_BY(mu);  // Null: stderr.
 };
 
 SinkSlot& GetSinkSlot() {
@@ -114,7 +115,7 @@ void Emit(FlowFuncLogLevel level, const char* fmt, va_list args) noexcept try {
   std::shared_ptr<const LogSink> sink;
   {
     SinkSlot& slot = GetSinkSlot();
-    std::lock_guard<std::mutex> lock(slot.mu);
+    hflow::util::MutexLock lock(slot.mu);
     sink = slot.sink;
   }
   if (sink != nullptr) {
@@ -173,7 +174,7 @@ void SetLogSink(LogSink sink) {
   std::shared_ptr<const LogSink> next;
   if (sink) next = std::make_shared<const LogSink>(std::move(sink));
   SinkSlot& slot = GetSinkSlot();
-  std::lock_guard<std::mutex> lock(slot.mu);
+  hflow::util::MutexLock lock(slot.mu);
   slot.sink.swap(next);  // The old sink dies outside the lock, with `next`.
 }
 

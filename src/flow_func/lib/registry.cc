@@ -20,7 +20,6 @@
 // process, or by exactly one library; with several it is ambiguous.
 #include <exception>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <variant>
@@ -30,6 +29,8 @@
 #include "flow_func/meta_flow_func.h"
 #include "flow_func/meta_multi_func.h"
 #include "flow_func_internal.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace FlowFunc {
 namespace internal {
@@ -46,11 +47,12 @@ struct Entry {
 using Libraries = std::map<std::string, Entry>;  // library -> entry
 
 struct Registry {
-  std::mutex mu;
-  std::map<std::string, Libraries> entries;  // name -> its libraries
-  uint64_t generation = 0;
-  std::map<int, RegistrationObserver> observers;
-  int next_observer_id = 1;
+  hflow::util::Mutex mu;
+  // name -> its libraries
+  std::map<std::string, Libraries> entries GUARDED_BY(mu);
+  uint64_t generation GUARDED_BY(mu) = 0;
+  std::map<int, RegistrationObserver> observers GUARDED_BY(mu);
+  int next_observer_id GUARDED_BY(mu) = 1;
 };
 
 Registry& GetRegistry() {
@@ -62,9 +64,9 @@ Registry& GetRegistry() {
 thread_local std::string t_registering_library;
 
 // The entry a node of `library` uses for `name` (Note [Names per library]);
-// null when there is none or the choice is ambiguous. Caller holds reg.mu.
+// null when there is none or the choice is ambiguous.
 const Entry* Resolve(const Registry& reg, const std::string& library,
-                     const char* name) {
+                     const char* name) REQUIRES(reg.mu) {
   if (name == nullptr) return nullptr;
   auto it = reg.entries.find(name);
   if (it == reg.entries.end()) return nullptr;
@@ -97,7 +99,7 @@ void Notify(const RegistrationEvent& event) {
   std::vector<RegistrationObserver> observers;
   {
     Registry& reg = GetRegistry();
-    std::lock_guard<std::mutex> lock(reg.mu);
+    hflow::util::MutexLock lock(reg.mu);
     for (const auto& [id, observer] : reg.observers)
       observers.push_back(observer);
   }
@@ -125,7 +127,7 @@ bool Insert(const char* name, AnyCreator creator) {
   const std::string& library = t_registering_library;
   {
     Registry& reg = GetRegistry();
-    std::lock_guard<std::mutex> lock(reg.mu);
+    hflow::util::MutexLock lock(reg.mu);
     Libraries& libs = reg.entries[name];
     auto it = libs.find(library);
     if (it == libs.end()) {
@@ -170,7 +172,7 @@ bool RegisterNoexcept(const char* name, const Creator& creator) noexcept {
 template <typename Creator>
 bool Lookup(const std::string& library, const char* name, Creator* out) {
   Registry& reg = GetRegistry();
-  std::lock_guard<std::mutex> lock(reg.mu);
+  hflow::util::MutexLock lock(reg.mu);
   const Entry* entry = Resolve(reg, library, name);
   if (entry == nullptr) return false;
   const Creator* creator = std::get_if<Creator>(&entry->creator);
@@ -216,7 +218,7 @@ bool LookupMultiFuncWithQ(const std::string& library, const char* name,
 bool LookupKind(const std::string& library, const char* name,
                 FunctionKind* out) {
   Registry& reg = GetRegistry();
-  std::lock_guard<std::mutex> lock(reg.mu);
+  hflow::util::MutexLock lock(reg.mu);
   const Entry* entry = Resolve(reg, library, name);
   if (entry == nullptr) return false;
   if (out != nullptr) *out = KindOf(entry->creator);
@@ -227,7 +229,7 @@ std::vector<std::string> LibrariesRegistering(const char* name) {
   std::vector<std::string> libs;
   if (name == nullptr) return libs;
   Registry& reg = GetRegistry();
-  std::lock_guard<std::mutex> lock(reg.mu);
+  hflow::util::MutexLock lock(reg.mu);
   auto it = reg.entries.find(name);
   if (it == reg.entries.end()) return libs;
   for (const auto& [library, entry] : it->second) libs.push_back(library);
@@ -236,7 +238,7 @@ std::vector<std::string> LibrariesRegistering(const char* name) {
 
 std::vector<std::string> NamesRegisteredBy(const std::string& library) {
   Registry& reg = GetRegistry();
-  std::lock_guard<std::mutex> lock(reg.mu);
+  hflow::util::MutexLock lock(reg.mu);
   std::vector<std::string> names;
   for (const auto& [name, libs] : reg.entries) {
     if (libs.count(library)) names.push_back(name);
@@ -255,13 +257,13 @@ std::vector<std::string> RegisteredFunctionNames() {
 
 uint64_t RegistryGeneration() {
   Registry& reg = GetRegistry();
-  std::lock_guard<std::mutex> lock(reg.mu);
+  hflow::util::MutexLock lock(reg.mu);
   return reg.generation;
 }
 
 std::vector<std::string> NamesRegisteredSince(uint64_t generation) {
   Registry& reg = GetRegistry();
-  std::lock_guard<std::mutex> lock(reg.mu);
+  hflow::util::MutexLock lock(reg.mu);
   std::vector<std::string> names;
   for (const auto& [name, libs] : reg.entries) {
     for (const auto& [library, entry] : libs) {
@@ -277,13 +279,13 @@ std::vector<std::string> NamesRegisteredSince(uint64_t generation) {
 bool UnregisterFunction(const char* name) {
   if (name == nullptr) return false;
   Registry& reg = GetRegistry();
-  std::lock_guard<std::mutex> lock(reg.mu);
+  hflow::util::MutexLock lock(reg.mu);
   return reg.entries.erase(name) > 0;
 }
 
 int AddRegistrationObserver(RegistrationObserver observer) {
   Registry& reg = GetRegistry();
-  std::lock_guard<std::mutex> lock(reg.mu);
+  hflow::util::MutexLock lock(reg.mu);
   int id = reg.next_observer_id++;
   reg.observers.emplace(id, std::move(observer));
   return id;
@@ -291,7 +293,7 @@ int AddRegistrationObserver(RegistrationObserver observer) {
 
 void RemoveRegistrationObserver(int id) {
   Registry& reg = GetRegistry();
-  std::lock_guard<std::mutex> lock(reg.mu);
+  hflow::util::MutexLock lock(reg.mu);
   reg.observers.erase(id);
 }
 

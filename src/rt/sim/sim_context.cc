@@ -50,7 +50,7 @@ sim::SimContext* SimRuntime::FindContext(const Context* handle) const {
     }
   }
   {
-    std::lock_guard<std::mutex> lock(contexts_mu_);
+    util::MutexLock lock(contexts_mu_);
     if (context_set_.count(handle) == 0) return nullptr;
   }
   constexpr int kSeen = sizeof(c.contexts) / sizeof(c.contexts[0]);
@@ -66,7 +66,7 @@ sim::SimContext* SimRuntime::NewContext(SimDevice* dev, bool is_default) {
   ctx->is_default = is_default;
   SimContext* raw = ctx.get();
   {
-    std::lock_guard<std::mutex> lock(contexts_mu_);
+    util::MutexLock lock(contexts_mu_);
     context_set_.insert(raw);
     contexts_.push_back(std::move(ctx));
   }
@@ -119,7 +119,7 @@ Status SimRuntime::CheckBinding(Op op, SimDevice* dev, bool* implicit) {
     // default device's default context. Counted so tests can forbid it.
     SimContext* ctx;
     {
-      std::lock_guard<std::mutex> lock(dev->mu);
+      util::MutexLock lock(dev->mu);
       ctx = EnsureDefaultContext(dev);
       dev->implicitly_retained = true;
     }
@@ -166,7 +166,7 @@ Status SimRuntime::SetDevice(int32_t device) {
     }
     SimContext* ctx;
     {
-      std::lock_guard<std::mutex> lock(dev->mu);
+      util::MutexLock lock(dev->mu);
       ctx = EnsureDefaultContext(dev);
       dev->refs.fetch_add(1);
     }
@@ -179,7 +179,7 @@ Status SimRuntime::ResetDevice(int32_t device) {
   return Instrumented(Op::kResetDevice, device, [&](bool*) -> Status {
     SimDevice* dev = nullptr;
     HFLOW_RETURN_IF_ERROR(LookupDevice(Op::kResetDevice, device, &dev));
-    std::lock_guard<std::mutex> lock(dev->mu);
+    util::MutexLock lock(dev->mu);
     if (dev->refs.load() <= 0) {
       return Status::FailedPrecondition(
           "ResetDevice on " + Dev(device) +

@@ -9,9 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 
 #include "rt/sim/sim_runtime.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace hflow {
 namespace rt {
@@ -31,10 +32,10 @@ struct SimDevice {
   // Guards creation and destruction of the default context and the
   // implicit-retention flag. Refcount increments from a positive value may
   // happen without it (SetDevice's fast path); from zero only under it.
-  std::mutex mu;
+  util::Mutex mu;
   std::atomic<SimContext*> default_ctx{nullptr};
   std::atomic<int64_t> refs{0};
-  bool implicitly_retained = false;  // guarded by mu
+  bool implicitly_retained GUARDED_BY(mu) = false;
 
   std::atomic<bool> lost{false};
   std::atomic<uint64_t> contexts_created{0};

@@ -57,7 +57,7 @@ Status SimRuntime::Malloc(int32_t device, size_t bytes, void** ptr) {
     }
     dev->live_allocations.fetch_add(1);
     {
-      std::unique_lock<std::shared_mutex> lock(allocs_mu_);
+      util::WriterMutexLock lock(allocs_mu_);
       allocs_[reinterpret_cast<uintptr_t>(p)] = Allocation{bytes, device};
     }
     *ptr = p;
@@ -78,7 +78,7 @@ Status SimRuntime::Free(int32_t device, void* ptr) {
     }
     size_t bytes = 0;
     {
-      std::unique_lock<std::shared_mutex> lock(allocs_mu_);
+      util::WriterMutexLock lock(allocs_mu_);
       auto it = allocs_.find(reinterpret_cast<uintptr_t>(ptr));
       if (it == allocs_.end() || it->second.device != device) {
         return Status::InvalidArgument(
@@ -126,7 +126,7 @@ bool SimRuntime::FindAllocation(const void* p, size_t bytes,
       return true;
     }
   }
-  std::shared_lock<std::shared_mutex> lock(allocs_mu_);
+  util::ReaderMutexLock lock(allocs_mu_);
   auto it = allocs_.upper_bound(addr);  // the first allocation after addr
   if (it == allocs_.begin()) return false;
   --it;

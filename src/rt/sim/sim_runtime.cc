@@ -128,36 +128,36 @@ void SimRuntime::UpdateInstrumented() {
 }
 
 void SimRuntime::InjectFault(Op op, uint64_t nth, Status error) {
-  std::lock_guard<std::mutex> lock(instr_mu_);
+  util::MutexLock lock(instr_mu_);
   if (nth == 0) nth = 1;
   faults_.push_back(Fault{op, nth, std::move(error)});
   UpdateInstrumented();
 }
 
 void SimRuntime::ClearFaults() {
-  std::lock_guard<std::mutex> lock(instr_mu_);
+  util::MutexLock lock(instr_mu_);
   faults_.clear();
   UpdateInstrumented();
 }
 
 void SimRuntime::SetCountCalls(bool on) {
-  std::lock_guard<std::mutex> lock(instr_mu_);
+  util::MutexLock lock(instr_mu_);
   count_calls_ = on;
   UpdateInstrumented();
 }
 
 uint64_t SimRuntime::CallCount(Op op) const {
-  std::lock_guard<std::mutex> lock(instr_mu_);
+  util::MutexLock lock(instr_mu_);
   return call_counts_[static_cast<size_t>(op)];
 }
 
 void SimRuntime::ResetCallCounts() {
-  std::lock_guard<std::mutex> lock(instr_mu_);
+  util::MutexLock lock(instr_mu_);
   call_counts_.fill(0);
 }
 
 void SimRuntime::SetOpLatency(Op op, std::chrono::microseconds latency) {
-  std::lock_guard<std::mutex> lock(instr_mu_);
+  util::MutexLock lock(instr_mu_);
   latency_[static_cast<size_t>(op)] = latency;
   any_latency_ = std::any_of(latency_.begin(), latency_.end(),
                              [](auto l) { return l.count() > 0; });
@@ -165,18 +165,18 @@ void SimRuntime::SetOpLatency(Op op, std::chrono::microseconds latency) {
 }
 
 void SimRuntime::SetRecordCalls(bool on) {
-  std::lock_guard<std::mutex> lock(instr_mu_);
+  util::MutexLock lock(instr_mu_);
   record_calls_.store(on, std::memory_order_relaxed);
   UpdateInstrumented();
 }
 
 std::vector<CallRecord> SimRuntime::CallLog() const {
-  std::lock_guard<std::mutex> lock(instr_mu_);
+  util::MutexLock lock(instr_mu_);
   return log_;
 }
 
 void SimRuntime::ClearCallLog() {
-  std::lock_guard<std::mutex> lock(instr_mu_);
+  util::MutexLock lock(instr_mu_);
   log_.clear();
 }
 
@@ -188,7 +188,7 @@ Status SimRuntime::MaybeFault(Op op) {
   std::chrono::microseconds latency{0};
   Status fired;
   {
-    std::lock_guard<std::mutex> lock(instr_mu_);
+    util::MutexLock lock(instr_mu_);
     bool faultable = op != Op::kSetCurrentContext;
     ++call_counts_[static_cast<size_t>(op)];
     if (faultable) ++call_counts_[static_cast<size_t>(kAnyOp)];
@@ -220,7 +220,7 @@ void SimRuntime::Record(Op op, int32_t device, SimContext* entry,
   r.bound_device = entry ? entry->device : -1;
   r.implicit_binding = implicit;
   r.result = s.code();
-  std::lock_guard<std::mutex> lock(instr_mu_);
+  util::MutexLock lock(instr_mu_);
   if (!record_calls_.load(std::memory_order_relaxed)) return;
   r.seq = next_seq_++;
   log_.push_back(std::move(r));
@@ -234,21 +234,21 @@ void SimRuntime::MarkDeviceLost(int32_t device) {
   if (dev == nullptr || dev->lost.exchange(true)) return;
   std::vector<LostListener> listeners;
   {
-    std::lock_guard<std::mutex> lock(listeners_mu_);
+    util::MutexLock lock(listeners_mu_);
     for (auto& [id, fn] : lost_listeners_) listeners.push_back(fn);
   }
   for (auto& fn : listeners) fn(device);
 }
 
 int SimRuntime::AddDeviceLostListener(LostListener fn) {
-  std::lock_guard<std::mutex> lock(listeners_mu_);
+  util::MutexLock lock(listeners_mu_);
   int id = next_listener_id_++;
   lost_listeners_[id] = std::move(fn);
   return id;
 }
 
 void SimRuntime::RemoveDeviceLostListener(int id) {
-  std::lock_guard<std::mutex> lock(listeners_mu_);
+  util::MutexLock lock(listeners_mu_);
   lost_listeners_.erase(id);
 }
 

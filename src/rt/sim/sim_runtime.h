@@ -25,15 +25,15 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "hflow/cluster.h"
 #include "hflow/device_runtime.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace hflow {
 namespace rt {
@@ -168,7 +168,7 @@ class SimRuntime final : public DeviceRuntime {
   Status MaybeFault(Op op);
   void Record(Op op, int32_t device, SimContext* entry, bool implicit,
               const Status& s);
-  void UpdateInstrumented();
+  void UpdateInstrumented() REQUIRES(instr_mu_);  // after a change
 
   // Whether [p, p + bytes) lies inside one live allocation (its device in
   // *device): answered from a per-thread cache while no allocation has been
@@ -182,9 +182,9 @@ class SimRuntime final : public DeviceRuntime {
   std::vector<int32_t> device_ids_;                  // devices_[i]'s id
 
   // All contexts ever created (alive or dead), for handle validation.
-  mutable std::mutex contexts_mu_;
-  std::deque<std::unique_ptr<SimContext>> contexts_;
-  std::unordered_set<const void*> context_set_;
+  mutable util::Mutex contexts_mu_;
+  std::deque<std::unique_ptr<SimContext>> contexts_ GUARDED_BY(contexts_mu_);
+  std::unordered_set<const void*> context_set_ GUARDED_BY(contexts_mu_);
   std::atomic<int64_t> next_context_id_{1};
   // Tells this runtime apart from one later built at the same address, for
   // FindContext's per-thread cache of handles already validated.
@@ -195,8 +195,8 @@ class SimRuntime final : public DeviceRuntime {
     size_t bytes;
     int32_t device;
   };
-  mutable std::shared_mutex allocs_mu_;
-  std::map<uintptr_t, Allocation> allocs_;
+  mutable util::SharedMutex allocs_mu_;
+  std::map<uintptr_t, Allocation> allocs_ GUARDED_BY(allocs_mu_);
   // Bumped under allocs_mu_ (exclusive) by every Free: a cached lookup made
   // in an older epoch may name a dead allocation.
   std::atomic<uint64_t> allocs_epoch_{0};
@@ -205,24 +205,25 @@ class SimRuntime final : public DeviceRuntime {
   // pay when nothing is armed.
   std::atomic<bool> instrumented_{false};
   std::atomic<bool> record_calls_{false};
-  bool count_calls_ = false;  // guarded by instr_mu_
-  mutable std::mutex instr_mu_;
+  bool count_calls_ GUARDED_BY(instr_mu_) = false;
+  mutable util::Mutex instr_mu_;
   struct Fault {
     Op op;
     uint64_t remaining;
     Status error;
   };
-  std::vector<Fault> faults_;
-  std::array<uint64_t, static_cast<size_t>(Op::kCount) + 1> call_counts_{};
+  std::vector<Fault> faults_ GUARDED_BY(instr_mu_);
+  std::array<uint64_t, static_cast<size_t>(Op::kCount) + 1> call_counts_
+      GUARDED_BY(instr_mu_){};
   std::array<std::chrono::microseconds, static_cast<size_t>(Op::kCount)>
-      latency_{};
-  bool any_latency_ = false;
-  std::vector<CallRecord> log_;
-  uint64_t next_seq_ = 1;
+      latency_ GUARDED_BY(instr_mu_){};
+  bool any_latency_ GUARDED_BY(instr_mu_) = false;
+  std::vector<CallRecord> log_ GUARDED_BY(instr_mu_);
+  uint64_t next_seq_ GUARDED_BY(instr_mu_) = 1;
 
-  mutable std::mutex listeners_mu_;
-  std::map<int, LostListener> lost_listeners_;
-  int next_listener_id_ = 1;
+  mutable util::Mutex listeners_mu_;
+  std::map<int, LostListener> lost_listeners_ GUARDED_BY(listeners_mu_);
+  int next_listener_id_ GUARDED_BY(listeners_mu_) = 1;
 };
 
 }  // namespace rt
