@@ -1,8 +1,9 @@
 // Deployer (see deployer.h): resolving functions, memory groups, queues,
-// loading instances, failing and undeploying a graph. Routing messages
-// between queues is in routing.cc.
+// loading instances, failing and undeploying a graph. Messages are routed
+// by the layer above (DeployOptions::outputs).
 // Thread-safety: deploy steps write disjoint slots of pre-sized vectors from
-// pool tasks; routes_ is read-only after Deploy returns.
+// pool tasks; the plan and the resources are read-only after Deploy
+// returns.
 #include "deploy/deployer.h"
 
 #include <algorithm>
@@ -16,8 +17,6 @@ namespace deploy {
 namespace {
 
 std::atomic<uint64_t> g_next_deployment{1};
-thread_local uint64_t t_current_trans = 0;
-thread_local const services::MbufHead* t_current_input = nullptr;
 
 std::string Dev(int32_t d) { return "device " + std::to_string(d); }
 
@@ -36,9 +35,8 @@ uint32_t PpOutputs(const NodeDef& n) {
 Deployment::Deployment(Plan plan, services::ExchangeService* svc,
                        DeployOptions opts)
     : plan_(std::move(plan)), svc_(svc), opts_(std::move(opts)) {
-  contexts_ = std::make_unique<rt::DeviceContexts>(svc_->runtime());
   pool_ = std::make_unique<rt::ThreadPool>("deploy", opts_.pool_threads,
-                                       svc_->runtime());
+                                           svc_->contexts());
   id_ = g_next_deployment.fetch_add(1);
   group_name_ = "hflow." + plan_.graph.name + "." + std::to_string(id_);
 }
@@ -92,11 +90,6 @@ Status Deployment::AllocErrorMbuf(int32_t device, int32_t rc, uint64_t trans_id,
   h.msg_type = static_cast<uint16_t>(FlowFunc::MsgType::MSG_TYPE_TENSOR_DATA);
   h.shape = {0};
   return Status::OK();
-}
-
-void SetCurrentTransaction(uint64_t trans_id, const services::MbufHead* input) {
-  t_current_trans = trans_id;
-  t_current_input = input;
 }
 
 Status ResolveFunctions(
@@ -160,10 +153,10 @@ Status Deployment::ResolveFunctions() {
 }
 
 Status Deployment::CreateGroups() {
-  std::vector<std::pair<std::optional<int32_t>, rt::ThreadPool::Task>> tasks;
+  rt::ThreadPool::DeviceTasks tasks;
   std::mutex mu;
   for (int32_t d : plan_.devices) {
-    tasks.emplace_back(d, [this, d, &mu]() -> Status {
+    tasks.emplace_back(d, [this, d, &mu](const rt::ScopedDevice&) -> Status {
       const PlanOptions& o = plan_.options;
       HFLOW_RETURN_IF_ERROR(svc_->SubmitEventSync(
           d, services::CreateGroupRequest{GroupName(), o.group_bytes},
@@ -201,10 +194,11 @@ services::MemoryGroup* Deployment::Group(int32_t device) const {
 Status Deployment::CreateQueues() {
   queue_ids_.assign(plan_.queues.size(), 0);
   queues_.assign(plan_.queues.size(), nullptr);
-  std::vector<std::pair<std::optional<int32_t>, rt::ThreadPool::Task>> tasks;
+  rt::ThreadPool::DeviceTasks tasks;
   for (size_t i = 0; i < plan_.queues.size(); ++i) {
     const QueuePlan& q = plan_.queues[i];
-    tasks.emplace_back(q.device, [this, i, &q]() -> Status {
+    tasks.emplace_back(q.device,
+                       [this, i, &q](const rt::ScopedDevice&) -> Status {
       uint32_t id = 0;
       HFLOW_RETURN_IF_ERROR(
           svc_->CreateQueue(q.device, q.depth, q.name, &id)
@@ -232,42 +226,9 @@ flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
       svc_, inst.plan.device, GroupName(), "deployer",
       flow_func::MsgLimits{n->name, plan_.options.max_alloc_bytes,
                            opts_.alloc_timeout_ms});
-  // UDF output `idx` feeds node outputs j where output_map[j] == idx (or j ==
-  // idx without a map). Their routes are resolved here, once, so emitting a
-  // message builds no strings and searches no maps (Note [Proc hot path] in
-  // udf_instance.cc).
-  std::vector<std::vector<const RouteTargets*>> by_output(PpOutputs(*n));
-  for (uint32_t j = 0; j < n->output_num; ++j) {
-    uint32_t idx = n->output_map.empty() ? j : n->output_map[j];
-    const RouteTargets* targets = RoutesOf(OutputRef{n->name, j});
-    if (idx < by_output.size() && targets != nullptr) {
-      by_output[idx].push_back(targets);
-    }
+  if (opts_.outputs) {
+    env.output = opts_.outputs->OutputOf(inst, env.output_num);
   }
-  const uint32_t tag = ErrorNodeTag(n->name);
-  env.output = [this, by_output, tag](
-                   uint32_t idx, std::shared_ptr<flow_func::MbufFlowMsg> msg) {
-    services::MbufHead& h = msg->head();
-    if (h.trans_id == 0) h.trans_id = t_current_trans;
-    // A UDF that sets a ret code on its own output is the failing node.
-    if (h.ret_code != 0 && h.error_node == 0) h.error_node = tag;
-    if (h.user_data_len == 0 && t_current_input != nullptr) {
-      (void)h.SetUserData(t_current_input->user_data,
-                          t_current_input->user_data_len);
-    }
-    if (idx >= by_output.size()) return FlowFunc::FLOW_FUNC_SUCCESS;
-    for (const RouteTargets* targets : by_output[idx]) {
-      Status s = RouteTo(*targets, msg->mbuf(), -1);
-      if (!s.ok()) {
-        // Some consumers may have the message and others not: only failing
-        // the graph keeps transactions from being paired wrongly (Note
-        // [Failing a graph]).
-        Fail(s.WithContext("node output delivery: "));
-        return FlowFunc::FLOW_FUNC_ERR_QUEUE_ERROR;
-      }
-    }
-    return FlowFunc::FLOW_FUNC_SUCCESS;
-  };
   const std::string node = n->name;
   if (opts_.on_exception) {
     auto raise = opts_.on_exception;
@@ -279,8 +240,10 @@ flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
   return env;
 }
 
-// One pool task per instance, already bound to its device by the pool.
-Status Deployment::LoadOne(DeployedInstance* inst) {
+// One pool task per instance, bound to its device by the pool (`bound`):
+// the model load and Init run under that one binding.
+Status Deployment::LoadOne(DeployedInstance* inst,
+                           const rt::ScopedDevice& bound) {
   const int32_t d = inst->plan.device;
   const std::string where = "deploy: node '" + inst->plan.node + "' replica " +
                             std::to_string(inst->plan.replica) + " on " +
@@ -292,8 +255,6 @@ Status Deployment::LoadOne(DeployedInstance* inst) {
   HFLOW_RETURN_IF_ERROR(
       flow_func::UdfInstance::Create(inst->funcs, MakeEnv(*inst), &udf)
           .WithContext(where));
-  rt::ScopedDevice bound(contexts_.get(), d);
-  HFLOW_RETURN_IF_ERROR(bound.status().WithContext(where));
   HFLOW_RETURN_IF_ERROR(udf->Init(bound).WithContext(where));
   inst->udf = std::move(udf);
   return Status::OK();
@@ -310,10 +271,13 @@ Status Deployment::LoadInstances() {
     }
     instances_.push_back(std::move(inst));
   }
-  std::vector<std::pair<std::optional<int32_t>, rt::ThreadPool::Task>> tasks;
+  rt::ThreadPool::DeviceTasks tasks;
   for (auto& inst : instances_) {
     DeployedInstance* raw = inst.get();
-    tasks.emplace_back(raw->plan.device, [this, raw] { return LoadOne(raw); });
+    tasks.emplace_back(raw->plan.device,
+                       [this, raw](const rt::ScopedDevice& bound) {
+                         return LoadOne(raw, bound);
+                       });
   }
   std::vector<size_t> late;
   Status s =
@@ -414,14 +378,15 @@ Status Deployment::Undeploy() {
   auto note = [&first](const Status& s) {
     if (first.ok() && !s.ok()) first = s;
   };
-  std::vector<std::pair<std::optional<int32_t>, rt::ThreadPool::Task>> tasks;
+  rt::ThreadPool::DeviceTasks tasks;
   std::vector<size_t> unloading;  // instance index per task
   for (size_t i = 0; i < instances_.size(); ++i) {
     auto& inst = instances_[i];
     if (!inst->loaded) continue;
     unloading.push_back(i);
     DeployedInstance* raw = inst.get();
-    tasks.emplace_back(raw->plan.device, [this, raw]() -> Status {
+    tasks.emplace_back(raw->plan.device,
+                       [this, raw](const rt::ScopedDevice&) -> Status {
       raw->udf.reset();  // user destructors run bound to the device
       raw->loaded = false;
       Status s = svc_->runtime()->DriverCall(raw->plan.device,
@@ -449,7 +414,9 @@ Status Deployment::Undeploy() {
     if (queue_ids_[i] == 0) continue;
     uint32_t id = queue_ids_[i];
     tasks.emplace_back(plan_.queues[i].device,
-                       [this, id] { return svc_->DestroyQueue(id); });
+                       [this, id](const rt::ScopedDevice&) {
+                         return svc_->DestroyQueue(id);
+                       });
   }
   note(pool_->RunAll(std::move(tasks)));
   queue_ids_.clear();
@@ -457,7 +424,7 @@ Status Deployment::Undeploy() {
   tasks.clear();
   group_handles_.clear();  // the groups' memory goes with DestroyGroup
   for (int32_t d : groups_) {
-    tasks.emplace_back(d, [this, d]() -> Status {
+    tasks.emplace_back(d, [this, d](const rt::ScopedDevice&) -> Status {
       Status s = svc_->DestroyGroup(d, GroupName());
       // Messages the caller still holds keep their group alive; its memory
       // returns when the last of them is released.
@@ -476,8 +443,8 @@ Status Deploy(const Plan& plan, services::ExchangeService* svc,
   if (s.ok()) s = d->CreateGroups();
   if (s.ok()) s = d->OpenGroups();
   if (s.ok()) s = d->CreateQueues();
-  // Routes before instances: each instance resolves its outputs' routes once.
-  if (s.ok()) d->BuildRoutes();
+  // Outputs are wired before instances: each instance's Init may emit.
+  if (s.ok() && options.outputs) options.outputs->Attach(d.get());
   if (s.ok()) s = d->LoadInstances();
   if (s.ok()) s = d->WatchDeviceLoss();
   if (!s.ok()) {

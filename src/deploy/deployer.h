@@ -9,9 +9,14 @@
 // the deployment abandoned: kept whole, never destroyed (Note [Abandoning a
 // stuck deployment] in deployer.cc).
 //
-// Thread-safety: Deploy is reentrant. A Deployment's Route may be called
-// from many threads; Undeploy must not race with Route callers that have not
-// finished (the exec layer stops its threads first).
+// Messages are routed by the exec layer (exec::Router), which Deploy asks,
+// through DeployOptions::outputs, for each instance's output function
+// before the instance's Init runs.
+//
+// Thread-safety: Deploy is reentrant. A Deployment's accessors, Fail and
+// CancelAllocWaits may be called from many threads; Undeploy must not race
+// with users that have not finished (the exec layer stops its threads
+// first).
 #ifndef HFLOW_DEPLOY_DEPLOYER_H_
 #define HFLOW_DEPLOY_DEPLOYER_H_
 
@@ -34,6 +39,27 @@
 namespace hflow {
 namespace deploy {
 
+class Deployment;
+struct DeployedInstance;
+
+// How the outputs of a deployment's UDF instances reach their consumers.
+// Declared here and implemented above (exec::Router), so that Deploy can
+// wire each instance's outputs before its Init runs without deploy knowing
+// how messages are routed.
+class OutputWiring {
+ public:
+  using OutputFn =
+      std::function<int32_t(uint32_t, std::shared_ptr<flow_func::MbufFlowMsg>)>;
+  virtual ~OutputWiring() = default;
+  // Called once by Deploy, after the queues and groups exist and before any
+  // instance is created.
+  virtual void Attach(Deployment* deployment) = 0;
+  // The output function (InstanceEnv::output) of `inst`, whose UDF has
+  // `udf_outputs` outputs. Called on deploy pool threads, concurrently.
+  virtual OutputFn OutputOf(const DeployedInstance& inst,
+                            uint32_t udf_outputs) = 0;
+};
+
 struct DeployOptions {
   int pool_threads = 4;
   flow_func::UdfBuildOptions build;
@@ -54,6 +80,10 @@ struct DeployOptions {
   // in time), to keep it for the rest of the process; without it, Deploy
   // leaks it.
   std::function<void(std::unique_ptr<class Deployment>)> on_abandon;
+  // Wires the instances' outputs; the deployment keeps it as long as it
+  // lives (an abandoned deployment's instances may still emit). Null: the
+  // UDFs' outputs are not supported (a deployment nothing executes).
+  std::shared_ptr<OutputWiring> outputs;
 };
 
 struct DeployedInstance {
@@ -72,6 +102,7 @@ class Deployment {
   Deployment& operator=(const Deployment&) = delete;
 
   const Plan& plan() const { return plan_; }
+  const DeployOptions& options() const { return opts_; }
   services::ExchangeService* exchange() const { return svc_; }
   const std::vector<std::unique_ptr<DeployedInstance>>& instances() const {
     return instances_;
@@ -91,36 +122,11 @@ class Deployment {
   // MbufHead::error_node for `node`: 1 + its index in plan().graph.nodes
   // (0 when the graph has no such node).
   uint32_t ErrorNodeTag(std::string_view node) const;
-  rt::DeviceContexts* contexts() const { return contexts_.get(); }
+  // The registry the deployment binds through: its exchange service's (the
+  // session's one).
+  rt::DeviceContexts* contexts() const { return svc_->contexts(); }
   // The graph's memory group on `device` (null if the graph has none there).
   services::MemoryGroup* Group(int32_t device) const;
-
-  // Delivers `mbuf`, produced by `producer` (a graph input or a node
-  // output), to every consumer queue: one replica per consumer node (by
-  // transaction id) and the graph output. Copies across devices.
-  Status Route(const OutputRef& producer, const services::MbufPtr& mbuf,
-               int32_t timeout_ms);
-  // The same with the producer's targets looked up once (RoutesOf; null
-  // for an output nothing consumes): per message, no string is built and
-  // no map searched. A target is one consumer node's queue indexes by
-  // replica; a graph output is a one-queue target.
-  using RouteTargets = std::vector<std::vector<size_t>>;
-  const RouteTargets* RoutesOf(const OutputRef& producer) const;
-  Status RouteTo(const RouteTargets& targets, const services::MbufPtr& mbuf,
-                 int32_t timeout_ms);
-  // RouteTo in two steps, for a feed that must go in whole (Note [A
-  // transaction goes in whole] in session/graph_state.cc): Prepare appends
-  // (queue index, message on that queue's device) for every queue RouteTo
-  // would deliver to, making the copies across devices; Deliver then puts
-  // one in its queue (with the pool's non-blocking rules on pool threads).
-  using Prepared = std::vector<std::pair<size_t, services::MbufPtr>>;
-  Status Prepare(const RouteTargets& targets, const services::MbufPtr& mbuf,
-                 Prepared* out, int32_t timeout_ms);
-  Status Deliver(size_t queue_index, const services::MbufPtr& mbuf,
-                 int32_t timeout_ms);
-  // The device of the queue RouteTo delivers transaction `trans` to first:
-  // a message made there reaches that target with no copy.
-  int32_t FirstDeviceOf(const RouteTargets& targets, uint64_t trans) const;
 
   // Fails the graph (Note [Failing a graph] in deployer.cc): closes every
   // queue with `reason`, so feeds, fetches and executors return it at once
@@ -168,22 +174,15 @@ class Deployment {
   // "node 'n' replica r on device d" of instance `index`.
   std::string InstanceName(size_t index) const;
 
-  Status LoadOne(DeployedInstance* inst);
+  // A pool task: `bound` is the pool's binding of the instance's device.
+  Status LoadOne(DeployedInstance* inst, const rt::ScopedDevice& bound);
   flow_func::InstanceEnv MakeEnv(const DeployedInstance& inst);
-  // `mbuf` itself if it is on queue `queue_index`'s device, else a copy
-  // made there.
-  // A copy waits up to `timeout_ms` for memory, and leaves one largest
-  // message free; on a pool thread it waits alloc_timeout_ms instead.
-  Status OnQueueDevice(size_t queue_index, const services::MbufPtr& mbuf,
-                       services::MbufPtr* out, int32_t timeout_ms);
-  void BuildRoutes();
   // Starts failing the graph when one of its devices is lost.
   Status WatchDeviceLoss();
 
   Plan plan_;
   services::ExchangeService* svc_;
   DeployOptions opts_;
-  std::unique_ptr<rt::DeviceContexts> contexts_;
   std::unique_ptr<rt::ThreadPool> pool_;
   std::map<std::string, std::vector<flow_func::FuncDesc>> funcs_;  // by node
   std::vector<int32_t> groups_;  // devices with a group
@@ -191,9 +190,6 @@ class Deployment {
   std::vector<uint32_t> queue_ids_;
   std::vector<std::shared_ptr<services::DeviceQueue>> queues_;
   std::vector<std::unique_ptr<DeployedInstance>> instances_;
-  // Producer ("add:0", "a") -> its targets (see RouteTargets). Built before
-  // instances load; read-only after.
-  std::map<std::string, RouteTargets> routes_;
   std::string group_name_;
   uint64_t id_ = 0;
   std::atomic<bool> deployed_{false};
@@ -213,35 +209,6 @@ class Deployment {
 
 Status Deploy(const Plan& plan, services::ExchangeService* svc,
               const DeployOptions& options, std::unique_ptr<Deployment>* out);
-
-// The replica (of `replicas`) that transaction `trans_id` goes to.
-size_t ReplicaOf(uint64_t trans_id, size_t replicas);
-
-// The transaction the calling thread is processing (set by executors around
-// Proc, with the head of its first input): outputs a UDF leaves without a
-// transaction id or user data inherit them, so a transaction stays one
-// transaction, with its user data, through every node.
-void SetCurrentTransaction(uint64_t trans_id,
-                           const services::MbufHead* input = nullptr);
-
-// Where a pool thread's deliveries may go straight to their consumer
-// instead of its queue (exec/graph_runner.cc, Note [Hand-off] in
-// exec_pool.cc). TryTake gets the message already on the queue's device;
-// true means it took it, false that it must be queued as usual.
-class DeliverySink {
- public:
-  virtual ~DeliverySink() = default;
-  virtual bool TryTake(size_t queue_index, services::MbufPtr* mbuf) = 0;
-};
-// The calling thread's sink (null: none); only non-blocking (pool thread)
-// deliveries consult it.
-void SetDeliverySink(DeliverySink* sink);
-
-// Marks the calling thread as an executor pool thread: its deliveries never
-// wait on a full queue (they push over the depth; the executor keeps the
-// bound by not running producers whose outputs are full). Other threads
-// (feeders, UDF timers) wait as usual.
-void SetNonBlockingDelivery(bool enabled);
 
 // Host-side checks of every node's functions: compile configs load, UDF
 // libraries build and load, names are registered, arity matches. Fills the

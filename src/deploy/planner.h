@@ -7,8 +7,8 @@
 // producer on another device pays the one cross-device copy when it
 // enqueues (issued on the destination device). Replicated consumers have
 // one input queue per replica; a message with transaction id t goes to the
-// replica ReplicaOf(t) picks (a hash of t: Note [Replica choice] in
-// routing.cc), so the messages of one transaction meet in one instance. A
+// replica exec::ReplicaOf(t) picks (a hash of t: Note [Replica choice] in
+// exec/router.cc), so the messages of one transaction meet in one instance. A
 // graph output's queue lives on the device of the producing
 // node's first instance, so the common single-instance case copies nothing
 // before the fetch.

@@ -98,9 +98,10 @@ struct GraphRunner::Worker final : ExecPool::Item {
   bool Run() override { return runner->RunWorker(this); }
 };
 
-GraphRunner::GraphRunner(deploy::Deployment* deployment, int threads,
-                         bool handoff)
+GraphRunner::GraphRunner(deploy::Deployment* deployment, Router* router,
+                         int threads, bool handoff)
     : deployment_(deployment),
+      router_(router),
       threads_(threads > 0 ? threads : DefaultThreads()),
       handoff_(handoff) {}
 
@@ -282,8 +283,8 @@ bool GraphRunner::RunWorker(Worker* w) {
     deployment_->Fail(bound.status().WithContext(Where(*w->inst) + "binding: "));
     return false;
   }
-  deploy::SetNonBlockingDelivery(true);
-  deploy::SetDeliverySink(handoff_ ? this : nullptr);
+  // Deliveries of this run never wait and may hand off (Router::PoolRun).
+  Router::PoolRun pool_run(handoff_ ? this : nullptr);
   bool more = true;
   for (int n = 0; n < kBudget && more; ++n) {
     if (stopping_.load(std::memory_order_relaxed)) {
@@ -312,8 +313,6 @@ bool GraphRunner::RunWorker(Worker* w) {
       break;
     }
   }
-  deploy::SetDeliverySink(nullptr);
-  deploy::SetNonBlockingDelivery(false);
   return more;
 }
 
@@ -367,7 +366,7 @@ void GraphRunner::EmitError(const deploy::DeployedInstance& inst, int32_t rc,
   Status s = deployment_->AllocErrorMbuf(inst.plan.device, rc, trans_id,
                                          error_node, &m);
   for (uint32_t j = 0; s.ok() && j < n->output_num; ++j) {
-    s = deployment_->Route(deploy::OutputRef{n->name, j}, m, -1);
+    s = router_->Route(deploy::OutputRef{n->name, j}, m, -1);
   }
   // An error message that cannot travel would leave the fetcher waiting.
   if (!s.ok()) {
@@ -398,9 +397,8 @@ void GraphRunner::ProcessOne(Worker* w, const rt::ScopedDevice& bound) {
   int32_t rc;
   {
     std::lock_guard<std::mutex> l(*w->lock);
-    deploy::SetCurrentTransaction(trans, &first->head());
+    Router::CurrentTransaction current(trans, &first->head());
     rc = inst.udf->Proc(bound, w->func, w->msgs, trans);
-    deploy::SetCurrentTransaction(0);
   }
   w->msgs.clear();  // the inputs' memory returns as soon as Proc is done
   if (rc != FlowFunc::FLOW_FUNC_SUCCESS) {

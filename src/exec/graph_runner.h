@@ -4,7 +4,7 @@
 // its depth. A run binds the instance's device (rt::ScopedDevice; the pool
 // thread keeps that binding afterwards, so the next run on the same device
 // makes no runtime call), takes one message per input (aligned by transaction
-// id), calls the UDF's Proc and lets the deployment route the outputs (an
+// id), calls the UDF's Proc and lets the Router deliver the outputs (an
 // output whose consumer is idle is handed to it directly: Note [Hand-off] in
 // exec_pool.cc). A failed Proc, or an input that already carries a failure,
 // becomes an error message (its ret code set, no data) on every output, so the
@@ -32,16 +32,19 @@
 
 #include "deploy/deployer.h"
 #include "exec/exec_pool.h"
+#include "exec/router.h"
 
 namespace hflow {
 namespace exec {
 
-class GraphRunner : private deploy::DeliverySink {
+class GraphRunner : private DeliverySink {
  public:
   // `threads` <= 0: one per hardware thread (at least 2). `handoff`: run an
   // idle consumer next on the producing thread (Note [Hand-off]).
-  explicit GraphRunner(deploy::Deployment* deployment, int threads = 0,
-                       bool handoff = true);
+  // `router` routes `deployment`'s messages (its DeployOptions::outputs);
+  // both outlive the runner.
+  GraphRunner(deploy::Deployment* deployment, Router* router, int threads = 0,
+              bool handoff = true);
   ~GraphRunner();
 
   void Start();
@@ -63,7 +66,7 @@ class GraphRunner : private deploy::DeliverySink {
   bool RunWorker(Worker* w);
   // Fills w->got with the next input set: a handed message, or TryGather.
   bool NextInput(Worker* w);
-  // deploy::DeliverySink: claims the consumer of queue `qi` for this thread
+  // DeliverySink: claims the consumer of queue `qi` for this thread
   // when it may take the message directly.
   bool TryTake(size_t qi, services::MbufPtr* mbuf) override;
   bool OutputsFull(const Worker& w) const;
@@ -80,6 +83,7 @@ class GraphRunner : private deploy::DeliverySink {
                  uint64_t trans_id, uint32_t error_node);
 
   deploy::Deployment* const deployment_;
+  Router* const router_;
   const int threads_;
   const bool handoff_;
   std::vector<std::unique_ptr<Worker>> workers_;

@@ -7,6 +7,43 @@
 // inside hflow take a `const ScopedDevice&` as proof that the caller bound
 // the right device, so an unbound call cannot be written (invariant 1).
 //
+// One registry serves a whole session: it lives in the session's
+// environment (session/environment.h) and is passed down by pointer, to the
+// exchange service and through it to the deployments and their pools.
+//
+// Note [Where hflow binds a device]
+// hflow's own code binds a device only through a ScopedDevice (or, to take a
+// device's reference, inside DeviceContexts), at these places, and nowhere
+// else; a reviewer checks this list against the ScopedDevice constructions
+// and the SetDevice / CreateContext / SetCurrentContext calls in src/:
+//   - rt/device_binding.cc: DeviceContexts::GetSlow (SetDevice, once per
+//     device, to take its reference; a ContextGuard restores the caller's
+//     binding at once) and ScopedDevice::ScopedDevice / Reassert
+//     (SetCurrentContext): the mechanism every place below uses.
+//   - rt/thread_pool.cc: ThreadPool::RunBound, one ScopedDevice per device
+//     task, handed to the task, which never binds again: the deploy tasks
+//     (Deployment::CreateGroups, CreateQueues, LoadOne with the UDFs' Init,
+//     Undeploy with their destructors).
+//   - services/exchange_service.cc: every public method at its entry (Note
+//     [Bind at the entry] in exchange_service.h): ~ExchangeService,
+//     SubmitEventSync, AllocMbuf, DestroyGroup, CreateQueue, DestroyQueue,
+//     Enqueue, EnqueueOverDepth, Dequeue, DequeueUpTo, CopyMbuf, WriteMbuf,
+//     ReadMbuf.
+//   - services/event_scheduler.cc: DeviceAgent::Loop, once at thread start.
+//   - services/memory_group.cc: MemoryGroup::~MemoryGroup (caches given back
+//     on an error path) and MemoryGroup::Release (the last reference to a
+//     block may drop on any thread).
+//   - exec/graph_runner.cc: GraphRunner::RunWorker, at the start of every
+//     run (OnExit::kKeep), and Reassert before each later Proc of the run.
+//   - session/graph_state.cc: GraphState::MakeInputMbuf (a feed's input on
+//     its consumer's device), BindFeed and BindFetch (once per feed or fetch
+//     call, for FeedData, FeedDataBatch, FetchData and FetchDataBatch in
+//     graph_state.cc, graph_state_batch.cc and graph_state_fetch.cc).
+// Restoring is not binding: ContextGuard (rt/context_guard.cc) puts back a
+// caller's exact handle at every session entry (session/session.cc) and
+// around the thread pool's device-less tasks. UDF code may bind on its own;
+// the places above bind again (Reassert) where that matters.
+//
 // Thread-safety: DeviceContexts is thread-safe. A ScopedDevice belongs to
 // the thread that made it.
 #ifndef HFLOW_RT_DEVICE_BINDING_H_

@@ -13,12 +13,26 @@ namespace hflow {
 namespace rt {
 
 ThreadPool::ThreadPool(std::string name, int num_threads,
+                       DeviceContexts* contexts)
+    : name_(std::move(name)),
+      runtime_(contexts->runtime()),
+      contexts_(contexts) {
+  StartWorkers(num_threads);
+}
+
+ThreadPool::ThreadPool(std::string name, int num_threads,
                        rt::DeviceRuntime* runtime)
     : name_(std::move(name)),
-      runtime_(runtime != nullptr ? runtime : rt::CurrentRuntime()) {
+      runtime_(runtime != nullptr ? runtime : rt::CurrentRuntime()),
+      contexts_(nullptr) {
   if (runtime_ != nullptr) {
-    contexts_ = std::make_unique<DeviceContexts>(runtime_);
+    own_contexts_ = std::make_unique<DeviceContexts>(runtime_);
+    contexts_ = own_contexts_.get();
   }
+  StartWorkers(num_threads);
+}
+
+void ThreadPool::StartWorkers(int num_threads) {
   if (num_threads < 1) num_threads = 1;
   for (int i = 0; i < num_threads; ++i) {
     workers_.emplace_back([this, i] { WorkerLoop(i); });
@@ -62,7 +76,20 @@ void ThreadPool::Shutdown() {
 
 std::future<Status> ThreadPool::Submit(Task task,
                                        std::optional<int32_t> device) {
-  Item item{std::move(task), device, {}};
+  if (device) {
+    // The binding is the pool's either way; this task just does not use it.
+    return Submit(*device, [task = std::move(task)](const ScopedDevice&) {
+      return task();
+    });
+  }
+  return Enqueue(Item{std::move(task), nullptr, std::nullopt, {}});
+}
+
+std::future<Status> ThreadPool::Submit(int32_t device, DeviceTask task) {
+  return Enqueue(Item{nullptr, std::move(task), device, {}});
+}
+
+std::future<Status> ThreadPool::Enqueue(Item item) {
   std::future<Status> f = item.done.get_future();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -77,25 +104,36 @@ std::future<Status> ThreadPool::Submit(Task task,
   return f;
 }
 
-Status ThreadPool::RunAll(
-    std::vector<std::pair<std::optional<int32_t>, Task>> tasks) {
-  std::vector<std::future<Status>> futures;
-  futures.reserve(tasks.size());
-  for (auto& [device, task] : tasks) {
-    futures.push_back(Submit(std::move(task), device));
-  }
+Status ThreadPool::Collect(
+    std::vector<std::future<Status>>* futures,
+    const std::chrono::steady_clock::time_point* deadline,
+    std::vector<size_t>* late) {
   Status first;
-  for (auto& f : futures) {
+  for (size_t i = 0; i < futures->size(); ++i) {
+    std::future<Status>& f = (*futures)[i];
+    if (deadline != nullptr &&
+        f.wait_until(*deadline) != std::future_status::ready) {
+      late->push_back(i);
+      continue;
+    }
     Status s = f.get();
     if (first.ok() && !s.ok()) first = s;
   }
   return first;
 }
 
+Status ThreadPool::RunAll(
+    std::vector<std::pair<std::optional<int32_t>, Task>> tasks) {
+  return RunAllWithin(std::move(tasks), -1, nullptr);
+}
+
+Status ThreadPool::RunAll(DeviceTasks tasks) {
+  return RunAllWithin(std::move(tasks), -1, nullptr);
+}
+
 Status ThreadPool::RunAllWithin(
     std::vector<std::pair<std::optional<int32_t>, Task>> tasks,
     int32_t timeout_ms, std::vector<size_t>* late) {
-  if (timeout_ms < 0) return RunAll(std::move(tasks));
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   std::vector<std::future<Status>> futures;
@@ -103,27 +141,37 @@ Status ThreadPool::RunAllWithin(
   for (auto& [device, task] : tasks) {
     futures.push_back(Submit(std::move(task), device));
   }
-  Status first;
-  for (size_t i = 0; i < futures.size(); ++i) {
-    if (futures[i].wait_until(deadline) != std::future_status::ready) {
-      late->push_back(i);
-      continue;
-    }
-    Status s = futures[i].get();
-    if (first.ok() && !s.ok()) first = s;
-  }
-  return first;
+  return Collect(&futures, timeout_ms < 0 ? nullptr : &deadline, late);
 }
 
-Status ThreadPool::BindFor(const std::optional<int32_t>& device) {
-  if (runtime_ == nullptr) {
-    return device ? Status::FailedPrecondition("no device runtime is installed")
-                  : Status::OK();
+Status ThreadPool::RunAllWithin(DeviceTasks tasks, int32_t timeout_ms,
+                                std::vector<size_t>* late) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::vector<std::future<Status>> futures;
+  futures.reserve(tasks.size());
+  for (auto& [device, task] : tasks) {
+    futures.push_back(Submit(device, std::move(task)));
   }
-  rt::Context* ctx = nullptr;
-  if (device) HFLOW_RETURN_IF_ERROR(contexts_->Get(*device, &ctx));
-  if (runtime_->CurrentContextFast() == ctx) return Status::OK();
-  return runtime_->SetCurrentContext(ctx);
+  return Collect(&futures, timeout_ms < 0 ? nullptr : &deadline, late);
+}
+
+// The worker's one bind point (Note [Where hflow binds a device]): a device
+// task runs inside a ScopedDevice it is handed, a device-less one unbound;
+// both scopes leave the worker unbound again.
+Status ThreadPool::RunBound(Item& item, const std::string& thread_name) {
+  if (!item.device) {
+    ContextGuard unbound_after(runtime_);
+    return item.task();
+  }
+  const std::string where = "thread '" + thread_name + "' binding device " +
+                            std::to_string(*item.device) + ": ";
+  if (contexts_ == nullptr) {
+    return Status::FailedPrecondition(where + "no device runtime is installed");
+  }
+  ScopedDevice bound(contexts_, *item.device);
+  if (!bound.status().ok()) return bound.status().WithContext(where);
+  return item.device_task(bound);
 }
 
 void ThreadPool::WorkerLoop(int index) {
@@ -138,24 +186,18 @@ void ThreadPool::WorkerLoop(int index) {
       item = std::move(queue_.front());
       queue_.pop_front();
     }
-    Status s = BindFor(item.device);
-    if (!s.ok()) {
-      s = s.WithContext("thread '" + thread_name + "' binding device " +
-                        std::to_string(item.device.value_or(-1)) + ": ");
-    } else {
-      try {
-        s = item.task();
-      } catch (const std::exception& e) {
-        s = Status::Internal("task on thread '" + thread_name +
-                             "' threw: " + e.what());
-      } catch (...) {
-        s = Status::Internal("task on thread '" + thread_name +
-                             "' threw a non-standard exception");
-      }
+    Status s;
+    try {
+      s = RunBound(item, thread_name);
+    } catch (const std::exception& e) {
+      s = Status::Internal("task on thread '" + thread_name +
+                           "' threw: " + e.what());
+    } catch (...) {
+      s = Status::Internal("task on thread '" + thread_name +
+                           "' threw a non-standard exception");
     }
     item.done.set_value(std::move(s));
   }
-  if (runtime_ != nullptr) (void)runtime_->SetCurrentContext(nullptr);
 }
 
 }  // namespace rt

@@ -15,9 +15,14 @@ std::string Dev(int32_t d) { return "device " + std::to_string(d); }
 
 ExchangeService::ExchangeService(rt::DeviceRuntime* runtime,
                                  ExchangeOptions options)
-    : runtime_(runtime),
+    : ExchangeService(std::make_shared<rt::DeviceContexts>(runtime), options) {
+}
+
+ExchangeService::ExchangeService(std::shared_ptr<rt::DeviceContexts> contexts,
+                                 ExchangeOptions options)
+    : runtime_(contexts->runtime()),
       options_(options),
-      contexts_(std::make_shared<rt::DeviceContexts>(runtime)) {
+      contexts_(std::move(contexts)) {
   lost_listener_ = runtime_->AddDeviceLostListener(
       [this](int32_t device) { OnDeviceLost(device); });
 }
@@ -234,8 +239,8 @@ Status ExchangeService::CreateQueue(int32_t device, uint32_t depth,
   return Status::OK();
 }
 
-// Binds the queue's device first: the single point every destroy path
-// (undeploy pool threads, rollback, shutdown) goes through.
+// Binds the queue's device first: every destroy path (undeploy pool
+// threads, rollback, shutdown) goes through here.
 Status ExchangeService::DestroyQueue(uint32_t id) {
   std::shared_ptr<DeviceQueue> q;
   HFLOW_RETURN_IF_ERROR(FindQueue(id, &q));

@@ -4,10 +4,11 @@
 //
 // Note [Bind at the entry]: every public method binds the device it targets
 // at its entry (rt::ScopedDevice) and restores the caller's exact binding on
-// exit. That single point covers every caller (a deploy pool thread that
+// exit. Binding there covers every caller (a deploy pool thread that
 // never bound anything, the user's thread, an executor bound to another
-// device) and is the fix for GE's seed bug, where pool threads reached
-// SubmitEventSync unbound. ExchangeOptions::bind_at_entry = false exists only
+// device; all of hflow's bind points: Note [Where hflow binds a device] in
+// rt/device_binding.h) and is the fix for GE's seed bug, where pool threads
+// reached SubmitEventSync unbound. ExchangeOptions::bind_at_entry = false exists only
 // so that a test can prove its regression test catches that bug.
 //
 // Devices get a context (and an agent thread) only when first used, so a
@@ -49,6 +50,12 @@ struct DeviceServiceStats {
 
 class ExchangeService {
  public:
+  // Binds through `contexts`, the session's registry (shared: memory
+  // groups that outlive the service, held by messages, still bind with it).
+  explicit ExchangeService(std::shared_ptr<rt::DeviceContexts> contexts,
+                           ExchangeOptions options = {});
+  // The same with a registry of its own on `runtime` (standalone use:
+  // tests, benchmarks).
   explicit ExchangeService(rt::DeviceRuntime* runtime,
                            ExchangeOptions options = {});
   // Destroys every queue and group and stops the agents, each on a thread
@@ -115,6 +122,9 @@ class ExchangeService {
 
   std::vector<DeviceServiceStats> Stats() const;
   rt::DeviceRuntime* runtime() const { return runtime_; }
+  // The registry every binding of this service's users goes through (the
+  // session's one).
+  rt::DeviceContexts* contexts() const { return contexts_.get(); }
 
  private:
   Status CopyInto(const MbufPtr& src, int32_t issuer, MbufPtr copy,

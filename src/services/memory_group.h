@@ -8,8 +8,9 @@
 //
 // Allocation without a cache pool is a device allocation and needs a bound
 // device (a rt::ScopedDevice token); freeing such a block on the last mbuf
-// release binds the group's device itself (the single point), because the
-// last reference may drop on any thread.
+// release binds the group's device itself (one of the places in Note [Where
+// hflow binds a device] in rt/device_binding.h), because the last reference
+// may drop on any thread.
 //
 // Thread-safety: all methods are thread-safe (one mutex per group, mu_,
 // guarding the members, caches and counters; GUARDED_BY below).

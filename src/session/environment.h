@@ -1,6 +1,6 @@
 // The process-wide state behind hflow::Initialize/Finalize: the device
-// runtime, the exchange service, the options, and the live sessions (so
-// Finalize can remove their graphs); and the keep for graphs abandoned with
+// runtime, the device registry, the exchange service, the options, and the
+// live sessions (so Finalize can remove their graphs); and the keep for graphs abandoned with
 // a UDF thread still in them (Note [Abandoning a stuck graph] in
 // exec/graph_runner.cc).
 //
@@ -18,6 +18,7 @@
 
 #include "hflow/device_runtime.h"
 #include "hflow/session.h"
+#include "rt/device_binding.h"
 #include "services/exchange_service.h"
 
 namespace hflow {
@@ -32,6 +33,11 @@ namespace session {
 struct Environment {
   Options options;
   std::shared_ptr<rt::DeviceRuntime> runtime;
+  // The session's one device registry (Note [Where hflow binds a device] in
+  // rt/device_binding.h): the exchange service, the deployments, their
+  // pools and the feed/fetch paths all bind through it. Shared with the
+  // service's memory groups, which messages may keep alive.
+  std::shared_ptr<rt::DeviceContexts> contexts;
   std::unique_ptr<services::ExchangeService> svc;
   // A graph of this environment was abandoned: its stuck thread may still
   // use svc and runtime, so Finalize leaves them to the keep.

@@ -88,6 +88,8 @@ Status GraphState::Build() {
   dopts.on_abandon = [env = env_](std::unique_ptr<deploy::Deployment> d) {
     session::KeepForever(env, nullptr, std::move(d));
   };
+  router_ = std::make_shared<exec::Router>();
+  dopts.outputs = router_;
   HFLOW_RETURN_IF_ERROR(
       deploy::Deploy(plan, env_->svc.get(), dopts, &deployment_));
   const deploy::Plan& p = deployment_->plan();
@@ -96,7 +98,7 @@ Status GraphState::Build() {
   output_queues_.clear();
   for (const std::string& in : def_.inputs) {
     auto queues = p.QueuesFedBy({in, 0});
-    input_routes_.push_back(deployment_->RoutesOf({in, 0}));
+    input_routes_.push_back(router_->RoutesOf({in, 0}));
     input_devices_.push_back(queues.empty() ? -1
                                             : p.queues[queues.front()].device);
   }
@@ -116,7 +118,7 @@ Status GraphState::Build() {
   matcher_ = std::make_unique<session::OutputMatcher>(
       env_->svc.get(), output_queues_, std::move(names), std::move(hold_limit));
   runner_ = std::make_unique<exec::GraphRunner>(
-      deployment_.get(), env_->options.exec_threads,
+      deployment_.get(), router_.get(), env_->options.exec_threads,
       env_->options.exec_handoff);
   runner_->Start();
   return Status::OK();
@@ -157,7 +159,7 @@ Status GraphState::CheckInputs(const std::vector<Tensor>& inputs) const {
 
 int32_t GraphState::InputDevice(size_t k, uint64_t trans) const {
   return input_routes_[k] != nullptr && !input_routes_[k]->empty()
-             ? deployment_->FirstDeviceOf(*input_routes_[k], trans)
+             ? router_->FirstDeviceOf(*input_routes_[k], trans)
              : input_devices_[k];
 }
 
@@ -208,7 +210,7 @@ Status GraphState::MakeInputMbuf(size_t k, const Tensor& t,
   // DMA straight to the device that consumes it. Bound here, so the
   // allocation and the write below make no switch of their own.
   const int32_t device = InputDevice(k, trans);
-  rt::ScopedDevice bound(deployment_->contexts(), device);
+  rt::ScopedDevice bound(env_->contexts.get(), device);
   HFLOW_RETURN_IF_ERROR(bound.status());
   services::ExchangeService* svc = env_->svc.get();
   services::MemoryGroup* g = deployment_->Group(device);
@@ -261,7 +263,7 @@ Status GraphState::CheckFeed(const std::vector<Tensor>& inputs,
 void GraphState::BindFeed(std::optional<rt::ScopedDevice>* bound) {
   for (int32_t d : input_devices_) {
     if (d >= 0) {
-      bound->emplace(deployment_->contexts(), d);
+      bound->emplace(env_->contexts.get(), d);
       return;
     }
   }
@@ -269,7 +271,7 @@ void GraphState::BindFeed(std::optional<rt::ScopedDevice>* bound) {
 
 void GraphState::BindFetch(std::optional<rt::ScopedDevice>* bound) {
   if (!output_queues_.empty()) {
-    bound->emplace(deployment_->contexts(), output_queues_[0]->device());
+    bound->emplace(env_->contexts.get(), output_queues_[0]->device());
   }
 }
 
@@ -303,7 +305,7 @@ Status GraphState::FeedLocked(const std::vector<Tensor>& inputs,
   // At most one queue to fill (inputs nothing consumes are skipped).
   for (size_t k = 0; k < inputs.size(); ++k) {
     if (!mbufs[k] || input_routes_[k] == nullptr) continue;
-    Status s = deployment_->RouteTo(*input_routes_[k], mbufs[k], timeout_ms);
+    Status s = router_->RouteTo(*input_routes_[k], mbufs[k], timeout_ms);
     if (!s.ok()) return s.WithContext(Where() + "FeedData: ");
   }
   return Status::OK();
@@ -331,11 +333,11 @@ Status GraphState::FeedLocked(const std::vector<Tensor>& inputs,
 Status GraphState::FeedWhole(services::MbufPtr* mbufs, size_t n,
                              uint64_t trans, int32_t timeout_ms) {
   const auto t0 = timeout_ms > 0 ? Clock::now() : Clock::time_point{};
-  deploy::Deployment::Prepared sends;
+  exec::Router::Prepared sends;
   for (size_t k = 0; k < n; ++k) {
     if (!mbufs[k] || input_routes_[k] == nullptr) continue;
-    Status s = deployment_->Prepare(*input_routes_[k], mbufs[k], &sends,
-                                    Remaining(timeout_ms, t0));
+    Status s = router_->Prepare(*input_routes_[k], mbufs[k], &sends,
+                                Remaining(timeout_ms, t0));
     if (!s.ok()) return s.WithContext(Where() + "FeedData: ");
   }
   for (const auto& [qi, m] : sends) {
@@ -343,8 +345,8 @@ Status GraphState::FeedWhole(services::MbufPtr* mbufs, size_t n,
     if (!s.ok()) return s.WithContext(Where() + "FeedData: ");
   }
   for (size_t i = 0; i < sends.size(); ++i) {
-    Status s = deployment_->Deliver(sends[i].first, sends[i].second,
-                                    Remaining(timeout_ms, t0));
+    Status s = router_->Deliver(sends[i].first, sends[i].second,
+                                Remaining(timeout_ms, t0));
     if (s.ok()) continue;
     if (i == 0) return s.WithContext(Where() + "FeedData: ");
     s = s.WithContext(Where() + "FeedData: transaction " +
@@ -415,6 +417,7 @@ Status GraphState::Remove() {
   }
   runner_.reset();
   deployment_.reset();
+  router_.reset();
   return s;
 }
 

@@ -20,6 +20,7 @@
 #include "deploy/deployer.h"
 #include "deploy/graph_def.h"
 #include "exec/graph_runner.h"
+#include "exec/router.h"
 #include "hflow/session.h"
 #include "session/environment.h"
 #include "session/output_matcher.h"
@@ -113,10 +114,13 @@ class GraphState {
   // fetch (Remove first closes the queues to wake them).
   std::shared_mutex life_mu_;
   std::unique_ptr<deploy::Deployment> deployment_;
+  // Routes the deployment's messages (feeds and UDF outputs); the
+  // deployment keeps it too (DeployOptions::outputs).
+  std::shared_ptr<exec::Router> router_;
   std::unique_ptr<exec::GraphRunner> runner_;
   // Per graph input, resolved at Build: its routes (null: unused) and the
   // device its mbufs are made on; per graph output, its queue.
-  std::vector<const deploy::Deployment::RouteTargets*> input_routes_;
+  std::vector<const exec::Router::RouteTargets*> input_routes_;
   std::vector<int32_t> input_devices_;
   // A transaction goes to more than one queue (Note [A transaction goes in
   // whole] in graph_state.cc).

@@ -175,7 +175,8 @@ Status Initialize(const Options& options) {
   ro.record_calls = options.record_calls;
   HFLOW_RETURN_IF_ERROR(
       rt::InitializeRuntime(ro, &env->runtime).WithContext("hflow::Initialize: "));
-  env->svc = std::make_unique<services::ExchangeService>(env->runtime.get());
+  env->contexts = std::make_shared<rt::DeviceContexts>(env->runtime.get());
+  env->svc = std::make_unique<services::ExchangeService>(env->contexts);
   if (options.crash_report) {
     HFLOW_RETURN_IF_ERROR(
         util::InstallCrashReport().WithContext("hflow::Initialize: "));
@@ -212,7 +213,10 @@ Status Finalize() {
   }
   // Destroys queues and groups and stops the agents, unless a stuck UDF
   // thread may still use them (the keep holds them then).
-  if (!env->abandoned.load()) env->svc.reset();
+  if (!env->abandoned.load()) {
+    env->svc.reset();
+    env->contexts.reset();  // the devices' references go (unless held)
+  }
   if (env->options.crash_report) util::UninstallCrashReport();
   return first;
 }

@@ -1,0 +1,212 @@
+// Router (see router.h): routes, replica choice, copies across devices,
+// delivery and hand-off.
+// Thread-safety: routes_ and the plan are read-only after Attach; the
+// current run (delivery mode, sink, transaction) is per thread, set and
+// read inside this file only.
+#include "exec/router.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "flow_func/flow_func_defines.h"
+#include "flow_func/mbuf_msg.h"
+
+namespace hflow {
+namespace exec {
+namespace {
+
+// The calling thread's current run: set by PoolRun and CurrentTransaction
+// (executor threads), read by the deliveries and outputs it makes.
+struct CurrentRun {
+  bool non_blocking = false;
+  DeliverySink* sink = nullptr;
+  uint64_t trans = 0;
+  const services::MbufHead* input = nullptr;
+};
+thread_local CurrentRun t_run;
+
+}  // namespace
+
+Router::PoolRun::PoolRun(DeliverySink* sink) {
+  t_run.non_blocking = true;
+  t_run.sink = sink;
+}
+
+Router::PoolRun::~PoolRun() {
+  t_run.sink = nullptr;
+  t_run.non_blocking = false;
+}
+
+Router::CurrentTransaction::CurrentTransaction(
+    uint64_t trans, const services::MbufHead* input) {
+  t_run.trans = trans;
+  t_run.input = input;
+}
+
+Router::CurrentTransaction::~CurrentTransaction() {
+  t_run.trans = 0;
+  t_run.input = nullptr;
+}
+
+// Note [Replica choice]: a transaction's messages must meet in one replica,
+// so the choice depends on the transaction id alone; it is mixed (splitmix64)
+// rather than taken modulo, because ids often advance in strides (a batch of
+// 4 carries ids 4, 8, 12, ..., which modulo 4 replicas would all land on
+// replica 0).
+size_t ReplicaOf(uint64_t trans_id, size_t replicas) {
+  uint64_t z = trans_id + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<size_t>(z % replicas);
+}
+
+namespace {
+// The queue of `replicas` (one consumer node's, by replica) that transaction
+// `trans` goes to; a single replica needs no hash.
+size_t PickReplica(const std::vector<size_t>& replicas, uint64_t trans) {
+  return replicas.size() == 1 ? replicas[0]
+                              : replicas[ReplicaOf(trans, replicas.size())];
+}
+}  // namespace
+
+void Router::Attach(deploy::Deployment* deployment) {
+  dep_ = deployment;
+  svc_ = deployment->exchange();
+  plan_ = &deployment->plan();
+  pool_alloc_timeout_ms_ = deployment->options().alloc_timeout_ms;
+  routes_.clear();
+  for (size_t i = 0; i < plan_->queues.size(); ++i) {
+    const deploy::QueuePlan& q = plan_->queues[i];
+    auto& targets = routes_[q.producer.ToString()];
+    if (q.graph_output) {
+      targets.push_back({i});
+      continue;
+    }
+    // One target per consumer node, its replicas in replica order.
+    auto it = std::find_if(targets.begin(), targets.end(), [&](const auto& t) {
+      const deploy::QueuePlan& first = plan_->queues[t.front()];
+      return !first.graph_output && first.node == q.node &&
+             first.input == q.input;
+    });
+    if (it == targets.end()) {
+      targets.push_back({i});
+    } else {
+      it->push_back(i);
+    }
+  }
+}
+
+Router::OutputFn Router::OutputOf(const deploy::DeployedInstance& inst,
+                                  uint32_t udf_outputs) {
+  const deploy::NodeDef* n = plan_->graph.FindNode(inst.plan.node);
+  // UDF output `idx` feeds node outputs j where output_map[j] == idx (or j ==
+  // idx without a map). Their routes are resolved here, once, so emitting a
+  // message builds no strings and searches no maps (Note [Proc hot path] in
+  // udf_instance.cc).
+  std::vector<std::vector<const RouteTargets*>> by_output(udf_outputs);
+  for (uint32_t j = 0; j < n->output_num; ++j) {
+    uint32_t idx = n->output_map.empty() ? j : n->output_map[j];
+    const RouteTargets* targets = RoutesOf(deploy::OutputRef{n->name, j});
+    if (idx < by_output.size() && targets != nullptr) {
+      by_output[idx].push_back(targets);
+    }
+  }
+  const uint32_t tag = dep_->ErrorNodeTag(n->name);
+  return [this, by_output, tag](uint32_t idx,
+                                std::shared_ptr<flow_func::MbufFlowMsg> msg) {
+    services::MbufHead& h = msg->head();
+    if (h.trans_id == 0) h.trans_id = t_run.trans;
+    // A UDF that sets a ret code on its own output is the failing node.
+    if (h.ret_code != 0 && h.error_node == 0) h.error_node = tag;
+    if (h.user_data_len == 0 && t_run.input != nullptr) {
+      (void)h.SetUserData(t_run.input->user_data, t_run.input->user_data_len);
+    }
+    if (idx >= by_output.size()) return FlowFunc::FLOW_FUNC_SUCCESS;
+    for (const RouteTargets* targets : by_output[idx]) {
+      Status s = RouteTo(*targets, msg->mbuf(), -1);
+      if (!s.ok()) {
+        // Some consumers may have the message and others not: only failing
+        // the graph keeps transactions from being paired wrongly (Note
+        // [Failing a graph] in deploy/deployer.cc).
+        dep_->Fail(s.WithContext("node output delivery: "));
+        return FlowFunc::FLOW_FUNC_ERR_QUEUE_ERROR;
+      }
+    }
+    return FlowFunc::FLOW_FUNC_SUCCESS;
+  };
+}
+
+Status Router::OnQueueDevice(size_t qi, const services::MbufPtr& mbuf,
+                             services::MbufPtr* out, int32_t timeout_ms) {
+  const int32_t device = plan_->queues[qi].device;
+  if (mbuf->device() == device) {
+    *out = mbuf;
+    return Status::OK();
+  }
+  services::MemoryGroup* g = dep_->Group(device);
+  if (g == nullptr) {
+    return svc_->CopyMbuf(mbuf, device, dep_->GroupName(), "deployer", out);
+  }
+  // A copy only adds to its device: it leaves one largest message free for
+  // the consumers there (Note [Waiting for memory] in memory_group.cc).
+  const services::AllocWait wait{
+      t_run.non_blocking ? pool_alloc_timeout_ms_ : timeout_ms,
+      plan_->options.max_alloc_bytes};
+  return svc_->CopyMbuf(mbuf, *g, "deployer", out, wait);
+}
+
+Status Router::Deliver(size_t qi, const services::MbufPtr& mbuf,
+                       int32_t timeout_ms) {
+  services::MbufPtr m;
+  HFLOW_RETURN_IF_ERROR(OnQueueDevice(qi, mbuf, &m, timeout_ms));
+  if (t_run.non_blocking) {
+    if (t_run.sink != nullptr && t_run.sink->TryTake(qi, &m)) {
+      return Status::OK();
+    }
+    return svc_->EnqueueOverDepth(*dep_->queue(qi), std::move(m));
+  }
+  return svc_->Enqueue(*dep_->queue(qi), std::move(m), timeout_ms);
+}
+
+Status Router::Route(const deploy::OutputRef& producer,
+                     const services::MbufPtr& mbuf, int32_t timeout_ms) {
+  const RouteTargets* targets = RoutesOf(producer);
+  if (targets == nullptr) return Status::OK();  // an unconsumed output
+  return RouteTo(*targets, mbuf, timeout_ms);
+}
+
+const Router::RouteTargets* Router::RoutesOf(
+    const deploy::OutputRef& producer) const {
+  auto it = routes_.find(producer.ToString());
+  return it == routes_.end() ? nullptr : &it->second;
+}
+
+Status Router::RouteTo(const RouteTargets& targets,
+                       const services::MbufPtr& mbuf, int32_t timeout_ms) {
+  for (const std::vector<size_t>& replicas : targets) {
+    const size_t pick = PickReplica(replicas, mbuf->head().trans_id);
+    HFLOW_RETURN_IF_ERROR(Deliver(pick, mbuf, timeout_ms));
+  }
+  return Status::OK();
+}
+
+Status Router::Prepare(const RouteTargets& targets,
+                       const services::MbufPtr& mbuf, Prepared* out,
+                       int32_t timeout_ms) {
+  for (const std::vector<size_t>& replicas : targets) {
+    const size_t pick = PickReplica(replicas, mbuf->head().trans_id);
+    services::MbufPtr m;
+    HFLOW_RETURN_IF_ERROR(OnQueueDevice(pick, mbuf, &m, timeout_ms));
+    out->emplace_back(pick, std::move(m));
+  }
+  return Status::OK();
+}
+
+int32_t Router::FirstDeviceOf(const RouteTargets& targets,
+                              uint64_t trans) const {
+  return plan_->queues[PickReplica(targets.front(), trans)].device;
+}
+
+}  // namespace exec
+}  // namespace hflow
