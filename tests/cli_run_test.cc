@@ -259,7 +259,7 @@ TEST_F(CliRunTest, BadInputsAreClearErrors) {
       {" --input a=int32:1 --input a=int32:2 --input b=int32:1",
        "--input 'a' is given twice"},
       {" --input a=int32:1,x --input b=int32:1",
-       "--input 'a=int32:1,x': bad int32 value 'x' at position 2"},
+       "--input 'a=int32:1,x': values: bad int32 value 'x' at position 2"},
       {" --input a=complex:1 --input b=int32:1", "unknown dtype 'complex'"},
       {" --input 'a=int32[2,2]:1' --input b=int32:1",
        "shape [2,2] needs 4 values, got 1"},

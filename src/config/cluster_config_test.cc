@@ -1,6 +1,6 @@
-// Unit tests for cluster config parsing (FORMATS.md "Cluster config"): both
-// JSON forms, device lists, memory sizes, and that every rejection names the
-// source and the JSON path of the offending field.
+// Unit tests for cluster config parsing (docs/formats.md, "Cluster config"):
+// both JSON forms, device lists, memory sizes, and that every rejection names
+// the source and the JSON path of the offending field.
 //
 // Thread-safety: single-threaded tests; files go to a per-test temp path.
 #include <gtest/gtest.h>
@@ -114,9 +114,11 @@ TEST(ClusterConfigTest, FailedParseLeavesOutputUntouched) {
 
 TEST(ClusterConfigTest, RejectsMalformedJsonWithPosition) {
   ExpectRejected(ParseOnly("{\"devices\": [1,\n 2,]}"),
-                 {"cluster.json: ", "malformed JSON", "line 2"});
+                 {"cluster.json: (document): malformed JSON: ", "line 2",
+                  "; check brackets"});
   ExpectRejected(ParseOnly(""), {"malformed JSON"});
-  ExpectRejected(ParseOnly("[1,2]"), {"expected a JSON object"});
+  ExpectRejected(ParseOnly("[1,2]"),
+                 {"cluster.json: (document): must be an object, got array"});
 }
 
 // Found by fuzzing (fuzz/regressions/cluster_config/deep_devices.json is a
@@ -149,8 +151,8 @@ TEST(ClusterConfigTest, RejectsNegativeAndWrongTypedIds) {
   ExpectRejected(ParseOnly(R"({"devices":[1,-2]})"),
                  {"devices[1]: negative id -2"});
   ExpectRejected(ParseOnly(R"({"devices":["1"]})"),
-                 {"devices[0]: expected a non-negative integer, got string"});
-  ExpectRejected(ParseOnly(R"({"devices":[1.5]})"), {"devices[0]: expected"});
+                 {"devices[0]: must be a non-negative integer, got string"});
+  ExpectRejected(ParseOnly(R"({"devices":[1.5]})"), {"devices[0]: must be"});
   ExpectRejected(ParseOnly(R"({"devices":[4294967296]})"),
                  {"devices[0]: id 4294967296 is too large"});
   ExpectRejected(ParseOnly(R"({"cluster":[{"cluster_nodes":[{"node_id":-1,
@@ -163,22 +165,21 @@ TEST(ClusterConfigTest, RejectsNegativeAndWrongTypedIds) {
 
 TEST(ClusterConfigTest, RejectsWrongStructureTypes) {
   ExpectRejected(ParseOnly(R"({"devices":3})"),
-                 {"devices: expected an array, got number 3"});
-  ExpectRejected(ParseOnly(R"({"cluster":{}})"),
-                 {"cluster: expected an array"});
+                 {"devices: must be an array, got number 3"});
+  ExpectRejected(ParseOnly(R"({"cluster":{}})"), {"cluster: must be an array"});
   ExpectRejected(
       ParseOnly(R"({"cluster":[{"cluster_nodes":[{"is_local":"yes",
                      "item_list":[{"device_id":0}]}]}]})"),
-      {"cluster[0].cluster_nodes[0].is_local: expected true or false"});
+      {"cluster[0].cluster_nodes[0].is_local: must be true or false"});
   ExpectRejected(
       ParseOnly(R"({"cluster":[{"cluster_nodes":[{"item_list":[3]}]}]})"),
-      {"cluster[0].cluster_nodes[0].item_list[0]: expected an object"});
+      {"cluster[0].cluster_nodes[0].item_list[0]: must be an object"});
   ExpectRejected(
       ParseOnly(R"({"cluster":[{"cluster_nodes":[{"item_list":[{}]}]}]})"),
       {"item_list[0]: missing \"device_id\""});
   ExpectRejected(ParseOnly(R"({"cluster":[{"cluster_nodes":[{
                      "item_list":[{"device_id":0}]}]}],"item_def":{}})"),
-                 {"item_def: expected an array"});
+                 {"item_def: must be an array"});
 }
 
 TEST(ClusterConfigTest, RejectsEmptyDeviceLists) {
@@ -222,7 +223,7 @@ TEST(ClusterConfigTest, RejectsBadDefaultDevice) {
       ParseOnly(R"({"devices":[2,3],"default_device":0})"),
       {"default_device: device 0 is not a device of the local node (2,3)"});
   ExpectRejected(ParseOnly(R"({"devices":[2,3],"default_device":"2"})"),
-                 {"default_device: expected"});
+                 {"default_device: must be"});
   ClusterConfig cfg;
   ASSERT_TRUE(Parse(R"({"devices":[2,3],"default_device":null})", &cfg).ok());
   EXPECT_FALSE(cfg.ResolvedDefaultDevice().has_value());
@@ -240,7 +241,7 @@ TEST(ClusterConfigTest, RejectsBadMemory) {
   ExpectRejected(ParseOnly(R"({"devices":[2,3],"memory_bytes":[1,"0GB"]})"),
                  {"memory_bytes[1]: memory size is zero"});
   ExpectRejected(ParseOnly(R"({"devices":[2],"memory_bytes":{"2":1}})"),
-                 {"memory_bytes: expected a memory size, got object"});
+                 {"memory_bytes: must be a memory size, got object"});
   ExpectRejected(ParseOnly(R"({"cluster":[{"cluster_nodes":[{"item_list":[
                      {"device_id":0}]}]}],"item_def":[{"memory":"[DDR:xGB]"}]})"),
                  {"item_def[0].memory: cannot parse"});
@@ -318,7 +319,7 @@ TEST(ClusterConfigTest, RejectsMemoryInTheWrongForm) {
   ExpectRejected(ge(R"("[DDR:32XB]")"),
                  {"item_def[0].memory: unknown unit", "[DDR:32XB]"});
   ExpectRejected(ge("34359738368"),
-                 {"item_def[0].memory: expected a string", "[DDR:32GB]"});
+                 {"item_def[0].memory: must be a string", "[DDR:32GB]"});
   ExpectRejected(ge(R"("[DDR:0GB]")"),
                  {"item_def[0].memory: memory size is zero"});
   ExpectRejected(ParseOnly(R"({"devices":[2],"memory_bytes":-5})"),

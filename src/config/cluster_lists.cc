@@ -1,7 +1,7 @@
 // Device lists ("0,3~4,7", the --devices flag), memory sizes ("32GB",
 // "[DDR:32GB]") and the built-in clusters; the JSON cluster config is
-// parsed in cluster_config.cc. Rejections are kInvalidArgument naming the
-// item and what to write instead.
+// parsed in cluster_config.cc. Rejections are kInvalidArgument in the
+// wording of util::FieldError: "--devices: <item>: <problem>; <hint>".
 //
 // Thread-safety: all functions are reentrant; they touch no shared state.
 #include <cctype>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "hflow/cluster.h"
-#include "util/config_error.h"
+#include "util/json_fields.h"
 
 namespace hflow {
 namespace {
@@ -40,7 +40,7 @@ std::string Lower(std::string_view s) {
 
 Status ListError(const std::string& item, const std::string& problem,
                  const std::string& hint) {
-  return util::ConfigError("--devices", item, problem, hint);
+  return util::FieldError("--devices", item, problem, hint);
 }
 
 // Parses one "a" or "a~b" item of a device list.
@@ -173,14 +173,14 @@ Status ParseMemorySize(std::string_view text, uint64_t* bytes) {
     uint64_t d = static_cast<uint64_t>(s[i] - '0');
     if (value > (std::numeric_limits<uint64_t>::max() - d) / 10) {
       return Status::InvalidArgument("memory size " + quoted +
-                                     " overflows 64 bits");
+                                     " overflows 64 bits" + hint);
     }
     value = value * 10 + d;
   }
   if (unit->second > 0 &&
       value > (std::numeric_limits<uint64_t>::max() >> unit->second)) {
     return Status::InvalidArgument("memory size " + quoted +
-                                   " overflows 64 bits");
+                                   " overflows 64 bits" + hint);
   }
   *bytes = value << unit->second;
   return Status::OK();

@@ -1,4 +1,6 @@
-// Deploy info parsing (see deploy_info.h).
+// Deploy info parsing (see deploy_info.h). Fields are read with
+// util::JsonFields: every rejection reads "<file>: <json path>: <problem>;
+// <hint>" and unknown keys are errors.
 // Thread-safety: reentrant; nlohmann-json exceptions never escape.
 #include "deploy/deploy_info.h"
 
@@ -9,8 +11,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "util/json_depth.h"
-#include "util/json_keys.h"
+#include "util/json_fields.h"
 
 namespace hflow {
 namespace deploy {
@@ -73,7 +74,7 @@ Status ParseEntry(std::string_view entry, std::vector<LogicDevice>* out) {
     return Status::InvalidArgument(
         "logic device '" + std::string(entry) +
         "': expected cluster:node:device[:numa], got " +
-        std::to_string(parts.size()) + " parts");
+        std::to_string(parts.size()) + " parts; write e.g. 0:0:2");
   }
   // Each span is at most 2^31 and the running product stays below
   // kMaxExpanded before each step, so the product cannot overflow.
@@ -106,7 +107,7 @@ Status CheckInCluster(const LogicDevice& d, const ClusterConfig& cluster) {
   if (d.cluster != 0) {
     return Status::InvalidArgument("cluster " + std::to_string(d.cluster) +
                                    " does not exist (the cluster config "
-                                   "describes cluster 0)");
+                                   "describes cluster 0); use cluster 0");
   }
   for (const ClusterNode& n : cluster.nodes) {
     if (n.node_id != d.node) continue;
@@ -115,10 +116,13 @@ Status CheckInCluster(const LogicDevice& d, const ClusterConfig& cluster) {
     }
     return Status::InvalidArgument("device " + std::to_string(d.device) +
                                    " is not a device of cluster node " +
-                                   std::to_string(d.node));
+                                   std::to_string(d.node) +
+                                   "; use a device the cluster config "
+                                   "lists on that node");
   }
   return Status::InvalidArgument("cluster node " + std::to_string(d.node) +
-                                 " does not exist");
+                                 " does not exist; use a node id of the "
+                                 "cluster config");
 }
 
 }  // namespace
@@ -126,7 +130,8 @@ Status CheckInCluster(const LogicDevice& d, const ClusterConfig& cluster) {
 Status ParseLogicDeviceList(std::string_view text, std::vector<LogicDevice>* out) {
   out->clear();
   if (Trim(text).empty()) {
-    return Status::InvalidArgument("empty logic device list; e.g. 0:0:2~5");
+    return Status::InvalidArgument(
+        "empty logic device list; write e.g. 0:0:2~5");
   }
   size_t start = 0;
   while (start <= text.size()) {
@@ -136,7 +141,8 @@ Status ParseLogicDeviceList(std::string_view text, std::vector<LogicDevice>* out
                                                : comma - start));
     if (entry.empty()) {
       return Status::InvalidArgument("logic device list '" + std::string(text) +
-                                     "' has an empty entry");
+                                     "' has an empty entry; separate entries "
+                                     "with single commas");
     }
     HFLOW_RETURN_IF_ERROR(ParseEntry(entry, out));
     if (comma == std::string_view::npos) break;
@@ -147,98 +153,119 @@ Status ParseLogicDeviceList(std::string_view text, std::vector<LogicDevice>* out
   for (const LogicDevice& d : *out) {
     if (!seen.emplace(d.cluster, d.node, d.device, d.numa).second) {
       return Status::InvalidArgument("logic device list '" + std::string(text) +
-                                     "' names " + Describe(d) + " twice");
+                                     "' names " + Describe(d) +
+                                     " twice; list each device once");
     }
   }
   return Status::OK();
 }
 
-Status ParseDeployInfo(std::string_view json_text, std::string_view source,
-                       const std::vector<std::string>& node_names,
-                       const ClusterConfig& cluster, DeployInfo* out) {
-  const std::string src(source);
-  auto bad = [&](const std::string& path, const std::string& what) {
-    return Status::InvalidArgument(src + ": " + path + ": " + what);
-  };
-  Json root;
-  std::string error;
-  if (!util::ParseJsonBoundedDepth(json_text, &root, &error)) {
-    return bad(
-        "(document)",
-        "is not valid JSON (" + error +
-            "); write {\"batch_deploy_info\": [...], \"deploy_info\": [...]}");
-  }
-  if (!root.is_object()) {
-    return bad("(document)",
-               "is not a JSON object; write {\"batch_deploy_info\": [...], "
-               "\"deploy_info\": [...]}");
-  }
-  // GE's placement fields hflow has no use for (scheduling and redundancy
-  // hints, invoked-model placement) are accepted and ignored.
-  HFLOW_RETURN_IF_ERROR(
-      util::CheckJsonKeys(root, src, "", {"batch_deploy_info", "deploy_info"},
-                    {"dynamic_schedule_enable", "keep_logic_device_order"}));
-  std::set<std::string> known(node_names.begin(), node_names.end());
-  DeployInfo info;
-  auto place = [&](const std::string& path, const Json& name_j,
-                   const std::vector<LogicDevice>& devs) -> Status {
-    if (!name_j.is_string()) return bad(path, "must be a node name string");
-    std::string name = name_j.get<std::string>();
+namespace {
+
+constexpr char kDocumentForm[] =
+    "write {\"batch_deploy_info\": [...], \"deploy_info\": [...]}";
+constexpr char kDevicesForm[] = "write a logic device list such as \"0:0:2~5\"";
+
+// What one parse accumulates: the placement so far and the graph's nodes.
+struct Placer {
+  const util::JsonFields& f;
+  const std::set<std::string>& known;
+  const ClusterConfig& cluster;
+  DeployInfo* info;
+
+  Status Place(const std::string& path, const Json& name_j,
+               const std::vector<LogicDevice>& devs) const {
+    std::string name;
+    HFLOW_RETURN_IF_ERROR(f.String(
+        name_j, path, &name, "write the name of a flow node of the graph"));
     if (!known.count(name)) {
-      return bad(path, "flow node '" + name + "' is not in the graph");
+      return f.Error(path, "flow node '" + name + "' is not in the graph",
+                     "name a flow node of the graph");
     }
-    if (info.placement.count(name)) {
-      return bad(path, "flow node '" + name + "' is placed twice");
+    if (info->placement.count(name)) {
+      return f.Error(path, "flow node '" + name + "' is placed twice",
+                     "place each flow node once");
     }
-    info.placement[name] = devs;
+    info->placement[name] = devs;
     return Status::OK();
-  };
-  auto devices = [&](const std::string& path, const Json& j,
-                     std::vector<LogicDevice>* devs) -> Status {
-    if (!j.is_string()) return bad(path, "must be a string like \"0:0:2~5\"");
-    Status s = ParseLogicDeviceList(j.get<std::string>(), devs);
+  }
+
+  // The devices of a logic device list, each checked against the cluster.
+  Status Devices(const std::string& path, const Json& j,
+                 std::vector<LogicDevice>* devs) const {
+    std::string text;
+    HFLOW_RETURN_IF_ERROR(f.String(j, path, &text, kDevicesForm));
+    Status s = ParseLogicDeviceList(text, devs);
     for (size_t i = 0; s.ok() && i < devs->size(); ++i) {
       s = CheckInCluster((*devs)[i], cluster);
     }
-    return s.ok() ? s : s.WithContext(src + ": " + path + ": ");
-  };
-  if (root.contains("batch_deploy_info")) {
-    const Json& list = root["batch_deploy_info"];
-    if (!list.is_array()) return bad("batch_deploy_info", "must be an array");
-    for (size_t i = 0; i < list.size(); ++i) {
-      std::string p = "batch_deploy_info[" + std::to_string(i) + "]";
-      const Json& e = list[i];
-      if (!e.is_object() || !e.contains("flow_node_list") ||
-          !e["flow_node_list"].is_array() || !e.contains("logic_device_list")) {
-        return bad(p, "needs \"flow_node_list\" (array) and \"logic_device_list\"");
-      }
-      HFLOW_RETURN_IF_ERROR(
-          util::CheckJsonKeys(e, src, p, {"flow_node_list", "logic_device_list"},
-                        {"redundant_logic_device_list", "invoke_list"}));
-      std::vector<LogicDevice> devs;
-      HFLOW_RETURN_IF_ERROR(devices(p + ".logic_device_list", e["logic_device_list"], &devs));
-      for (size_t k = 0; k < e["flow_node_list"].size(); ++k) {
-        HFLOW_RETURN_IF_ERROR(place(p + ".flow_node_list[" + std::to_string(k) + "]",
-                                    e["flow_node_list"][k], devs));
-      }
-    }
+    return s.ok() ? s : f.Error(path, s.message(), "");
   }
-  if (root.contains("deploy_info")) {
-    const Json& list = root["deploy_info"];
-    if (!list.is_array()) return bad("deploy_info", "must be an array");
-    for (size_t i = 0; i < list.size(); ++i) {
-      std::string p = "deploy_info[" + std::to_string(i) + "]";
-      const Json& e = list[i];
-      if (!e.is_object() || !e.contains("flow_node_name") ||
-          !e.contains("logic_device_id")) {
-        return bad(p, "needs \"flow_node_name\" and \"logic_device_id\"");
-      }
+
+  Status Batch(const std::string& p, const Json& e) const {
+    HFLOW_RETURN_IF_ERROR(f.Object(
+        e, p, "write {\"flow_node_list\": [...], \"logic_device_list\": ...}"));
+    HFLOW_RETURN_IF_ERROR(
+        f.Keys(e, p, {"flow_node_list", "logic_device_list"},
+               {"redundant_logic_device_list", "invoke_list"}));
+    const Json *nodes = nullptr, *list = nullptr;
+    HFLOW_RETURN_IF_ERROR(f.Required(e, p, "flow_node_list",
+                                     "list the flow nodes to place", &nodes));
+    HFLOW_RETURN_IF_ERROR(f.Array(*nodes, p + ".flow_node_list",
+                                  "list the flow nodes, e.g. [\"add\"]"));
+    HFLOW_RETURN_IF_ERROR(
+        f.Required(e, p, "logic_device_list", kDevicesForm, &list));
+    std::vector<LogicDevice> devs;
+    HFLOW_RETURN_IF_ERROR(Devices(p + ".logic_device_list", *list, &devs));
+    for (size_t k = 0; k < nodes->size(); ++k) {
       HFLOW_RETURN_IF_ERROR(
-          util::CheckJsonKeys(e, src, p, {"flow_node_name", "logic_device_id"}));
-      std::vector<LogicDevice> devs;
-      HFLOW_RETURN_IF_ERROR(devices(p + ".logic_device_id", e["logic_device_id"], &devs));
-      HFLOW_RETURN_IF_ERROR(place(p + ".flow_node_name", e["flow_node_name"], devs));
+          Place(util::JsonPath(p + ".flow_node_list", k), (*nodes)[k], devs));
     }
+    return Status::OK();
+  }
+
+  Status Single(const std::string& p, const Json& e) const {
+    HFLOW_RETURN_IF_ERROR(f.Object(
+        e, p, "write {\"flow_node_name\": ..., \"logic_device_id\": ...}"));
+    HFLOW_RETURN_IF_ERROR(f.Keys(e, p, {"flow_node_name", "logic_device_id"}));
+    const Json *name = nullptr, *id = nullptr;
+    HFLOW_RETURN_IF_ERROR(f.Required(e, p, "flow_node_name",
+                                     "name the flow node to place", &name));
+    HFLOW_RETURN_IF_ERROR(
+        f.Required(e, p, "logic_device_id", kDevicesForm, &id));
+    std::vector<LogicDevice> devs;
+    HFLOW_RETURN_IF_ERROR(Devices(p + ".logic_device_id", *id, &devs));
+    return Place(p + ".flow_node_name", *name, devs);
+  }
+};
+
+}  // namespace
+
+Status ParseDeployInfo(std::string_view json_text, std::string_view source,
+                       const std::vector<std::string>& node_names,
+                       const ClusterConfig& cluster, DeployInfo* out) {
+  const util::JsonFields f(source, "<deploy info>");
+  Json root;
+  HFLOW_RETURN_IF_ERROR(f.Parse(json_text, &root));
+  HFLOW_RETURN_IF_ERROR(f.Object(root, util::kDocumentPath, kDocumentForm));
+  // GE's placement fields hflow has no use for (scheduling and redundancy
+  // hints, invoked-model placement) are accepted and ignored.
+  HFLOW_RETURN_IF_ERROR(
+      f.Keys(root, "", {"batch_deploy_info", "deploy_info"},
+             {"dynamic_schedule_enable", "keep_logic_device_order"}));
+  const std::set<std::string> known(node_names.begin(), node_names.end());
+  DeployInfo info;
+  const Placer placer{f, known, cluster, &info};
+  const Json* list = nullptr;
+  HFLOW_RETURN_IF_ERROR(f.OptArray(root, "", "batch_deploy_info", &list));
+  for (size_t i = 0; list && i < list->size(); ++i) {
+    HFLOW_RETURN_IF_ERROR(
+        placer.Batch(util::JsonPath("batch_deploy_info", i), (*list)[i]));
+  }
+  HFLOW_RETURN_IF_ERROR(f.OptArray(root, "", "deploy_info", &list));
+  for (size_t i = 0; list && i < list->size(); ++i) {
+    HFLOW_RETURN_IF_ERROR(
+        placer.Single(util::JsonPath("deploy_info", i), (*list)[i]));
   }
   *out = std::move(info);
   return Status::OK();

@@ -1,4 +1,5 @@
-// Deploy info (GE format, FORMATS.md): which devices each flow node runs on.
+// Deploy info (GE format; see docs/formats.md): which devices each flow
+// node runs on.
 //   {"batch_deploy_info": [{"flow_node_list": ["add"], "logic_device_list": "0:0:2~5"}],
 //    "deploy_info": [{"flow_node_name": "post", "logic_device_id": "0:0:3"}]}
 // A logic device is cluster:node:device[:numa]; each part a number or a range

@@ -142,11 +142,13 @@ TEST(DeployInfoTest, DeeplyNestedDocumentIsRejected) {
       "{\"deploy_info\": " + std::string(100000, '[') +
           std::string(100000, ']') + "}",
       "d.json", {"add"}, MakeLocalCluster({0}), &info);
-  EXPECT_THAT(s.message(), HasSubstr("d.json: (document): is not valid JSON "
-                                     "(nested deeper than 64 levels"));
+  EXPECT_THAT(s.message(), HasSubstr("d.json: (document): malformed JSON: "
+                                     "nested deeper than 64 levels"));
   s = ParseDeployInfo("{\"deploy_info\": [", "d.json", {"add"},
                       MakeLocalCluster({0}), &info);
-  EXPECT_THAT(s.message(), HasSubstr("(parse error at line 1"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("d.json: (document): malformed JSON: parse error at "
+                        "line 1"));
 }
 
 }  // namespace

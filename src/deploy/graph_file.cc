@@ -1,14 +1,13 @@
-// The JSON graph file of FORMATS.md ("Graph file") into a GraphDef.
+// The JSON graph file (docs/formats.md, "Graph file") into a GraphDef.
 //
 // Parsing checks each field where it stands, so every error names the file
 // and the JSON path ("g.json: nodes[1].inputs[0]: ...") and says what to do;
 // what needs the whole graph (cycles, mappings against arity) is left to
 // ValidateGraphStructure, whose messages name the file and node. nlohmann
-// exceptions never escape: the document is parsed with exceptions off and
-// every value is type-checked before it is read (typed checks and the
-// batch-attr parser live in graph_file_fields.cc).
+// exceptions never escape: every value is type-checked before it is read
+// (util/json_fields.h; the batch-attr parser lives in graph_file_fields.h).
 //
-// Accepted beyond FORMATS.md's example (extensions; unknown keys are
+// Accepted beyond the documented example (extensions; unknown keys are
 // rejected so typos do not pass silently, except "description", "comment"
 // and keys starting with "_"):
 //   - "inputs" (graph) may be omitted: a graph of source nodes.
@@ -39,7 +38,6 @@
 
 #include "deploy/graph_def.h"
 #include "deploy/graph_file_fields.h"
-#include "util/json_depth.h"
 
 namespace hflow {
 namespace deploy {
@@ -58,18 +56,18 @@ std::string Resolve(const std::string& base, const std::string& p) {
   return path.lexically_normal().string();
 }
 
-// Field checks come from JsonFields (graph_file_fields.h).
-class Parser : public JsonFields {
+// Field checks come from util::JsonFields.
+class Parser : public util::JsonFields {
  public:
   Parser(std::string_view source, const std::string& base_dir)
-      : JsonFields(source) {
+      : JsonFields(source, "<graph file>") {
     std::error_code ec;
     base_dir_ = fs::absolute(base_dir.empty() ? "." : base_dir, ec)
                     .lexically_normal()
                     .string();
   }
 
-  Status Parse(const Json& root, GraphDef* out);
+  Status ReadGraph(const Json& root, GraphDef* out) const;
 
  private:
   Status Name(const Json& j, const std::string& path, std::string* out) const;
@@ -95,11 +93,13 @@ class Parser : public JsonFields {
 // Names may not contain ':', which separates a node from its output index.
 Status Parser::Name(const Json& j, const std::string& path,
                     std::string* out) const {
-  HFLOW_RETURN_IF_ERROR(Str(j, path, out));
+  HFLOW_RETURN_IF_ERROR(String(j, path, out, "write a name such as \"add\""));
   if (out->find(':') != std::string::npos) {
-    return Bad(path, "'" + *out +
-                         "': names may not contain ':' (it separates "
-                         "a node from its output index); rename it");
+    return Error(path,
+                 "'" + *out +
+                     "': names may not contain ':' (it separates "
+                     "a node from its output index)",
+                 "rename it");
   }
   return Status::OK();
 }
@@ -107,38 +107,43 @@ Status Parser::Name(const Json& j, const std::string& path,
 // Graph name, graph inputs, and node names (needed before any reference
 // resolves; duplicates are reported here, with their JSON path).
 Status Parser::Names(const Json& root, GraphDef* g) const {
-  if (!root.contains("name")) return Bad("name", "is missing; name the graph");
-  HFLOW_RETURN_IF_ERROR(Str(root["name"], "name", &g->name));
+  const Json* name = nullptr;
+  HFLOW_RETURN_IF_ERROR(Required(root, "", "name", "name the graph", &name));
+  HFLOW_RETURN_IF_ERROR(String(*name, "name", &g->name, "name the graph"));
   std::set<std::string> seen;
   if (root.contains("inputs")) {
     const Json& in = root["inputs"];
-    if (!in.is_array()) return Bad("inputs", "must be an array of names");
+    HFLOW_RETURN_IF_ERROR(
+        Array(in, "inputs", "list the graph's input names, e.g. [\"a\"]"));
     for (size_t i = 0; i < in.size(); ++i) {
       std::string name;
       HFLOW_RETURN_IF_ERROR(Name(in[i], At("inputs", i), &name));
       if (!seen.insert(name).second) {
-        return Bad(At("inputs", i),
-                   "graph input '" + name + "' is declared twice; rename one");
+        return Error(At("inputs", i),
+                     "graph input '" + name + "' is declared twice",
+                     "rename one");
       }
       g->inputs.push_back(name);
     }
   }
   if (!root.contains("nodes") || !root["nodes"].is_array() ||
       root["nodes"].empty()) {
-    return Bad("nodes", "must be a non-empty array of nodes");
+    return Error("nodes", "must be a non-empty array of nodes",
+                 "describe each flow node as {\"name\": ..., ...}");
   }
   for (size_t i = 0; i < root["nodes"].size(); ++i) {
     const Json& n = root["nodes"][i];
     const std::string path = At("nodes", i);
-    if (!n.is_object()) return Bad(path, "must be an object");
-    if (!n.contains("name")) return Bad(path + ".name", "is missing");
+    HFLOW_RETURN_IF_ERROR(Object(n, path, "write {\"name\": ..., ...}"));
+    const Json* name_j = nullptr;
+    HFLOW_RETURN_IF_ERROR(Required(n, path, "name", "name the node", &name_j));
     NodeDef node;
-    HFLOW_RETURN_IF_ERROR(Name(n["name"], path + ".name", &node.name));
+    HFLOW_RETURN_IF_ERROR(Name(*name_j, path + ".name", &node.name));
     if (!seen.insert(node.name).second) {
-      return Bad(path + ".name",
-                 "'" + node.name +
-                     "' is already the name of "
-                     "a graph input or node; give each its own name");
+      return Error(
+          path + ".name",
+          "'" + node.name + "' is already the name of a graph input or node",
+          "give each its own name");
     }
     g->nodes.push_back(std::move(node));
   }
@@ -149,17 +154,19 @@ Status Parser::Names(const Json& root, GraphDef* g) const {
 // every node's output count is known).
 Status Parser::Node(const Json& j, const std::string& path, NodeDef* n) const {
   HFLOW_RETURN_IF_ERROR(
-      CheckKeys(j, path,
-                {"name", "inputs", "outputs", "function", "compile_config",
-                 "init_params", "input_map", "output_map", "input_attrs"}));
+      Keys(j, path,
+           {"name", "inputs", "outputs", "function", "compile_config",
+            "init_params", "input_map", "output_map", "input_attrs"}));
   if (!j.contains("inputs") || !j["inputs"].is_array()) {
-    return Bad(path + ".inputs",
-               "must be an array of references (graph "
-               "input names or 'node:output_index'); [] for a source node");
+    return Error(path + ".inputs",
+                 "must be an array of references (graph "
+                 "input names or 'node:output_index')",
+                 "write [] for a source node");
   }
   n->inputs.resize(j["inputs"].size());
   if (!j.contains("outputs")) {
-    return Bad(path + ".outputs", "is missing; give the node's output count");
+    return Error(path + ".outputs", "is missing",
+                 "give the node's output count");
   }
   int64_t outputs = 0;
   HFLOW_RETURN_IF_ERROR(Int(j["outputs"], path + ".outputs", 0, &outputs));
@@ -183,20 +190,19 @@ Status Parser::Node(const Json& j, const std::string& path, NodeDef* n) const {
 Status Parser::Pp(const Json& j, const std::string& path, NodeDef* n) const {
   n->pp.name = n->name;
   if (!j.contains("function") && !j.contains("compile_config")) {
-    return Bad(
-        path,
-        "node '" + n->name +
-            "' needs \"function\" (a registered "
-            "UDF name) or \"compile_config\" (a GE compile config), or both");
+    return Error(
+        path, "node '" + n->name + "' needs \"function\" or \"compile_config\"",
+        "give \"function\" (a registered UDF name), "
+        "\"compile_config\" (a GE compile config), or both");
   }
   if (j.contains("function")) {
     HFLOW_RETURN_IF_ERROR(
-        Str(j["function"], path + ".function", &n->pp.function));
+        String(j["function"], path + ".function", &n->pp.function));
   }
   if (j.contains("compile_config")) {
     std::string rel;
     HFLOW_RETURN_IF_ERROR(
-        Str(j["compile_config"], path + ".compile_config", &rel));
+        String(j["compile_config"], path + ".compile_config", &rel));
     n->pp.compile_config = Resolve(base_dir_, rel);
   }
   if (j.contains("init_params")) {
@@ -209,7 +215,7 @@ Status Parser::Pp(const Json& j, const std::string& path, NodeDef* n) const {
 
 Status Parser::Map(const Json& j, const std::string& path,
                    std::vector<uint32_t>* out) const {
-  if (!j.is_array()) return Bad(path, "must be an array of pp indexes");
+  HFLOW_RETURN_IF_ERROR(Array(j, path, "write one pp index per entry"));
   for (size_t i = 0; i < j.size(); ++i) {
     int64_t v = 0;
     HFLOW_RETURN_IF_ERROR(Int(j[i], At(path, i), 0, &v));
@@ -221,7 +227,8 @@ Status Parser::Map(const Json& j, const std::string& path,
 Status Parser::Ref(const GraphDef& g, const Lookup& names, const Json& j,
                    const std::string& path, OutputRef* out) const {
   if (!j.is_string() || j.get<std::string>().empty()) {
-    return Bad(path, "must be a graph input name or 'node:output_index'");
+    return Error(path, "must be a graph input name or 'node:output_index'",
+                 "write e.g. \"a\" or \"add:0\"");
   }
   const std::string text = j.get<std::string>();
   std::string op = text;
@@ -232,9 +239,11 @@ Status Parser::Ref(const GraphDef& g, const Lookup& names, const Json& j,
     const std::string digits = text.substr(colon + 1);
     if (digits.empty() || digits.size() > 9 ||
         digits.find_first_not_of("0123456789") != std::string::npos) {
-      return Bad(path, "'" + text +
-                           "': the output index after ':' must be a "
-                           "non-negative integer");
+      return Error(path,
+                   "'" + text +
+                       "': the output index after ':' must be a "
+                       "non-negative integer",
+                   "write 'node:0' for a node's first output");
     }
     op = text.substr(0, colon);
     index = static_cast<uint32_t>(std::stoul(digits));
@@ -242,23 +251,23 @@ Status Parser::Ref(const GraphDef& g, const Lookup& names, const Json& j,
   const auto node = names.outputs.find(op);
   if (names.inputs.count(op)) {
     if (index != 0) {
-      return Bad(path, "'" + text + "': graph input '" + op +
-                           "' has a single output; write '" + op + "'");
+      return Error(
+          path, "'" + text + "': graph input '" + op + "' has a single output",
+          "write '" + op + "'");
     }
   } else if (node != names.outputs.end()) {
     if (index >= node->second) {
-      return Bad(path, "'" + text + "' is out of range: node '" + op +
-                           "' has " + std::to_string(node->second) +
-                           " output(s), numbered from 0");
+      return Error(path,
+                   "'" + text + "' is out of range: node '" + op + "' has " +
+                       std::to_string(node->second) + " output(s)",
+                   "outputs are numbered from 0");
     }
   } else {
     std::string known;
     for (const auto& in : g.inputs) known += (known.empty() ? "" : ", ") + in;
     for (const auto& n : g.nodes) known += (known.empty() ? "" : ", ") + n.name;
-    return Bad(path, "'" + text +
-                         "' is neither a graph input nor a node "
-                         "(known: " +
-                         known + ")");
+    return Error(path, "'" + text + "' is neither a graph input nor a node",
+                 "name one of: " + known);
   }
   *out = OutputRef{op, index};
   return Status::OK();
@@ -278,18 +287,18 @@ Status Parser::Refs(const Json& root, GraphDef* g) const {
   }
   if (!root.contains("outputs") || !root["outputs"].is_array() ||
       root["outputs"].empty()) {
-    return Bad("outputs",
-               "must be a non-empty array of node outputs "
-               "('node:output_index')");
+    return Error("outputs", "must be a non-empty array of node outputs",
+                 "list them as 'node:output_index'");
   }
   for (size_t i = 0; i < root["outputs"].size(); ++i) {
     OutputRef r;
     HFLOW_RETURN_IF_ERROR(
         Ref(*g, names, root["outputs"][i], At("outputs", i), &r));
     if (names.inputs.count(r.op)) {
-      return Bad(At("outputs", i), "'" + r.op +
-                                       "' is a graph input; graph "
-                                       "outputs must be node outputs");
+      return Error(
+          At("outputs", i),
+          "'" + r.op + "' is a graph input; graph outputs must be node outputs",
+          "name a node's output");
     }
     g->outputs.push_back(r);
   }
@@ -302,16 +311,20 @@ Status Parser::Deploy(const Json& j, GraphDef* g) const {
   } else if (j.is_string() && !j.get<std::string>().empty()) {
     g->deploy_info_path = Resolve(base_dir_, j.get<std::string>());
   } else {
-    return Bad("deploy",
-               "must be a deploy info object (FORMATS.md) or the "
-               "path of a deploy info file");
+    return Error("deploy",
+                 "must be a deploy info object or the path of a deploy info "
+                 "file",
+                 "write {\"batch_deploy_info\": [...]} or a path such as "
+                 "\"deploy.json\"");
   }
   return Status::OK();
 }
 
-Status Parser::Parse(const Json& root, GraphDef* out) {
-  if (!root.is_object()) return Bad("(document)", "must be a JSON object");
-  HFLOW_RETURN_IF_ERROR(CheckKeys(
+Status Parser::ReadGraph(const Json& root, GraphDef* out) const {
+  HFLOW_RETURN_IF_ERROR(Object(root, util::kDocumentPath,
+                               "write {\"name\": ..., \"nodes\": [...], "
+                               "\"outputs\": [...]}"));
+  HFLOW_RETURN_IF_ERROR(Keys(
       root, "",
       {"name", "inputs", "nodes", "outputs", "exception_catch", "deploy"}));
   GraphDef g;
@@ -337,15 +350,10 @@ Status Parser::Parse(const Json& root, GraphDef* out) {
 
 Status ParseGraphJson(std::string_view text, std::string_view source,
                       const std::string& base_dir, GraphDef* out) {
+  Parser parser(source, base_dir);
   Json root;
-  std::string error;
-  if (!util::ParseJsonBoundedDepth(text, &root, &error)) {
-    return Status::InvalidArgument(std::string(source) +
-                                   ": (document): is not valid JSON; check "
-                                   "brackets, commas and quotes (" +
-                                   error + ")");
-  }
-  return Parser(source, base_dir).Parse(root, out);
+  HFLOW_RETURN_IF_ERROR(parser.Parse(text, &root));
+  return parser.ReadGraph(root, out);
 }
 
 Status LoadGraphFile(const std::string& path, GraphDef* out) {

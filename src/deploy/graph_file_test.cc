@@ -1,4 +1,4 @@
-// Graph file tests: FORMATS.md's example loads from a real file with paths
+// Graph file tests: docs/formats.md's example loads from a real file with paths
 // resolved against it; every extension (input/output maps, batch attrs,
 // deploy path, "node" for output 0) parses; every malformed field, dangling
 // reference, duplicate, arity error and cycle is rejected naming the file
@@ -24,7 +24,7 @@ using Json = nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// FORMATS.md's "Graph file" example, verbatim.
+// The "Graph file" example of docs/formats.md, verbatim.
 constexpr char kExample[] = R"({"name": "add_pipeline",
  "inputs": ["a", "b"],
  "nodes": [
@@ -219,10 +219,15 @@ TEST(GraphFileErrorTest, NotJsonOrNotObject) {
   GraphDef g;
   Status s = ParseGraphJson("{\"name\": ", "g.json", "/", &g);
   EXPECT_THAT(s.message(),
-              HasSubstr("g.json: (document): is not valid JSON; check "
-                        "brackets, commas and quotes (parse error at line 1"));
+              HasSubstr("g.json: (document): malformed JSON: parse error at "
+                        "line 1"));
+  EXPECT_THAT(
+      s.message(),
+      HasSubstr("; check brackets, commas and quotes at that position"));
   s = ParseGraphJson("[1]", "g.json", "/", &g);
-  EXPECT_EQ(s.message(), "g.json: (document): must be a JSON object");
+  EXPECT_EQ(s.message(),
+            "g.json: (document): must be an object, got array [1]; write "
+            "{\"name\": ..., \"nodes\": [...], \"outputs\": [...]}");
 }
 
 TEST(GraphFileErrorTest, DanglingReferenceNamesFilePathAndKnownNames) {
@@ -232,7 +237,7 @@ TEST(GraphFileErrorTest, DanglingReferenceNamesFilePathAndKnownNames) {
   Status s = ParseGraphJson(j.dump(), "g.json", "/graphs", &g);
   EXPECT_EQ(s.message(),
             "g.json: nodes[1].inputs[0]: 'ad:0' is neither a "
-            "graph input nor a node (known: a, b, add, twice)");
+            "graph input nor a node; name one of: a, b, add, twice");
 }
 
 TEST(GraphFileErrorTest, TopLevelFields) {
@@ -465,7 +470,7 @@ TEST(GraphFileErrorTest, DeeplyNestedDocumentIsRejected) {
   GraphDef g;
   Status s = ParseGraphJson(text, "g.json", "/", &g);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("g.json: (document): is not valid JSON"));
+  EXPECT_THAT(s.message(), HasSubstr("g.json: (document): malformed JSON"));
   EXPECT_THAT(s.message(), HasSubstr("nested deeper than 64 levels"));
 }
 

@@ -1,7 +1,8 @@
-// FunctionPp compile configs (GE format, docs/formats.md): what functions a UDF
-// binary provides, their input/output index mappings, the binary's name and
-// how to build it (workspace + CMakeLists). Paths are resolved relative to
-// the config file. Every rejection names the file and field.
+// FunctionPp compile configs (GE format; see docs/formats.md): which
+// functions a UDF binary provides, their input/output index mappings, the
+// binary's name and how to build it (workspace + CMakeLists). Paths are
+// resolved relative to the config file. Every rejection names the file and
+// field (util/json_fields.h).
 //
 // Thread-safety: plain values; parsing is reentrant.
 #ifndef HFLOW_FLOW_FUNC_COMPILE_CONFIG_H_

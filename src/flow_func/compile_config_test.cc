@@ -212,9 +212,8 @@ TEST(CompileConfigTest, DeeplyNestedDocumentIsRejected) {
   Status s = Parse("{\"func_list\": " + std::string(100000, '[') +
                        std::string(100000, ']') + "}",
                    &cfg);
-  EXPECT_THAT(s.message(), HasSubstr("add_func.json: (document): is not valid "
-                                     "JSON; check brackets and commas (nested "
-                                     "deeper than 64 levels"));
+  EXPECT_THAT(s.message(), HasSubstr("add_func.json: (document): malformed "
+                                     "JSON: nested deeper than 64 levels"));
 }
 
 }  // namespace

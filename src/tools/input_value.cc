@@ -1,4 +1,7 @@
-// `hflow run` input values (see input_value.h).
+// `hflow run` input values (see input_value.h). Errors use the wording of
+// hflow's config parsers (util/json_fields.h): "<source>: <part>: <what is
+// wrong>; <what to do>", the source being the input as typed ("--input
+// 'a=int32:1'") and the part "dtype", "shape" or "values".
 //
 // Thread-safety: pure functions; no shared state.
 #include "tools/input_value.h"
@@ -15,12 +18,13 @@
 #include <sstream>
 
 #include "tools/npy_file.h"
+#include "util/json_fields.h"
 
 namespace hflow::tools {
 namespace {
 
 constexpr char kForms[] =
-    "expected DTYPE:v1,v2,..., DTYPE[d0,d1,...]:v1,... or @file.npy";
+    "write DTYPE:v1,v2,..., DTYPE[d0,d1,...]:v1,... or @file.npy";
 constexpr char kDtypes[] =
     "int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, "
     "bfloat16, float32 (float), float64 (double), bool";
@@ -190,8 +194,9 @@ Status ParseShape(const std::string& text, std::vector<int64_t>* shape) {
     errno = 0;
     long long v = d.empty() ? -1 : std::strtoll(d.c_str(), &end, 10);
     if (d.empty() || errno || *end || v < 0) {
-      return Status::InvalidArgument("shape dimension '" + d + "' in " + text +
-                                     " is not a non-negative integer");
+      return Status::InvalidArgument("dimension '" + d + "' in " + text +
+                                     " is not a non-negative integer; write "
+                                     "sizes such as [2,3]");
     }
     shape->push_back(v);
   }
@@ -209,61 +214,73 @@ int64_t ShapeElements(const std::vector<int64_t>& shape) {
 
 namespace {
 
-// DTYPE[...]:values with a bare error message (callers add the input text).
-Status ParseLiteral(const std::string& text, Tensor* out) {
+// DTYPE[...]:values; `f` names the input in errors.
+Status ParseLiteral(const util::JsonFields& f, const std::string& text,
+                    Tensor* out) {
   size_t colon = text.find(':');
-  if (colon == std::string::npos) return Status::InvalidArgument(kForms);
+  if (colon == std::string::npos) {
+    return f.Error("", "no ':' between the dtype and the values", kForms);
+  }
   std::string spec = Trim(text.substr(0, colon));
   std::string name = spec;
   bool has_shape = false;
   size_t bracket = spec.find('[');
   if (bracket != std::string::npos) {
     if (spec.back() != ']') {
-      return Status::InvalidArgument("shape '" + spec.substr(bracket) +
-                                     "' must be written [d0,d1,...]");
+      return f.Error("shape", "'" + spec.substr(bracket) + "' is not closed",
+                     "write the shape as [d0,d1,...]");
     }
-    HFLOW_RETURN_IF_ERROR(ParseShape(spec.substr(bracket), &out->shape));
+    Status s = ParseShape(spec.substr(bracket), &out->shape);
+    if (!s.ok()) return f.Error("shape", s.message(), "");
     name = Trim(spec.substr(0, bracket));
     has_shape = true;
   }
   if (!ParseInputDataType(name, &out->dtype)) {
-    return Status::InvalidArgument("unknown dtype '" + name + "'; use one of " +
-                                   kDtypes);
+    return f.Error("dtype", "unknown dtype '" + name + "'",
+                   std::string("use one of ") + kDtypes);
   }
   std::string body = Trim(text.substr(colon + 1));
   std::vector<std::string> values;
   if (!body.empty()) values = Split(body, ',');
   out->data.clear();
+  const std::string dtype = DataTypeName(out->dtype);
   for (size_t i = 0; i < values.size(); ++i) {
     if (!ParseElement(values[i], out->dtype, &out->data)) {
-      return Status::InvalidArgument(
-          "bad " + std::string(DataTypeName(out->dtype)) + " value '" +
-          values[i] + "' at position " + std::to_string(i + 1) +
-          " (not a number, or out of range)");
+      return f.Error("values",
+                     "bad " + dtype + " value '" + values[i] +
+                         "' at position " + std::to_string(i + 1) +
+                         " (not a number, or out of range)",
+                     "write " + dtype + " values separated by commas");
     }
   }
   if (!has_shape) {
     out->shape = {static_cast<int64_t>(values.size())};
   } else if (ShapeElements(out->shape) < 0) {
-    return Status::InvalidArgument("shape " + ShapeText(out->shape) +
-                                   " has more elements than fit in memory");
+    return f.Error(
+        "shape",
+        ShapeText(out->shape) + " has more elements than fit in memory",
+        "check the dimensions");
   } else if (ShapeElements(out->shape) != static_cast<int64_t>(values.size())) {
-    return Status::InvalidArgument(
-        "shape " + ShapeText(out->shape) + " needs " +
-        std::to_string(ShapeElements(out->shape)) + " values, got " +
-        std::to_string(values.size()));
+    return f.Error("values",
+                   "shape " + ShapeText(out->shape) + " needs " +
+                       std::to_string(ShapeElements(out->shape)) +
+                       " values, got " + std::to_string(values.size()),
+                   "give one value per element");
   }
   return Status::OK();
 }
 
-Status ParseValueBare(const std::string& text, Tensor* out) {
+Status ParseValue(const util::JsonFields& f, const std::string& text,
+                  Tensor* out) {
   if (!text.empty() && text[0] == '@') {
     if (text.size() == 1) {
-      return Status::InvalidArgument("'@' must be followed by a .npy path");
+      return f.Error("", "'@' names no file", "write @path/to/file.npy");
     }
-    return LoadNpyFile(text.substr(1), out);
+    // npy_file.h's messages name the file and what is wrong with it.
+    Status s = LoadNpyFile(text.substr(1), out);
+    return s.ok() ? s : f.Error("", s.message(), "");
   }
-  return ParseLiteral(text, out);
+  return ParseLiteral(f, text, out);
 }
 
 }  // namespace
@@ -297,21 +314,19 @@ bool ParseInputDataType(const std::string& name, DataType* out) {
 }
 
 Status ParseInputValue(const std::string& text, Tensor* out) {
-  Status s = ParseValueBare(text, out);
-  return s.ok() ? s : s.WithContext("input value '" + text + "': ");
+  return ParseValue(util::JsonFields("input value '" + text + "'"), text, out);
 }
 
 Status ParseInputArg(const std::string& arg, std::string* name, Tensor* out) {
+  // The whole argument names the input: it is what the user typed.
+  const util::JsonFields f("--input '" + arg + "'");
   size_t eq = arg.find('=');
-  Status s;
   if (eq == std::string::npos || Trim(arg.substr(0, eq)).empty()) {
-    s = Status::InvalidArgument(
-        "expected NAME=VALUE, e.g. a=int32:1,2,3 or a=@a.npy");
-  } else {
-    *name = Trim(arg.substr(0, eq));
-    s = ParseValueBare(arg.substr(eq + 1), out);
+    return f.Error("", "expected NAME=VALUE",
+                   "write e.g. a=int32:1,2,3 or a=@a.npy");
   }
-  return s.ok() ? s : s.WithContext("--input '" + arg + "': ");
+  *name = Trim(arg.substr(0, eq));
+  return ParseValue(f, arg.substr(eq + 1), out);
 }
 
 }  // namespace hflow::tools

@@ -127,14 +127,20 @@ TEST(InputValueTest, Bool) {
 }
 
 TEST(InputValueTest, SyntaxErrorsNameTheInput) {
-  EXPECT_HAS(ErrorOf("int32"), "input value 'int32': expected DTYPE:");
-  EXPECT_HAS(ErrorOf("int33:1"), "unknown dtype 'int33'; use one of int8");
-  EXPECT_HAS(ErrorOf("int32[2,2]:1,2,3"), "shape [2,2] needs 4 values, got 3");
+  EXPECT_HAS(ErrorOf("int32"),
+             "input value 'int32': no ':' between the dtype and the values; "
+             "write DTYPE:");
+  EXPECT_HAS(
+      ErrorOf("int33:1"),
+      "input value 'int33:1': dtype: unknown dtype 'int33'; use one of int8");
+  EXPECT_HAS(ErrorOf("int32[2,2]:1,2,3"),
+             "values: shape [2,2] needs 4 values, got 3; give one");
   EXPECT_HAS(ErrorOf("int32[]:1,2"), "shape [] needs 1 values, got 2");
-  EXPECT_HAS(ErrorOf("int32[2,x]:1,2"), "dimension 'x'");
+  EXPECT_HAS(ErrorOf("int32[2,x]:1,2"), "shape: dimension 'x'");
   EXPECT_HAS(ErrorOf("int32[-1]:1"), "dimension '-1'");
-  EXPECT_HAS(ErrorOf("int32[2:1,2"), "must be written [d0,d1,...]");
-  EXPECT_HAS(ErrorOf("@"), "followed by a .npy path");
+  EXPECT_HAS(ErrorOf("int32[2:1,2"),
+             "shape: '[2' is not closed; write the shape as [d0,d1,...]");
+  EXPECT_HAS(ErrorOf("@"), "input value '@': '@' names no file; write @");
 }
 
 TEST(InputValueTest, InputArg) {
@@ -145,10 +151,11 @@ TEST(InputValueTest, InputArg) {
   EXPECT_EQ(t.As<int32_t>(), (std::vector<int32_t>{1, 2}));
   Status s = ParseInputArg("int32:1", &name, &t);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_HAS(s.message(), "--input 'int32:1': expected NAME=VALUE");
+  EXPECT_HAS(s.message(),
+             "--input 'int32:1': expected NAME=VALUE; write e.g. a=int32");
   EXPECT_HAS(ParseInputArg("=int32:1", &name, &t).message(), "NAME=VALUE");
   EXPECT_HAS(ParseInputArg("b=int32:z", &name, &t).message(),
-             "--input 'b=int32:z': bad int32 value 'z' at position 1");
+             "--input 'b=int32:z': values: bad int32 value 'z' at position 1");
 }
 
 class InputValueNpyTest : public ::testing::Test {
@@ -349,8 +356,8 @@ TEST(InputValueTest, ParseNpyBytesReadsMemoryAndNamesTheSource) {
 TEST(InputValueTest, ShapeWhoseElementCountOverflowsIsRejected) {
   Tensor t;
   EXPECT_HAS(ParseInputValue("int8[4294967296,4294967296]:1", &t).message(),
-             "shape [4294967296,4294967296] has more elements than fit in "
-             "memory");
+             "shape: [4294967296,4294967296] has more elements than fit "
+             "in memory; check the dimensions");
 }
 
 }  // namespace
