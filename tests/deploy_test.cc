@@ -14,6 +14,7 @@
 #include "deploy/graph_def.h"
 #include "deploy/planner.h"
 #include "services/exchange_service.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
@@ -115,16 +116,14 @@ TEST_P(DeploySetTest, DeploysBoundEverywhereAndTouchesNothingElse) {
   }
 }
 
-const char* kOnTwoToFive = R"({"deploy_info": [
-    {"flow_node_name": "add0", "logic_device_id": "0:0:2"},
-    {"flow_node_name": "id1", "logic_device_id": "0:0:3"},
-    {"flow_node_name": "id2", "logic_device_id": "0:0:4"},
-    {"flow_node_name": "id3", "logic_device_id": "0:0:5"},
-    {"flow_node_name": "id4", "logic_device_id": "0:0:2"},
-    {"flow_node_name": "id5", "logic_device_id": "0:0:3"},
-    {"flow_node_name": "id6", "logic_device_id": "0:0:4"},
-    {"flow_node_name": "id7", "logic_device_id": "0:0:5"},
-    {"flow_node_name": "id8", "logic_device_id": "0:0:2"}]})";
+// add0 on 2, then id1..id8 round robin over 3, 4, 5, 2.
+std::string OnTwoToFive() {
+  testing::Placement p = {{"add0", {2}}};
+  for (int32_t i = 1; i <= 8; ++i) {
+    p.push_back({"id" + std::to_string(i), {2 + i % 4}});
+  }
+  return testing::DeployInfoJson(p);
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Sets, DeploySetTest,
@@ -132,7 +131,7 @@ INSTANTIATE_TEST_SUITE_P(
         std::make_pair(std::vector<int32_t>{2, 3, 4, 5}, std::string()),
         std::make_pair(std::vector<int32_t>{3, 6, 7}, std::string()),
         std::make_pair(std::vector<int32_t>{0, 1, 2, 3, 4, 5},
-                       std::string(kOnTwoToFive)),
+                       OnTwoToFive()),
         std::make_pair(std::vector<int32_t>{0, 1, 2, 3}, std::string())));
 
 TEST(DeployTest, ReplicasFromLogicDeviceRanges) {

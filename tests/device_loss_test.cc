@@ -25,6 +25,7 @@
 #include "hflow/rt.h"
 #include "rt/sim/sim_runtime.h"
 #include "util/thread_name.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
@@ -67,37 +68,19 @@ REGISTER_FLOW_FUNC("DeviceLossTest_Gate", GateFunc);
 // x ── n0@d0 ── n1@d1 ── ... ── add(last, last)@dN ── out  (out = 2x).
 // `gate_at` (an index into `devices`, or -1) makes that node the gate UDF.
 FlowGraph Chain(const std::vector<int32_t>& devices, int gate_at = -1) {
-  FlowData x("x", 0);
-  std::vector<FlowNode> nodes;
-  std::string deploy = R"({"deploy_info": [)";
+  std::vector<testing::ChainStage> stages;
   for (size_t i = 0; i + 1 < devices.size(); ++i) {
-    FunctionPp pp("pp" + std::to_string(i));
-    pp.SetFunction(int(i) == gate_at ? "DeviceLossTest_Gate" : "_BuiltIn_Identity");
-    FlowNode n("n" + std::to_string(i), 1, 1);
-    if (i == 0) {
-      n.SetInput(0, x);
-    } else {
-      n.SetInput(0, nodes.back(), 0);
-    }
-    n.AddPp(pp);
-    nodes.push_back(n);
-    deploy += R"({"flow_node_name": "n)" + std::to_string(i) +
-              R"(", "logic_device_id": "0:0:)" + std::to_string(devices[i]) +
-              R"("},)";
+    const std::string n = std::to_string(i);
+    stages.push_back({"n" + n,
+                      int(i) == gate_at ? "DeviceLossTest_Gate"
+                                        : "_BuiltIn_Identity",
+                      {devices[i]}, "pp" + n});
   }
-  FunctionPp add_pp("add_pp");
-  add_pp.SetFunction("_BuiltIn_Add");
-  FlowNode add("add", 2, 1);
-  add.SetInput(0, nodes.back(), 0).SetInput(1, nodes.back(), 0).AddPp(add_pp);
-  deploy += R"({"flow_node_name": "add", "logic_device_id": "0:0:)" +
-            std::to_string(devices.back()) + R"("}]})";
-  FlowGraph g("loss_chain");
-  g.SetInputs({x}).SetOutputs({add});
-  g.SetDeployInfo(deploy);
-  return g;
+  stages.push_back({"add", "_BuiltIn_Add", {devices.back()}, "add_pp", 2});
+  return testing::ChainGraph("loss_chain", stages);
 }
 
-Tensor I64(int64_t v) { return Tensor::From<int64_t>(DataType::kInt64, {1}, {v}); }
+using ::hflow::testing::I64;
 
 class DeviceLossTest : public ::testing::Test {
  protected:

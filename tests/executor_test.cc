@@ -36,6 +36,7 @@
 #include "hflow/rt.h"
 #include "rt/sim/sim_runtime.h"
 #include "util/thread_name.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
@@ -285,34 +286,15 @@ REGISTER_FLOW_FUNC("ExecTest_SwapPairs", SwapPairs);
 
 // ---- graphs -------------------------------------------------------------------
 
-std::string Placement(const std::string& node, int32_t device) {
-  return R"({"flow_node_name": ")" + node + R"(", "logic_device_id": "0:0:)" +
-         std::to_string(device) + "\"}";
-}
-
 // x ── n0 ── n1 ── ... ── out; node i runs funcs[i] on devices[i].
 FlowGraph Chain(const std::string& name, const std::vector<std::string>& funcs,
                 const std::vector<int32_t>& devices) {
-  FlowData x("x", 0);
-  std::vector<FlowNode> nodes;
-  std::string deploy = R"({"deploy_info": [)";
+  std::vector<testing::ChainStage> stages;
   for (size_t i = 0; i < funcs.size(); ++i) {
-    FunctionPp pp("pp" + std::to_string(i));
-    pp.SetFunction(funcs[i]);
-    FlowNode n("n" + std::to_string(i), 1, 1);
-    if (i == 0) {
-      n.SetInput(0, x);
-    } else {
-      n.SetInput(0, nodes.back(), 0);
-    }
-    n.AddPp(pp);
-    nodes.push_back(n);
-    deploy += (i ? "," : "") + Placement(n.name(), devices[i]);
+    const std::string n = std::to_string(i);
+    stages.push_back({"n" + n, funcs[i], {devices[i]}, "pp" + n});
   }
-  FlowGraph g(name);
-  g.SetInputs({x}).SetOutputs({nodes.back()});
-  g.SetDeployInfo(deploy + "]}");
-  return g;
+  return testing::ChainGraph(name, stages);
 }
 
 Tensor Pair(int64_t i) {
@@ -563,18 +545,15 @@ TEST_F(ExecutorTest, NextProcInTheSameRunUndoesAUdfsDeviceSwitch) {
 TEST_F(ExecutorTest, SiblingBranchFlowsWhileAUdfBlocks) {
   Init({2, 3, 4, 5}, /*exec_threads=*/2);
   FlowData x("x", 0);
-  FunctionPp id_pp("id_pp"), gate_pp("gate_pp"), count_pp("count_pp");
-  id_pp.SetFunction("_BuiltIn_Identity");
-  gate_pp.SetFunction("ExecTest_Gate");
-  count_pp.SetFunction("ExecTest_Count");
-  FlowNode id("id", 1, 1), gate("gate", 1, 1), count("count", 1, 1);
-  id.SetInput(0, x).AddPp(id_pp);
-  gate.SetInput(0, id, 0).AddPp(gate_pp);
-  count.SetInput(0, id, 0).AddPp(count_pp);
+  FlowNode id = testing::FuncNode("id", "_BuiltIn_Identity");
+  FlowNode gate = testing::FuncNode("gate", "ExecTest_Gate");
+  FlowNode count = testing::FuncNode("count", "ExecTest_Count");
+  id.SetInput(0, x);
+  gate.SetInput(0, id, 0);
+  count.SetInput(0, id, 0);
   FlowGraph g("sibling");
   g.SetInputs({x}).SetOutputs({gate, count});
-  g.SetDeployInfo(R"({"deploy_info": [)" + Placement("id", 2) + "," +
-                  Placement("gate", 3) + "," + Placement("count", 4) + "]}");
+  testing::Place(g, {{"id", {2}}, {"gate", {3}}, {"count", {4}}});
   Session s;
   Build(s, 1, g);
   std::this_thread::sleep_for(milliseconds(100));  // pool threads idle
@@ -747,11 +726,7 @@ TEST_P(ExecutorAlignTest, AddPairsInputsByTransaction) {
   const AlignCase& c = GetParam();
   Init({2, 3, 4, 5}, c.threads);
   FlowData x("x", 0);
-  auto pp = [](const std::string& name, const std::string& func) {
-    FunctionPp p(name);
-    p.SetFunction(func);
-    return p;
-  };
+  const auto& pp = testing::Pp;
   FlowNode a("a", 1, 1), b0("b0", 1, 1), swap("swap", 1, 1), b2("b2", 1, 1),
       add("add", 2, 1);
   a.SetInput(0, x).AddPp(pp("a_pp", "_BuiltIn_Identity"));
@@ -766,9 +741,11 @@ TEST_P(ExecutorAlignTest, AddPairsInputsByTransaction) {
   add.AddPp(pp("add_pp", "_BuiltIn_Add"));
   FlowGraph g("align");
   g.SetInputs({x}).SetOutputs({add});
-  g.SetDeployInfo(R"({"deploy_info": [)" + Placement("a", 2) + "," +
-                  Placement("b0", 3) + "," + Placement("swap", 4) + "," +
-                  Placement("b2", 3) + "," + Placement("add", 5) + "]}");
+  testing::Place(g, {{"a", {2}},
+                     {"b0", {3}},
+                     {"swap", {4}},
+                     {"b2", {3}},
+                     {"add", {5}}});
   Session s;
   Build(s, 1, g);
   constexpr int kN = 1000;  // even: the swap stage emits pairs

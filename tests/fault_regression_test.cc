@@ -31,11 +31,15 @@
 #include "hflow/rt.h"
 #include "rt/device_binding.h"
 #include "rt/sim/sim_runtime.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
 namespace {
 
+using ::hflow::testing::ChainGraph;
+using ::hflow::testing::DoublingChain;
+using ::hflow::testing::Place;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -53,30 +57,10 @@ REGISTER_FLOW_FUNC("FaultRegression_Fails", AlwaysFails);
 
 //   x ── a@2 ── b@3 ── c@4 ── add(c, c)@5 ── out   (a may be `first_func`)
 FlowGraph Chain(const std::string& first_func = "_BuiltIn_Identity") {
-  FlowData x("x", 0);
-  FunctionPp first_pp("first_pp");
-  first_pp.SetFunction(first_func);
-  FunctionPp id_pp("id_pp");
-  id_pp.SetFunction("_BuiltIn_Identity");
-  FlowNode a("a", 1, 1), b("b", 1, 1), c("c", 1, 1);
-  a.SetInput(0, x).AddPp(first_pp);
-  b.SetInput(0, a, 0).AddPp(id_pp);
-  c.SetInput(0, b, 0).AddPp(id_pp);
-  FunctionPp add_pp("add_pp");
-  add_pp.SetFunction("_BuiltIn_Add");
-  FlowNode add("add", 2, 1);
-  add.SetInput(0, c, 0).SetInput(1, c, 0).AddPp(add_pp);
-  FlowGraph g("regression_chain");
-  g.SetInputs({x}).SetOutputs({add});
-  g.SetDeployInfo(R"({"deploy_info": [
-      {"flow_node_name": "a", "logic_device_id": "0:0:2"},
-      {"flow_node_name": "b", "logic_device_id": "0:0:3"},
-      {"flow_node_name": "c", "logic_device_id": "0:0:4"},
-      {"flow_node_name": "add", "logic_device_id": "0:0:5"}]})");
-  return g;
+  return DoublingChain("regression_chain", first_func);
 }
 
-Tensor I64(int64_t v) { return Tensor::From<int64_t>(DataType::kInt64, {1}, {v}); }
+using ::hflow::testing::I64;
 
 class FaultRegressionTest : public ::testing::Test {
  protected:
@@ -207,10 +191,7 @@ FlowGraph TwoInputs() {
   q.SetInput(0, x1).AddPp(id_pp);
   FlowGraph g("two_inputs");
   g.SetInputs({x0, x1}).SetOutputs({p, q});
-  g.SetDeployInfo(R"({"deploy_info": [
-      {"flow_node_name": "p", "logic_device_id": "0:0:2"},
-      {"flow_node_name": "q", "logic_device_id": "0:0:3"}]})");
-  return g;
+  return Place(g, {{"p", {2}}, {"q", {3}}});
 }
 
 TEST_F(FaultRegressionTest, FeedThatWentInPartWayFailsTheGraph) {
@@ -245,10 +226,7 @@ FlowGraph FanOut() {
   b.SetInput(0, x).AddPp(id_pp);
   FlowGraph g("fan_out");
   g.SetInputs({x}).SetOutputs({a, b});
-  g.SetDeployInfo(R"({"deploy_info": [
-      {"flow_node_name": "a", "logic_device_id": "0:0:2"},
-      {"flow_node_name": "b", "logic_device_id": "0:0:3"}]})");
-  return g;
+  return Place(g, {{"a", {2}}, {"b", {3}}});
 }
 
 // The copy for the second consumer is made before anything goes in: when
@@ -307,15 +285,7 @@ TEST_F(FaultRegressionTest, CacheWhoseFreeFailedIsFreedAtShutdown) {
 TEST_F(FaultRegressionTest, FetchThatCannotReadItsOutputsPutsThemBack) {
   // x ── id@2 ── out: no copy between devices, so after the feed the only
   // Memcpy is the fetch reading the output.
-  FlowData x("x", 0);
-  FunctionPp pp("id_pp");
-  pp.SetFunction("_BuiltIn_Identity");
-  FlowNode id("id", 1, 1);
-  id.SetInput(0, x).AddPp(pp);
-  FlowGraph g("one_stage");
-  g.SetInputs({x}).SetOutputs({id});
-  g.SetDeployInfo(R"({"deploy_info": [
-      {"flow_node_name": "id", "logic_device_id": "0:0:2"}]})");
+  FlowGraph g = ChainGraph("one_stage", {{"id", "_BuiltIn_Identity", {2}}});
   Session s;
   Build(s, g);
   ASSERT_TRUE(s.FeedData(1, {I64(41)}, FlowInfo{}, kTimeoutMs).ok());

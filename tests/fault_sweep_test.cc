@@ -35,11 +35,13 @@
 #include "hflow/hflow.h"
 #include "hflow/rt.h"
 #include "rt/sim/sim_runtime.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
 namespace {
 
+using ::hflow::testing::DoublingChain;
 using Clock = std::chrono::steady_clock;
 
 const std::vector<int32_t> kDevices = {2, 3, 4, 5};
@@ -52,28 +54,10 @@ constexpr std::chrono::seconds kRunLimit{30};
 
 //   x ── a@2 ── b@3 ── c@4 ── add(c, c)@5 ── out   (out = 2x, in order)
 FlowGraph Chain() {
-  FlowData x("x", 0);
-  FunctionPp id_pp("id_pp");
-  id_pp.SetFunction("_BuiltIn_Identity");
-  FlowNode a("a", 1, 1), b("b", 1, 1), c("c", 1, 1);
-  a.SetInput(0, x).AddPp(id_pp);
-  b.SetInput(0, a, 0).AddPp(id_pp);
-  c.SetInput(0, b, 0).AddPp(id_pp);
-  FunctionPp add_pp("add_pp");
-  add_pp.SetFunction("_BuiltIn_Add");
-  FlowNode add("add", 2, 1);
-  add.SetInput(0, c, 0).SetInput(1, c, 0).AddPp(add_pp);
-  FlowGraph g("sweep_chain");
-  g.SetInputs({x}).SetOutputs({add});
-  g.SetDeployInfo(R"({"deploy_info": [
-      {"flow_node_name": "a", "logic_device_id": "0:0:2"},
-      {"flow_node_name": "b", "logic_device_id": "0:0:3"},
-      {"flow_node_name": "c", "logic_device_id": "0:0:4"},
-      {"flow_node_name": "add", "logic_device_id": "0:0:5"}]})");
-  return g;
+  return DoublingChain("sweep_chain", "_BuiltIn_Identity", "id_pp");
 }
 
-Tensor I64(int64_t v) { return Tensor::From<int64_t>(DataType::kInt64, {1}, {v}); }
+using ::hflow::testing::I64;
 
 Options SweepOptions() {
   Options o;

@@ -16,28 +16,19 @@
 #include <vector>
 
 #include "hflow/hflow.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
 namespace {
 
-std::string Place(const std::string& node, int device) {
-  return R"({"flow_node_name": ")" + node + R"(", "logic_device_id": "0:0:)" +
-         std::to_string(device) + "\"}";
-}
-
-FlowNode Identity(const std::string& name) {
-  FunctionPp pp(name + "_pp");
-  pp.SetFunction("_BuiltIn_Identity");
-  FlowNode n(name, 1, 1);
-  n.AddPp(pp);
-  return n;
-}
+using ::hflow::testing::FuncNode;
 
 // x -> a@devices[0] -> b@devices[1]; the graph's outputs are b, or a and b.
 FlowGraph TwoNodes(const std::vector<int>& devices, bool output_a) {
   FlowData x("x", 0);
-  FlowNode a = Identity("a"), b = Identity("b");
+  FlowNode a = FuncNode("a", "_BuiltIn_Identity");
+  FlowNode b = FuncNode("b", "_BuiltIn_Identity");
   a.SetInput(0, x);
   b.SetInput(0, a, 0);
   FlowGraph g(output_a ? "batch_fork" : "batch_chain");
@@ -47,9 +38,7 @@ FlowGraph TwoNodes(const std::vector<int>& devices, bool output_a) {
   } else {
     g.SetOutputs({b});
   }
-  g.SetDeployInfo(R"({"deploy_info": [)" + Place("a", devices[0]) + "," +
-                  Place("b", devices[1]) + "]}");
-  return g;
+  return testing::Place(g, {{"a", {devices[0]}}, {"b", {devices[1]}}});
 }
 
 FlowGraph Chain(const std::vector<int>& devices) {

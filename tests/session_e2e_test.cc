@@ -7,33 +7,15 @@
 
 #include "hflow/hflow.h"
 #include "rt/sim/sim_runtime.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
 namespace {
 
+using ::hflow::testing::AddPipeline;
+using ::hflow::testing::Place;
 using ::testing::HasSubstr;
-
-//   a ─┐
-//      ├─ add (device 2) ── twice (device 3: add + add) ── out
-//   b ─┘
-FlowGraph AddPipeline() {
-  FlowData a("a", 0), b("b", 1);
-  FunctionPp add_pp("add_pp");
-  add_pp.SetFunction("_BuiltIn_Add");
-  FlowNode add("add", 2, 1);
-  add.SetInput(0, a).SetInput(1, b).AddPp(add_pp);
-  FunctionPp twice_pp("twice_pp");
-  twice_pp.SetFunction("_BuiltIn_Add");
-  FlowNode twice("twice", 2, 1);
-  twice.SetInput(0, add, 0).SetInput(1, add, 0).AddPp(twice_pp);
-  FlowGraph g("add_pipeline");
-  g.SetInputs({a, b}).SetOutputs({twice});
-  g.SetDeployInfo(R"({"deploy_info": [
-      {"flow_node_name": "add", "logic_device_id": "0:0:2"},
-      {"flow_node_name": "twice", "logic_device_id": "0:0:3"}]})");
-  return g;
-}
 
 class SessionE2ETest : public ::testing::Test {
  protected:
@@ -147,8 +129,7 @@ TEST_F(SessionE2ETest, CountBatchInputAttrFeedsReplicas) {
   id.SetInput(0, x).AddPp(pp).MapInput(0, pp, 0, {CountBatch{3}});
   FlowGraph g("batched");
   g.SetInputs({x}).SetOutputs({id});
-  g.SetDeployInfo(R"({"batch_deploy_info": [
-      {"flow_node_list": ["id"], "logic_device_list": "0:0:2~5"}]})");
+  Place(g, {{"id", {2, 3, 4, 5}}});
   Session s;
   ASSERT_TRUE(s.AddGraph(7, g).ok());
   Status st = s.BuildGraph(7);

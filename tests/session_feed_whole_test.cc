@@ -25,6 +25,7 @@
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/meta_flow_func.h"
 #include "hflow/hflow.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
@@ -56,20 +57,14 @@ REGISTER_FLOW_FUNC("FeedWholeTest_HoldGate", HoldGate);
 
 FlowGraph TwoBranches(const std::vector<int>& devices) {
   FlowData x0("x0", 0), x1("x1", 1);
-  FunctionPp id_pp("id_pp"), gate_pp("gate_pp");
-  id_pp.SetFunction("_BuiltIn_Identity");
-  gate_pp.SetFunction("FeedWholeTest_HoldGate");
-  FlowNode id("id", 1, 1), gate("gate", 1, 1);
-  id.SetInput(0, x0).AddPp(id_pp);
-  gate.SetInput(0, x1).AddPp(gate_pp);
+  FlowNode id = testing::FuncNode("id", "_BuiltIn_Identity");
+  FlowNode gate = testing::FuncNode("gate", "FeedWholeTest_HoldGate");
+  id.SetInput(0, x0);
+  gate.SetInput(0, x1);
   FlowGraph g("feed_whole");
   g.SetInputs({x0, x1}).SetOutputs({id, gate});
-  g.SetDeployInfo(
-      R"({"deploy_info": [{"flow_node_name": "id", "logic_device_id": "0:0:)" +
-      std::to_string(devices[0]) +
-      R"("}, {"flow_node_name": "gate", "logic_device_id": "0:0:)" +
-      std::to_string(devices[1 % devices.size()]) + "\"}]}");
-  return g;
+  return testing::Place(g, {{"id", {devices[0]}},
+                            {"gate", {devices[1 % devices.size()]}}});
 }
 
 std::vector<Tensor> Transaction(int32_t i) {

@@ -27,10 +27,14 @@
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/meta_flow_func.h"
 #include "hflow/hflow.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
 namespace {
+
+using ::hflow::testing::FuncNode;
+using ::hflow::testing::Place;
 
 // Transaction 1 waits (up to 5 s) until another message has passed, so a
 // replica that gets a later transaction returns it first.
@@ -85,32 +89,23 @@ class FailOdd : public FlowFunc::MetaFlowFunc {
 };
 REGISTER_FLOW_FUNC("FetchPairingTest_FailOdd", FailOdd);
 
-std::string Dev(int32_t d) { return "0:0:" + std::to_string(d); }
-
 // out0 from an identity on d0, out1 from `second` on `second_devices`.
 FlowGraph TwoOutputs(const std::string& second, int32_t d0,
-                     const std::string& second_devices) {
+                     const std::vector<int32_t>& second_devices) {
   FlowData x("x", 0);
-  FunctionPp id_pp("id_pp"), second_pp("second_pp");
-  id_pp.SetFunction("_BuiltIn_Identity");
-  second_pp.SetFunction(second);
-  FlowNode id("id", 1, 1), other("other", 1, 1);
-  id.SetInput(0, x).AddPp(id_pp);
-  other.SetInput(0, x).AddPp(second_pp);
+  FlowNode id = FuncNode("id", "_BuiltIn_Identity");
+  FlowNode other = FuncNode("other", second, 1, 1, "second_pp");
+  id.SetInput(0, x);
+  other.SetInput(0, x);
   FlowGraph g("pairing");
   g.SetInputs({x}).SetOutputs({id, other});
-  g.SetDeployInfo(
-      R"({"deploy_info": [{"flow_node_name": "id", "logic_device_id": ")" +
-      Dev(d0) +
-      R"("}], "batch_deploy_info": [{"flow_node_list": ["other"], "logic_device_list": ")" +
-      second_devices + "\"}]}");
-  return g;
+  return Place(g, {{"id", {d0}}, {"other", second_devices}});
 }
 
-// The second node's replicas on the set's last two devices ("0:0:a,0:0:b").
-std::string Replicas(const std::vector<int>& devices) {
+// The second node's replicas on the set's last two devices.
+std::vector<int32_t> Replicas(const std::vector<int>& devices) {
   const size_t n = devices.size();
-  return Dev(devices[n - 2]) + "," + Dev(devices[n - 1]);
+  return {devices[n - 2], devices[n - 1]};
 }
 
 Tensor Value(int32_t v) {
@@ -238,7 +233,7 @@ TEST_P(FetchPairingTest, ManyFeedersAndAReplicatedOutputNodeNeverMispair) {
 TEST_P(FetchPairingTest, OutputsThatNeverPairFailTheFetchClearlyAndKeepData) {
   Session s;
   ASSERT_TRUE(s.AddGraph(1, TwoOutputs("FetchPairingTest_Swallow",
-                                       GetParam()[0], Dev(GetParam().back())))
+                                       GetParam()[0], {GetParam().back()}))
                   .ok());
   ASSERT_TRUE(s.BuildGraph(1).ok());
   // The hold limit is at least 256 per output; feed past it while fetching
@@ -267,21 +262,16 @@ TEST_P(FetchPairingTest, OutputsThatNeverPairFailTheFetchClearlyAndKeepData) {
 TEST_P(FetchPairingTest, FailedResultNamesTheNodeThatFailed) {
   // x -> bad (FailOdd) -> after (identity) -> out0; x -> id -> out1.
   FlowData x("x", 0);
-  FunctionPp bad_pp("bad_pp"), after_pp("after_pp"), id_pp("id_pp");
-  bad_pp.SetFunction("FetchPairingTest_FailOdd");
-  after_pp.SetFunction("_BuiltIn_Identity");
-  id_pp.SetFunction("_BuiltIn_Identity");
-  FlowNode bad("bad", 1, 1), after("after", 1, 1), id("id", 1, 1);
-  bad.SetInput(0, x).AddPp(bad_pp);
-  after.SetInput(0, bad).AddPp(after_pp);
-  id.SetInput(0, x).AddPp(id_pp);
+  FlowNode bad = FuncNode("bad", "FetchPairingTest_FailOdd");
+  FlowNode after = FuncNode("after", "_BuiltIn_Identity");
+  FlowNode id = FuncNode("id", "_BuiltIn_Identity");
+  bad.SetInput(0, x);
+  after.SetInput(0, bad);
+  id.SetInput(0, x);
   FlowGraph g("fails");
   g.SetInputs({x}).SetOutputs({after, id});
   const auto& d = GetParam();
-  g.SetDeployInfo(
-      R"({"deploy_info": [{"flow_node_name": "bad", "logic_device_id": ")" +
-      Dev(d[0]) + R"("}, {"flow_node_name": "after", "logic_device_id": ")" +
-      Dev(d.back()) + "\"}]}");
+  Place(g, {{"bad", {d[0]}}, {"after", {d.back()}}});
   Session s;
   ASSERT_TRUE(s.AddGraph(1, g).ok());
   ASSERT_TRUE(s.BuildGraph(1).ok());

@@ -14,6 +14,7 @@
 
 #include "hflow/hflow.h"
 #include "rt/sim/sim_runtime.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
@@ -25,42 +26,18 @@ using std::chrono::milliseconds;
 
 const std::vector<int32_t> kDevices = {2, 3, 4, 5};
 
-//   x ── id (on `id_devices`) ── add(id, id) (on `add_device`) ── out
+//   x ── id (on `id_devices`) ── add(id, id) (on `add_devices`) ── out
 FlowGraph Pipeline(const std::string& name = "pipeline",
-                   const std::string& id_devices = "0:0:2~5",
-                   const std::string& add_device = "0:0:3") {
-  FlowData x("x", 0);
-  FunctionPp id_pp("id_pp");
-  id_pp.SetFunction("_BuiltIn_Identity");
-  FlowNode id("id", 1, 1);
-  id.SetInput(0, x).AddPp(id_pp);
-  FunctionPp add_pp("add_pp");
-  add_pp.SetFunction("_BuiltIn_Add");
-  FlowNode add("add", 2, 1);
-  add.SetInput(0, id, 0).SetInput(1, id, 0).AddPp(add_pp);
-  FlowGraph g(name);
-  g.SetInputs({x}).SetOutputs({add});
-  g.SetDeployInfo(R"({"batch_deploy_info": [
-      {"flow_node_list": ["id"], "logic_device_list": ")" + id_devices + R"("},
-      {"flow_node_list": ["add"], "logic_device_list": ")" + add_device +
-                  R"("}]})");
-  return g;
+                   const std::vector<int32_t>& id_devices = {2, 3, 4, 5},
+                   const std::vector<int32_t>& add_devices = {3}) {
+  return testing::ReplicatedDoubler(name, id_devices, add_devices);
 }
 
 //   a ─┐
 //      ├─ add ── out     (two inputs)
 //   b ─┘
-FlowGraph TwoInputAdd(const std::string& device = "0:0:4") {
-  FlowData a("a", 0), b("b", 1);
-  FunctionPp pp("add_pp");
-  pp.SetFunction("_BuiltIn_Add");
-  FlowNode add("add", 2, 1);
-  add.SetInput(0, a).SetInput(1, b).AddPp(pp);
-  FlowGraph g("two_input_add");
-  g.SetInputs({a, b}).SetOutputs({add});
-  g.SetDeployInfo(R"({"deploy_info": [
-      {"flow_node_name": "add", "logic_device_id": ")" + device + R"("}]})");
-  return g;
+FlowGraph TwoInputAdd(int32_t device = 4) {
+  return testing::TwoInputAdd("two_input_add", device);
 }
 
 Tensor I64(std::vector<int64_t> v) {
@@ -154,7 +131,7 @@ TEST_F(SessionLifecycleApiTest, FeedIntoFullPipelineTimesOutAndLosesNothing) {
   // A single chain (no replicas): once its queues are full, they stay full
   // while nobody fetches. (With replicas, a feed routed to a full replica
   // times out while later transactions may still fit in another one.)
-  ASSERT_TRUE(s.AddGraph(1, Pipeline("chain", "0:0:2", "0:0:3")).ok());
+  ASSERT_TRUE(s.AddGraph(1, Pipeline("chain", {2}, {3})).ok());
   ASSERT_TRUE(s.BuildGraph(1).ok());
   std::vector<int64_t> accepted;
   Status st;
@@ -387,7 +364,7 @@ TEST_F(SessionLifecycleApiTest, BadGraphsAndPlacementsGetClearErrors) {
   Session s;
   // A placement on a device outside the cluster: rejected at build, and no
   // device resources stay behind.
-  ASSERT_TRUE(s.AddGraph(1, Pipeline("off_cluster", "0:0:2~5", "0:0:9")).ok());
+  ASSERT_TRUE(s.AddGraph(1, Pipeline("off_cluster", {2, 3, 4, 5}, {9})).ok());
   Status st = s.BuildGraph(1);
   EXPECT_FALSE(st.ok());
   EXPECT_THAT(st.message(), HasSubstr("9"));
@@ -494,11 +471,13 @@ TEST_F(SessionLifecycleApiTest, SeveralSessionsAndGraphsConcurrently) {
   for (int si = 0; si < 2; ++si) {
     // Graph 1: the replicated pipeline (2x); graph 2: two-input add (a+b).
     Status st = sessions[si].AddGraph(
-        1, Pipeline("p" + std::to_string(si), si == 0 ? "0:0:2~3" : "0:0:4~5",
-                    si == 0 ? "0:0:2" : "0:0:5"));
+        1, Pipeline("p" + std::to_string(si),
+                    si == 0 ? std::vector<int32_t>{2, 3}
+                            : std::vector<int32_t>{4, 5},
+                    {si == 0 ? 2 : 5}));
     ASSERT_TRUE(st.ok()) << st.ToString();
     ASSERT_TRUE(sessions[si].BuildGraph(1).ok());
-    ASSERT_TRUE(sessions[si].AddGraph(2, TwoInputAdd(si == 0 ? "0:0:3" : "0:0:4")).ok());
+    ASSERT_TRUE(sessions[si].AddGraph(2, TwoInputAdd(si == 0 ? 3 : 4)).ok());
     ASSERT_TRUE(sessions[si].BuildGraph(2).ok());
   }
   // Payload tag: session * 1'000'000 + graph * 100'000 + sequence.
@@ -568,8 +547,8 @@ TEST_F(SessionLifecycleApiTest, SeveralSessionsAndGraphsConcurrently) {
 TEST_F(SessionLifecycleApiTest, SameGraphIdInTwoSessionsIsIndependent) {
   Init();
   Session a, b;
-  ASSERT_TRUE(a.AddGraph(7, Pipeline("a", "0:0:2", "0:0:2")).ok());
-  ASSERT_TRUE(b.AddGraph(7, Pipeline("b", "0:0:3", "0:0:3")).ok());
+  ASSERT_TRUE(a.AddGraph(7, Pipeline("a", {2}, {2})).ok());
+  ASSERT_TRUE(b.AddGraph(7, Pipeline("b", {3}, {3})).ok());
   ASSERT_TRUE(a.BuildGraph(7).ok());
   // b's graph 7 is not built yet: a's build did not build it.
   EXPECT_EQ(b.FeedData(7, {I64({1})}, FlowInfo{}, 0).code(),

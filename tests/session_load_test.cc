@@ -22,6 +22,7 @@
 
 #include "hflow/hflow.h"
 #include "rt/sim/sim_runtime.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
@@ -37,23 +38,8 @@ uint64_t TransId(int feeder, int seq) {
   return (uint64_t(feeder + 1) << 32) | uint64_t(seq + 1);
 }
 
-FlowGraph ReplicatedPipeline() {
-  FlowData x("x", 0);
-  FunctionPp id_pp("id_pp");
-  id_pp.SetFunction("_BuiltIn_Identity");
-  FlowNode id("id", 1, 1);
-  id.SetInput(0, x).AddPp(id_pp);
-  FunctionPp add_pp("add_pp");
-  add_pp.SetFunction("_BuiltIn_Add");
-  FlowNode add("add", 2, 1);
-  add.SetInput(0, id, 0).SetInput(1, id, 0).AddPp(add_pp);
-  FlowGraph g("load");
-  g.SetInputs({x}).SetOutputs({add});
-  g.SetDeployInfo(R"({"batch_deploy_info": [
-      {"flow_node_list": ["id"], "logic_device_list": "0:0:2~5"},
-      {"flow_node_list": ["add"], "logic_device_list": "0:0:3"}]})");
-  return g;
-}
+//   x ── id (replicas on 2~5) ── add(id, id)@3 ── out
+FlowGraph ReplicatedPipeline() { return testing::ReplicatedDoubler("load"); }
 
 class SessionLoadTest : public ::testing::Test {
  protected:

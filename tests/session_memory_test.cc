@@ -16,12 +16,16 @@
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/meta_flow_func.h"
 #include "hflow/hflow.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
 namespace {
 
+using ::hflow::testing::AddPipeline;
 using ::hflow::testing::DevicesName;
+using ::hflow::testing::FuncNode;
+using ::hflow::testing::Place;
 using ::hflow::testing::Watchdog;
 using ::testing::HasSubstr;
 using Msgs = std::vector<std::shared_ptr<FlowFunc::FlowMsg>>;
@@ -49,43 +53,14 @@ class HoldTensors : public FlowFunc::MetaFlowFunc {
 };
 REGISTER_FLOW_FUNC("MemTest_HoldTensors", HoldTensors);
 
-std::string Place(int32_t d) { return "0:0:" + std::to_string(d); }
-
-//   a ─┐
-//      ├─ add (first device) ── twice (second: add + add) ── out
-//   b ─┘
-FlowGraph AddPipeline(int32_t d0, int32_t d1) {
-  FlowData a("a", 0), b("b", 1);
-  FunctionPp add_pp("add_pp");
-  add_pp.SetFunction("_BuiltIn_Add");
-  FlowNode add("add", 2, 1);
-  add.SetInput(0, a).SetInput(1, b).AddPp(add_pp);
-  FunctionPp twice_pp("twice_pp");
-  twice_pp.SetFunction("_BuiltIn_Add");
-  FlowNode twice("twice", 2, 1);
-  twice.SetInput(0, add, 0).SetInput(1, add, 0).AddPp(twice_pp);
-  FlowGraph g("add_pipeline");
-  g.SetInputs({a, b}).SetOutputs({twice});
-  g.SetDeployInfo(R"({"deploy_info": [
-      {"flow_node_name": "add", "logic_device_id": ")" +
-                  Place(d0) + R"("},
-      {"flow_node_name": "twice", "logic_device_id": ")" +
-                  Place(d1) + R"("}]})");
-  return g;
-}
-
+//   n ── hold@d ── out
 FlowGraph HoldGraph(int32_t d) {
   FlowData a("n", 0);
-  FunctionPp pp("hold_pp");
-  pp.SetFunction("MemTest_HoldTensors");
-  FlowNode hold("hold", 1, 1);
-  hold.SetInput(0, a).AddPp(pp);
+  FlowNode hold = FuncNode("hold", "MemTest_HoldTensors");
+  hold.SetInput(0, a);
   FlowGraph g("hold");
   g.SetInputs({a}).SetOutputs({hold});
-  g.SetDeployInfo(R"({"deploy_info": [
-      {"flow_node_name": "hold", "logic_device_id": ")" +
-                  Place(d) + R"("}]})");
-  return g;
+  return Place(g, {{"hold", {d}}});
 }
 
 Tensor Filled(int64_t n, int32_t v) {

@@ -15,27 +15,15 @@
 #include "hflow/hflow.h"
 #include "hflow/rt.h"
 #include "rt/sim/sim_runtime.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
 namespace {
 
 FlowGraph Replicated(const std::vector<int>& devices) {
-  std::string list;
-  for (int d : devices) {
-    list += (list.empty() ? "" : ",") + std::string("0:0:") + std::to_string(d);
-  }
-  FlowData x("x", 0);
-  FunctionPp pp("id_pp");
-  pp.SetFunction("_BuiltIn_Identity");
-  FlowNode r("r", 1, 1);
-  r.SetInput(0, x).AddPp(pp);
-  FlowGraph g("replicated_feed");
-  g.SetInputs({x}).SetOutputs({r});
-  g.SetDeployInfo(R"({"batch_deploy_info": [{"flow_node_list": ["r"], )"
-                  R"("logic_device_list": ")" +
-                  list + R"("}]})");
-  return g;
+  return testing::ChainGraph("replicated_feed",
+                             {{"r", "_BuiltIn_Identity", devices, "id_pp"}});
 }
 
 class ReplicaFeedTest : public ::testing::TestWithParam<std::vector<int>> {

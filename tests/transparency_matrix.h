@@ -24,6 +24,7 @@
 
 #include "hflow/hflow.h"
 #include "rt/sim/sim_runtime.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
@@ -55,40 +56,29 @@ struct ClusterSpec {
   std::vector<int32_t> devices;
   std::vector<int32_t> used;
   int32_t unused;
-  std::string id_devices;  // logic_device_list of the replicated node
-  std::string add_device;  // logic_device_id of the add node
+  std::vector<int32_t> id_devices;  // the replicated node's devices
+  int32_t add_device;               // the add node's device
 };
 
 inline void PrintTo(const ClusterSpec& c, std::ostream* os) { *os << c.name; }
 
 inline ClusterSpec TwoToFive() {
   return {"devices_2_3_4_5_7", {2, 3, 4, 5, 7}, {2, 3, 4, 5}, 7,
-          "0:0:2~5",           "0:0:2"};
+          {2, 3, 4, 5},        2};
 }
 inline ClusterSpec ThreeSixSeven() {
-  return {"devices_3_6_7", {3, 6, 7}, {3, 6}, 7, "0:0:3,0:0:6", "0:0:6"};
+  return {"devices_3_6_7", {3, 6, 7}, {3, 6}, 7, {3, 6}, 6};
+}
+
+// Where the test graph's nodes run on cluster `c`.
+inline testing::Placement GraphPlacement(const ClusterSpec& c) {
+  return {{"id", c.id_devices}, {"add", {c.add_device}}};
 }
 
 //   x ── id (replicas) ── add(id, id) ── out
 inline FlowGraph TestGraph(const ClusterSpec& c) {
-  FlowData x("x", 0);
-  FunctionPp id_pp("id_pp");
-  id_pp.SetFunction("_BuiltIn_Identity");
-  FlowNode id("id", 1, 1);
-  id.SetInput(0, x).AddPp(id_pp);
-  FunctionPp add_pp("add_pp");
-  add_pp.SetFunction("_BuiltIn_Add");
-  FlowNode add("add", 2, 1);
-  add.SetInput(0, id, 0).SetInput(1, id, 0).AddPp(add_pp);
-  FlowGraph g("transparency");
-  g.SetInputs({x}).SetOutputs({add});
-  g.SetDeployInfo(R"({"batch_deploy_info": [
-      {"flow_node_list": ["id"], "logic_device_list": ")" +
-                  c.id_devices +
-                  R"("},
-      {"flow_node_list": ["add"], "logic_device_list": ")" +
-                  c.add_device + R"("}]})");
-  return g;
+  return testing::ReplicatedDoubler("transparency", c.id_devices,
+                                    {c.add_device});
 }
 
 // The same graph as a graph file (docs/formats.md).
@@ -100,11 +90,8 @@ inline std::string WriteGraphFile(const ClusterSpec& c) {
       {"name": "id", "inputs": ["x"], "outputs": 1, "function": "_BuiltIn_Identity"},
       {"name": "add", "inputs": ["id:0", "id:0"], "outputs": 1, "function": "_BuiltIn_Add"}],
     "outputs": ["add:0"],
-    "deploy": {"batch_deploy_info": [
-      {"flow_node_list": ["id"], "logic_device_list": ")"
-    << c.id_devices << R"("},
-      {"flow_node_list": ["add"], "logic_device_list": ")"
-    << c.add_device << R"("}]}})";
+    "deploy": )"
+    << testing::DeployInfoJson(GraphPlacement(c)) << "}";
   return path;
 }
 

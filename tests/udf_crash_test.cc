@@ -21,6 +21,7 @@
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/meta_flow_func.h"
 #include "hflow/hflow.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
@@ -81,28 +82,11 @@ REGISTER_FLOW_FUNC("CrashTest_CrashOnThree", CrashOnThree);
 
 //   x ── id (devices.front()) ── crash (devices.back()) ── out
 FlowGraph WithCrashNode(const std::vector<int32_t>& devices) {
-  FlowData x("x", 0);
-  FunctionPp id_pp("id_pp");
-  id_pp.SetFunction("_BuiltIn_Identity");
-  FlowNode id("id", 1, 1);
-  id.SetInput(0, x).AddPp(id_pp);
-  FunctionPp crash_pp("crash_pp");
-  crash_pp.SetFunction("CrashTest_CrashOnThree");
-  FlowNode crash("crash", 1, 1);
-  crash.SetInput(0, id, 0).AddPp(crash_pp);
-  FlowGraph g("crash");
-  g.SetInputs({x}).SetOutputs({crash});
-  g.SetDeployInfo(R"({"deploy_info": [
-      {"flow_node_name": "id", "logic_device_id": "0:0:)" +
-                  std::to_string(devices.front()) + R"("},
-      {"flow_node_name": "crash", "logic_device_id": "0:0:)" +
-                  std::to_string(devices.back()) + R"("}]})");
-  return g;
+  return testing::IdentityThen("crash", "crash", "CrashTest_CrashOnThree",
+                               devices);
 }
 
-Tensor I64(int64_t v) {
-  return Tensor::From<int64_t>(DataType::kInt64, {1}, {v});
-}
+using ::hflow::testing::I64;
 
 // In the child: streams 1, 2, 3 through the graph, printing each result to
 // stderr as it is fetched (what reached the user before the crash).

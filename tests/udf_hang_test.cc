@@ -23,6 +23,7 @@
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/meta_flow_func.h"
 #include "hflow/hflow.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace hflow {
@@ -96,28 +97,10 @@ REGISTER_FLOW_FUNC("HangTest_ProcBlocksOnTwo", ProcBlocksOnTwo);
 //   x ── id (devices.front()) ── stuck (devices.back()) ── out
 FlowGraph WithStuckNode(const std::vector<int32_t>& devices,
                         const std::string& function) {
-  FlowData x("x", 0);
-  FunctionPp id_pp("id_pp");
-  id_pp.SetFunction("_BuiltIn_Identity");
-  FlowNode id("id", 1, 1);
-  id.SetInput(0, x).AddPp(id_pp);
-  FunctionPp stuck_pp("stuck_pp");
-  stuck_pp.SetFunction(function);
-  FlowNode stuck("stuck", 1, 1);
-  stuck.SetInput(0, id, 0).AddPp(stuck_pp);
-  FlowGraph g("hang");
-  g.SetInputs({x}).SetOutputs({stuck});
-  g.SetDeployInfo(R"({"deploy_info": [
-      {"flow_node_name": "id", "logic_device_id": "0:0:)" +
-                  std::to_string(devices.front()) + R"("},
-      {"flow_node_name": "stuck", "logic_device_id": "0:0:)" +
-                  std::to_string(devices.back()) + R"("}]})");
-  return g;
+  return testing::IdentityThen("hang", "stuck", function, devices);
 }
 
-Tensor I64(int64_t v) {
-  return Tensor::From<int64_t>(DataType::kInt64, {1}, {v});
-}
+using ::hflow::testing::I64;
 
 class UdfHangTest : public ::testing::TestWithParam<std::vector<int32_t>> {
  protected:

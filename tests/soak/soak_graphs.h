@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hflow/hflow.h"
+#include "test_graphs.h"
 
 namespace hflow {
 namespace soak {
@@ -21,46 +22,11 @@ inline constexpr int kGraphKinds = 3;
 // 1: x ── id (replicas on 2~5) ── add(id, id)@3
 // 2: a, b ── add@4
 inline FlowGraph MakeGraph(int kind) {
-  FunctionPp id_pp("id_pp");
-  id_pp.SetFunction("_BuiltIn_Identity");
-  FunctionPp add_pp("add_pp");
-  add_pp.SetFunction("_BuiltIn_Add");
-  FlowNode add("add", 2, 1);
   if (kind == 0) {
-    FlowData x("x", 0);
-    FlowNode a("a", 1, 1), b("b", 1, 1), c("c", 1, 1);
-    a.SetInput(0, x).AddPp(id_pp);
-    b.SetInput(0, a, 0).AddPp(id_pp);
-    c.SetInput(0, b, 0).AddPp(id_pp);
-    add.SetInput(0, c, 0).SetInput(1, c, 0).AddPp(add_pp);
-    FlowGraph g("soak_chain");
-    g.SetInputs({x}).SetOutputs({add});
-    g.SetDeployInfo(R"({"deploy_info": [
-        {"flow_node_name": "a", "logic_device_id": "0:0:2"},
-        {"flow_node_name": "b", "logic_device_id": "0:0:3"},
-        {"flow_node_name": "c", "logic_device_id": "0:0:4"},
-        {"flow_node_name": "add", "logic_device_id": "0:0:5"}]})");
-    return g;
+    return testing::DoublingChain("soak_chain", "_BuiltIn_Identity", "id_pp");
   }
-  if (kind == 1) {
-    FlowData x("x", 0);
-    FlowNode id("id", 1, 1);
-    id.SetInput(0, x).AddPp(id_pp);
-    add.SetInput(0, id, 0).SetInput(1, id, 0).AddPp(add_pp);
-    FlowGraph g("soak_replicas");
-    g.SetInputs({x}).SetOutputs({add});
-    g.SetDeployInfo(R"({"batch_deploy_info": [
-        {"flow_node_list": ["id"], "logic_device_list": "0:0:2~5"},
-        {"flow_node_list": ["add"], "logic_device_list": "0:0:3"}]})");
-    return g;
-  }
-  FlowData a("a", 0), b("b", 1);
-  add.SetInput(0, a).SetInput(1, b).AddPp(add_pp);
-  FlowGraph g("soak_two_inputs");
-  g.SetInputs({a, b}).SetOutputs({add});
-  g.SetDeployInfo(R"({"deploy_info": [
-      {"flow_node_name": "add", "logic_device_id": "0:0:4"}]})");
-  return g;
+  if (kind == 1) return testing::ReplicatedDoubler("soak_replicas");
+  return testing::TwoInputAdd("soak_two_inputs", 4);
 }
 
 // The inputs of one message of value `v` with `n` elements per tensor.

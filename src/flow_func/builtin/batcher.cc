@@ -1,6 +1,7 @@
-// CountBatcher and TimeBatcher: the batching state machines behind the
-// built-in CountBatch/TimeBatch functions. Pure computation on values passed
-// in; not thread-safe (see batcher.h).
+// The tensor side shared by CountBatcher (count_batcher.cc) and TimeBatcher
+// (time_batcher.cc): checking messages, joining them into one batch tensor,
+// zero padding and the flow info a batch carries; and the record of how
+// both batchers follow GE. Pure functions on values passed in; reentrant.
 //
 // Note [Batch semantics]
 // ~~~~~~~~~~~~~~~~~~~~~~
@@ -70,26 +71,15 @@
 
 #include "flow_func/builtin/batcher.h"
 
-#include <algorithm>
 #include <limits>
-#include <sstream>
 #include <string>
-#include <utility>
 
+#include "flow_func/builtin/batcher_internal.h"
 #include "flow_func/lib/flow_func_internal.h"
 
 namespace hflow {
 namespace flow_func {
-namespace {
-
-constexpr int64_t kMaxTimeoutMs = std::numeric_limits<uint32_t>::max();
-
-template <typename... Args>
-std::string Cat(const Args&... args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return os.str();
-}
+namespace batcher_internal {
 
 std::string ShapeStr(const std::vector<int64_t>& shape) {
   std::string s = "[";
@@ -245,7 +235,9 @@ void SetFlowInfo(const BatchItem& first, const BatchItem& last,
   out->flags = last.flags | extra_flags;
 }
 
-}  // namespace
+}  // namespace batcher_internal
+
+using batcher_internal::FindDtype;
 
 bool IsEmptyMessage(const BatchItem& item) {
   return item.shape.empty() && item.data.empty();
@@ -254,267 +246,6 @@ bool IsEmptyMessage(const BatchItem& item) {
 size_t ElementSize(int32_t dtype) {
   const auto* info = FindDtype(dtype);
   return info ? static_cast<size_t>(info->bits / 8) : 0;
-}
-
-// ---------------------------------------------------------------- CountBatch
-
-Status CountBatcher::Create(const CountBatchOptions& o,
-                            std::unique_ptr<CountBatcher>* batcher) {
-  if (o.batch_size < 1) {
-    return Status::InvalidArgument(
-        Cat("CountBatch option batch_size=", o.batch_size,
-            " is invalid; set the number of messages per batch (>= 1)"));
-  }
-  if (o.slide_stride < 0 || o.slide_stride > o.batch_size) {
-    return Status::InvalidArgument(
-        Cat("CountBatch option slide_stride=", o.slide_stride,
-            " is out of range [0, batch_size=", o.batch_size,
-            "]; use 0 or batch_size for disjoint batches, 1..batch_size-1 to "
-            "slide"));
-  }
-  HFLOW_RETURN_IF_ERROR(CheckTimeout("CountBatch", o.timeout_ms));
-  HFLOW_RETURN_IF_ERROR(CheckBatchDimOption("CountBatch", o.batch_dim));
-  if (o.padding && o.drop_remainder) {
-    return Status::InvalidArgument(
-        "CountBatch options padding and drop_remainder are both set; a short "
-        "batch can be padded or dropped, not both: clear one of them");
-  }
-  batcher->reset(new CountBatcher(o));
-  return Status::OK();
-}
-
-Status CountBatcher::Admit(const BatchItem& item) const {
-  const std::string who = Who("CountBatch", opt_.input_index);
-  HFLOW_RETURN_IF_ERROR(CheckTensor(who, opt_.batch_dim, item));
-  if (pending_.empty()) return Status::OK();
-  return CheckSameKind(who, opt_.batch_dim, pending_.front().item, item);
-}
-
-Status CountBatcher::Push(BatchItem item, uint64_t now_ms,
-                          std::vector<BatchItem>* out) {
-  if (IsEmptyMessage(item)) {
-    if ((item.flags & kBatchFlagEos) == 0) {
-      Reset();
-      return Status::InvalidArgument(
-          Cat(Who("CountBatch", opt_.input_index),
-              "message has no tensor and no EOS flag; only an EOS message "
-              "may be empty"));
-    }
-    FinishEos(item, /*just_emitted=*/false, out);
-    return Status::OK();
-  }
-  if (Status s = Admit(item); !s.ok()) {
-    Reset();
-    return s;
-  }
-  const bool eos = (item.flags & kBatchFlagEos) != 0;
-  const BatchItem info = EosMarker(item);
-  pending_.push_back(Entry{std::move(item), now_ms});
-  bool emitted = false;
-  if (pending_.size() >= static_cast<size_t>(opt_.batch_size)) {
-    EmitWindow(0, out);
-    Retain();
-    emitted = true;
-  }
-  if (eos) FinishEos(info, emitted, out);
-  return Status::OK();
-}
-
-// Sends everything held as one batch, zero-padded when short and padding
-// is on. Marks all of it as sent.
-void CountBatcher::EmitWindow(uint32_t extra_flags,
-                              std::vector<BatchItem>* out) {
-  std::vector<const BatchItem*> parts;
-  for (const Entry& e : pending_) parts.push_back(&e.item);
-  std::vector<BatchItem> pads;
-  const size_t want = static_cast<size_t>(opt_.batch_size);
-  if (opt_.padding && parts.size() < want) {
-    pads.assign(want - parts.size(), ZerosLike(pending_.front().item));
-    for (const BatchItem& p : pads) parts.push_back(&p);
-  }
-  BatchItem batch = Concat(parts, opt_.batch_dim);
-  SetFlowInfo(pending_.front().item, pending_.back().item, extra_flags, &batch);
-  out->push_back(std::move(batch));
-  emitted_ = pending_.size();
-}
-
-// GE's retention rule: drop the first slide_stride messages (all of them
-// when not sliding); what stays has been sent and is the next overlap.
-void CountBatcher::Retain() {
-  const size_t stride = static_cast<size_t>(opt_.slide_stride);
-  if (stride > 0 && stride < static_cast<size_t>(opt_.batch_size)) {
-    pending_.erase(pending_.begin(),
-                   pending_.begin() + std::min(stride, pending_.size()));
-  } else {
-    pending_.clear();
-  }
-  emitted_ = pending_.size();
-}
-
-// Sends the short batch held (padded if so configured) unless
-// drop_remainder says to drop it. Returns whether a batch went out.
-bool CountBatcher::CloseShort(uint32_t extra_flags,
-                              std::vector<BatchItem>* out) {
-  if (opt_.drop_remainder) return false;
-  EmitWindow(extra_flags, out);
-  return true;
-}
-
-// The stream ends: send the fresh remainder with EOS, or let an empty EOS
-// message carry the flag, and forget everything.
-void CountBatcher::FinishEos(const BatchItem& eos, bool just_emitted,
-                             std::vector<BatchItem>* out) {
-  bool carried = just_emitted;
-  if (fresh() > 0) carried = CloseShort(kBatchFlagEos, out);
-  if (carried) {
-    out->back().flags |= kBatchFlagEos;
-  } else {
-    out->push_back(EosMarker(eos));
-  }
-  Reset();
-}
-
-void CountBatcher::OnTick(uint64_t now_ms, std::vector<BatchItem>* out) {
-  const std::optional<uint64_t> deadline = NextDeadline();
-  if (!deadline || now_ms < *deadline) return;
-  if (CloseShort(0, out)) {
-    Retain();
-  } else {
-    Reset();
-  }
-}
-
-std::optional<uint64_t> CountBatcher::NextDeadline() const {
-  if (opt_.timeout_ms == 0 || fresh() == 0) return std::nullopt;
-  return pending_[emitted_].arrival_ms + static_cast<uint64_t>(opt_.timeout_ms);
-}
-
-void CountBatcher::Flush(std::vector<BatchItem>* out) {
-  if (fresh() > 0) (void)CloseShort(0, out);
-  Reset();
-}
-
-void CountBatcher::Reset() {
-  pending_.clear();
-  emitted_ = 0;
-}
-
-// ----------------------------------------------------------------- TimeBatch
-
-Status TimeBatcher::Create(const TimeBatchOptions& o,
-                           std::unique_ptr<TimeBatcher>* batcher) {
-  if (o.time_window_ms == 0 || o.time_window_ms < -1) {
-    return Status::InvalidArgument(
-        Cat("TimeBatch option time_window_ms=", o.time_window_ms,
-            " is invalid; use a window > 0 ms, or -1 to batch whole "
-            "segments closed by SEG/EOS flags"));
-  }
-  HFLOW_RETURN_IF_ERROR(CheckTimeout("TimeBatch", o.timeout_ms));
-  HFLOW_RETURN_IF_ERROR(CheckBatchDimOption("TimeBatch", o.batch_dim));
-  if (o.padding) {
-    return Status::InvalidArgument(
-        "TimeBatch option padding=true is not supported (GE does not "
-        "implement it either); set padding=false");
-  }
-  batcher->reset(new TimeBatcher(o));
-  return Status::OK();
-}
-
-Status TimeBatcher::Admit(const BatchItem& item) const {
-  const std::string who = Who("TimeBatch", opt_.input_index);
-  if (item.start_time > item.end_time) {
-    return Status::InvalidArgument(
-        Cat(who, "message start_time ", item.start_time,
-            " is after its end_time ", item.end_time));
-  }
-  if (!pending_.empty() && item.start_time < pending_.back().end_time) {
-    return Status::InvalidArgument(
-        Cat(who, "message starts at ", item.start_time,
-            " before the previous message ended at ", pending_.back().end_time,
-            "; send messages in time order without overlap"));
-  }
-  const uint64_t begin =
-      pending_.empty() ? item.start_time : pending_.front().start_time;
-  if (opt_.time_window_ms > 0 &&
-      item.end_time - begin > static_cast<uint64_t>(opt_.time_window_ms)) {
-    return Status::InvalidArgument(
-        Cat(who, "messages from ", begin, " to ", item.end_time, " span ",
-            item.end_time - begin,
-            " ms, more than time_window_ms=", opt_.time_window_ms,
-            "; use a window that is a multiple of the message duration"));
-  }
-  HFLOW_RETURN_IF_ERROR(CheckTensor(who, opt_.batch_dim, item));
-  if (pending_.empty()) return Status::OK();
-  return CheckSameKind(who, opt_.batch_dim, pending_.front(), item);
-}
-
-Status TimeBatcher::Push(BatchItem item, uint64_t now_ms,
-                         std::vector<BatchItem>* out) {
-  if (IsEmptyMessage(item)) {
-    if ((item.flags & kBatchFlagEos) == 0) {
-      pending_.clear();
-      return Status::InvalidArgument(
-          Cat(Who("TimeBatch", opt_.input_index),
-              "message has no tensor and no EOS flag; only an EOS message "
-              "may be empty"));
-    }
-    if (pending_.empty() || !Close(kBatchFlagEos, out)) {
-      out->push_back(EosMarker(item));
-    }
-    return Status::OK();
-  }
-  if (Status s = Admit(item); !s.ok()) {
-    pending_.clear();
-    return s;
-  }
-  if (pending_.empty()) first_arrival_ms_ = now_ms;
-  const BatchItem info = EosMarker(item);
-  pending_.push_back(std::move(item));
-  const BatchItem& last = pending_.back();
-  const bool full =
-      opt_.time_window_ms > 0 && last.end_time - pending_.front().start_time ==
-                                     static_cast<uint64_t>(opt_.time_window_ms);
-  const bool eos = (last.flags & kBatchFlagEos) != 0;
-  if (full || eos || (last.flags & kBatchFlagSeg) != 0) {
-    // A dropped remainder must still pass the end of stream on.
-    if (!Close(0, out) && eos) out->push_back(info);
-  }
-  return Status::OK();
-}
-
-bool TimeBatcher::IsShort() const {
-  return opt_.time_window_ms > 0 &&
-         pending_.back().end_time - pending_.front().start_time <
-             static_cast<uint64_t>(opt_.time_window_ms);
-}
-
-// Sends the held messages as one batch, or drops a short one under
-// drop_remainder. Clears the state; returns whether a batch went out.
-bool TimeBatcher::Close(uint32_t extra_flags, std::vector<BatchItem>* out) {
-  const bool send = !(opt_.drop_remainder && IsShort());
-  if (send) {
-    std::vector<const BatchItem*> parts;
-    for (const BatchItem& m : pending_) parts.push_back(&m);
-    BatchItem batch = Concat(parts, opt_.batch_dim);
-    SetFlowInfo(pending_.front(), pending_.back(), extra_flags, &batch);
-    out->push_back(std::move(batch));
-  }
-  pending_.clear();
-  return send;
-}
-
-void TimeBatcher::OnTick(uint64_t now_ms, std::vector<BatchItem>* out) {
-  const std::optional<uint64_t> deadline = NextDeadline();
-  if (deadline && now_ms >= *deadline) (void)Close(0, out);
-}
-
-std::optional<uint64_t> TimeBatcher::NextDeadline() const {
-  if (opt_.timeout_ms == 0 || pending_.empty()) return std::nullopt;
-  return first_arrival_ms_ + static_cast<uint64_t>(opt_.timeout_ms);
-}
-
-void TimeBatcher::Flush(std::vector<BatchItem>* out) {
-  if (!pending_.empty()) (void)Close(0, out);
 }
 
 }  // namespace flow_func
