@@ -288,7 +288,7 @@ FlowGraph& FlowGraph::SetDeployInfo(std::string deploy_info_json) {
   if (j.is_discarded() || !j.is_object()) {
     impl_->Fail(
         "SetDeployInfo: the text is not a JSON object; pass the "
-        "deploy info JSON text (FORMATS.md), not a file name");
+        "deploy info JSON text (docs/formats.md), not a file name");
   }
   impl_->deploy_info_json = std::move(deploy_info_json);
   return *this;

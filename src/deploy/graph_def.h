@@ -1,6 +1,6 @@
 // GraphDef: the plain, validated description of a flow graph that planning
 // and deployment work on. Both front ends produce it: the C++ graph API
-// (hflow::FlowGraph) and the JSON graph file (FORMATS.md).
+// (hflow::FlowGraph) and the JSON graph file (docs/formats.md).
 //
 // Thread-safety: plain values; functions are reentrant.
 #ifndef HFLOW_DEPLOY_GRAPH_DEF_H_
@@ -64,7 +64,7 @@ struct GraphDef {
   bool IsGraphInput(std::string_view name) const;
 };
 
-// The JSON graph file (FORMATS.md), paths relative to the file.
+// The JSON graph file (docs/formats.md), paths relative to the file.
 Status LoadGraphFile(const std::string& path, GraphDef* out);
 Status ParseGraphJson(std::string_view text, std::string_view source,
                       const std::string& base_dir, GraphDef* out);
