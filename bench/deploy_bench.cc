@@ -6,11 +6,10 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "deploy/deployer.h"
 #include "deploy/graph_def.h"
@@ -44,7 +43,8 @@ void BM_Deploy32(benchmark::State& state) {
   hflow::rt::SimOptions opts;
   opts.cluster = hflow::MakeLocalCluster({2, 3, 4, 5});
   auto sim = std::make_shared<hflow::rt::SimRuntime>(opts);
-  sim->SetOpLatency(hflow::rt::Op::kModelLoad, std::chrono::milliseconds(kLoadMs));
+  sim->SetOpLatency(hflow::rt::Op::kModelLoad,
+                    std::chrono::milliseconds(kLoadMs));
   hflow::services::ExchangeService svc(sim.get());
   hflow::deploy::Plan plan;
   (void)hflow::deploy::MakePlan(WideGraph(), opts.cluster, {}, {}, &plan);

@@ -27,8 +27,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -46,8 +46,8 @@
 
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/meta_flow_func.h"
-#include "plain_queue.h"
 #include "hflow/hflow.h"
+#include "plain_queue.h"
 
 namespace {
 
@@ -132,7 +132,8 @@ class CpuPerMessage {
   const double start_;
 };
 
-// ---- graphs ------------------------------------------------------------------
+// ---- graphs
+// ------------------------------------------------------------------
 
 hflow::FlowGraph Chain(const std::string& name, int nodes,
                        const std::string& function,
@@ -180,8 +181,7 @@ hflow::Session& S() {
   return *s;
 }
 
-bool Graph(benchmark::State& state, uint32_t id,
-           hflow::FlowGraph (*make)()) {
+bool Graph(benchmark::State& state, uint32_t id, hflow::FlowGraph (*make)()) {
   static std::map<uint32_t, Status> built;
   auto it = built.find(id);
   if (it == built.end()) {
@@ -252,8 +252,8 @@ void RunStream(benchmark::State& state, uint32_t id, const Tensor& t, int n,
                int window, bool batched = false) {
   CpuPerMessage cpu(state);
   for (auto _ : state) {
-    Status st = batched ? StreamBatched(id, t, n, window)
-                        : Stream(id, t, n, window);
+    Status st =
+        batched ? StreamBatched(id, t, n, window) : Stream(id, t, n, window);
     if (!st.ok()) {
       state.SkipWithError(st.ToString().c_str());
       break;
@@ -263,12 +263,12 @@ void RunStream(benchmark::State& state, uint32_t id, const Tensor& t, int n,
   state.SetBytesProcessed(state.iterations() * n * int64_t(t.data.size()));
 }
 
-// ---- rows 1 and 2: a chain of 4 pass-through nodes ---------------------------
+// ---- rows 1 and 2: a chain of 4 pass-through nodes
+// ---------------------------
 
 void BM_Chain4OneDevice(benchmark::State& state) {
-  if (!Graph(state, 1, [] {
-        return Chain("chain4_1dev", 4, "_BuiltIn_Identity", {2});
-      }))
+  if (!Graph(state, 1,
+             [] { return Chain("chain4_1dev", 4, "_BuiltIn_Identity", {2}); }))
     return;
   RunStream(state, 1, Bytes(64), kChainBatch, kWindow);
 }
@@ -286,9 +286,8 @@ BENCHMARK(BM_Chain4FourDevices)->UseRealTime();
 // The same chains fed and fetched with the batch calls (FeedDataBatch,
 // FetchDataBatch): the figure for streams of small messages.
 void BM_Chain4OneDeviceBatched(benchmark::State& state) {
-  if (!Graph(state, 1, [] {
-        return Chain("chain4_1dev", 4, "_BuiltIn_Identity", {2});
-      }))
+  if (!Graph(state, 1,
+             [] { return Chain("chain4_1dev", 4, "_BuiltIn_Identity", {2}); }))
     return;
   RunStream(state, 1, Bytes(64), kChainBatch, kWindow, /*batched=*/true);
 }
@@ -331,7 +330,8 @@ void BM_TbbChain4(benchmark::State& state) {
 BENCHMARK(BM_TbbChain4)->UseRealTime();
 #endif
 
-// ---- row 3: 1 MiB tensors hopping across two devices --------------------------
+// ---- row 3: 1 MiB tensors hopping across two devices
+// --------------------------
 
 // Note [Hop bandwidth]
 // A message through feed → node@2 → node@3 → fetch is copied three times
@@ -371,12 +371,12 @@ void BM_Memcpy1MiB(benchmark::State& state) {
 }
 BENCHMARK(BM_Memcpy1MiB)->UseRealTime();
 
-// ---- row 4: feed → fetch round trip through one node ---------------------------
+// ---- row 4: feed → fetch round trip through one node
+// ---------------------------
 
 void BM_RoundTrip(benchmark::State& state) {
-  if (!Graph(state, 4, [] {
-        return Chain("round_trip", 1, "_BuiltIn_Identity", {2});
-      }))
+  if (!Graph(state, 4,
+             [] { return Chain("round_trip", 1, "_BuiltIn_Identity", {2}); }))
     return;
   Tensor t = Bytes(64);
   for (auto _ : state) {
@@ -408,7 +408,8 @@ void BM_PingPong(benchmark::State& state) {
 }
 BENCHMARK(BM_PingPong)->UseRealTime();
 
-// ---- row 5: 4 replicas with a ~10 µs body vs the machine's ideal ----------------
+// ---- row 5: 4 replicas with a ~10 µs body vs the machine's ideal
+// ----------------
 
 void BM_Replicas4(benchmark::State& state) {
   if (!Graph(state, 5, Replicas)) return;

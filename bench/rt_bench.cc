@@ -1,7 +1,8 @@
 // Device-runtime micro-benchmarks: the costs every public entry point and
 // every bound device call pay.
 //   GuardUnchanged        ContextGuard enter+exit, context unchanged (≤ 5 ns)
-//   SetDeviceAlreadyBound SetDevice(d) when d's default context is bound (≤ 20 ns)
+//   SetDeviceAlreadyBound SetDevice(d) when d's default context is bound (≤ 20
+//   ns)
 //   ...                   with baselines measured in the same run:
 //   GetCurrentContext     one read of the binding (the guard's floor is two)
 //   EmptyCall             a non-inlined empty function (call overhead)

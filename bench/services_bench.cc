@@ -2,26 +2,27 @@
 //   QueueRoundTrip/<bytes>       Enqueue+Dequeue through the exchange service
 //                                (thread bound to the queue's device)
 //   QueueHandleRoundTrip/<b>     the same on a queue handle (executors' path)
-//   QueueRoundTripUnbound/<b>    the same from an unbound thread (binds per call)
-//   PlainQueueRoundTrip          baseline: std::mutex + condvar deque of shared_ptr
-//   QueuePingPong, PlainPingPong two-thread round trip (wake-ups included)
-//   CrossDeviceRoundTrip/<b>     Enqueue on device 2, CopyMbuf to 3, Enqueue,
+//   QueueRoundTripUnbound/<b>    the same from an unbound thread (binds per
+//   call) PlainQueueRoundTrip          baseline: std::mutex + condvar deque of
+//   shared_ptr QueuePingPong, PlainPingPong two-thread round trip (wake-ups
+//   included) CrossDeviceRoundTrip/<b>     Enqueue on device 2, CopyMbuf to 3,
+//   Enqueue,
 //                                Dequeue on 3
 //   PlainCrossRoundTrip/<b>      baseline: plain queue + memcpy of the payload
 //   CopyMbuf/<b>, Memcpy/<b>     bandwidth of a cross-device copy vs memcpy
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <atomic>
 #include <vector>
 
-#include "plain_queue.h"
 #include "hflow/rt.h"
+#include "plain_queue.h"
 #include "rt/sim/sim_runtime.h"
 #include "services/exchange_service.h"
 
@@ -58,8 +59,7 @@ Fixture& F() {
 }
 
 // The baseline a user would write (plain_queue.h).
-using PlainQueue =
-    hflow::bench::PlainQueue<std::shared_ptr<std::vector<char>>>;
+using PlainQueue = hflow::bench::PlainQueue<std::shared_ptr<std::vector<char>>>;
 
 void BM_QueueRoundTrip(benchmark::State& state) {
   Fixture& f = F();

@@ -52,17 +52,17 @@ std::string ToGeJson(const ClusterConfig& cfg) {
       std::string t = "\"t" + std::to_string(type++) + "\"";
       if (!defs.empty()) defs += ",";
       // GE's form "[DDR:<bytes>]": item_def memory is a string.
-      defs += "{\"item_type\":" + t + ",\"memory\":\"[DDR:" +
-              std::to_string(d.memory_bytes) + "]\"}";
+      defs += "{\"item_type\":" + t +
+              ",\"memory\":\"[DDR:" + std::to_string(d.memory_bytes) + "]\"}";
       if (!items.empty()) items += ",";
       items += "{\"item_id\":" + std::to_string(d.item_id) +
                ",\"device_id\":" + std::to_string(d.device_id) +
                ",\"item_type\":" + t + "}";
     }
     if (!nodes.empty()) nodes += ",";
-    nodes += "{\"node_id\":" + std::to_string(n.node_id) + ",\"is_local\":" +
-             (n.is_local ? "true" : "false") + ",\"item_list\":[" + items +
-             "]}";
+    nodes += "{\"node_id\":" + std::to_string(n.node_id) +
+             ",\"is_local\":" + (n.is_local ? "true" : "false") +
+             ",\"item_list\":[" + items + "]}";
   }
   std::string json = "{\"cluster\":[{\"cluster_nodes\":[" + nodes +
                      "]}],\"item_def\":[" + defs + "]";

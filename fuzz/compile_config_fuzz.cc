@@ -98,12 +98,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                  written.contains("outputs_index") ? written["outputs_index"]
                                                    : Json::array());
   }
-  FUZZ_CHECK(cfg.input_num == (root.contains("input_num")
-                                   ? root["input_num"].get<int64_t>()
-                                   : -1));
-  FUZZ_CHECK(cfg.output_num == (root.contains("output_num")
-                                    ? root["output_num"].get<int64_t>()
-                                    : -1));
+  FUZZ_CHECK(
+      cfg.input_num ==
+      (root.contains("input_num") ? root["input_num"].get<int64_t>() : -1));
+  FUZZ_CHECK(
+      cfg.output_num ==
+      (root.contains("output_num") ? root["output_num"].get<int64_t>() : -1));
   FUZZ_CHECK(!cfg.TargetLibName().empty());
   FUZZ_CHECK(cfg.config_dir == kBaseDir);
   FUZZ_CHECK(cfg.workspace.empty() || cfg.workspace[0] == '/');

@@ -3,10 +3,11 @@
 // LoadDeployInfoFile reads) against a fixed graph and cluster, and as one
 // logic_device_list string (ParseLogicDeviceList).
 //
-// Invariants of a successful parse (docs/user_guide.md, "Deploy info"): every placed
-// node is a graph node, every device is in the cluster and listed once per
-// node; a device list is non-empty, duplicate-free and bounded; and printing
-// the placement as GE deploy_info and parsing it again gives the same one.
+// Invariants of a successful parse (docs/user_guide.md, "Deploy info"): every
+// placed node is a graph node, every device is in the cluster and listed once
+// per node; a device list is non-empty, duplicate-free and bounded; and
+// printing the placement as GE deploy_info and parsing it again gives the same
+// one.
 //
 // Thread-safety: single-threaded (libFuzzer calls it from one thread).
 #include <set>
@@ -67,16 +68,15 @@ void CheckList(const std::vector<LogicDevice>& devs) {
   FUZZ_CHECK(devs.size() <= kMaxExpanded);
   std::set<std::tuple<int32_t, int32_t, int32_t, int32_t>> seen;
   for (const LogicDevice& d : devs) {
-    FUZZ_CHECK(d.cluster >= 0 && d.node >= 0 && d.device >= 0 &&
-               d.numa >= -1);
+    FUZZ_CHECK(d.cluster >= 0 && d.node >= 0 && d.device >= 0 && d.numa >= -1);
     FUZZ_CHECK(seen.emplace(d.cluster, d.node, d.device, d.numa).second);
   }
 }
 
 void FuzzDeployInfo(std::string_view text) {
   DeployInfo info;
-  if (!hflow::deploy::ParseDeployInfo(text, "fuzz.json", NodeNames(),
-                                      Cluster(), &info)
+  if (!hflow::deploy::ParseDeployInfo(text, "fuzz.json", NodeNames(), Cluster(),
+                                      &info)
            .ok()) {
     return;
   }
@@ -98,11 +98,10 @@ void FuzzDeployInfo(std::string_view text) {
                list + "\"}";
   }
   DeployInfo again;
-  FUZZ_CHECK(hflow::deploy::ParseDeployInfo("{\"deploy_info\":[" + entries +
-                                                "]}",
-                                            "again", NodeNames(), Cluster(),
-                                            &again)
-                 .ok());
+  FUZZ_CHECK(
+      hflow::deploy::ParseDeployInfo("{\"deploy_info\":[" + entries + "]}",
+                                     "again", NodeNames(), Cluster(), &again)
+          .ok());
   FUZZ_CHECK(again.placement == info.placement);
 }
 

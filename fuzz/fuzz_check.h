@@ -18,13 +18,13 @@
 
 // The message goes to stderr first so a crash report says which invariant
 // broke, not only where.
-#define FUZZ_CHECK(cond)                                               \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      std::fprintf(stderr, "%s:%d: fuzz invariant failed: %s\n",       \
-                   __FILE__, __LINE__, #cond);                         \
-      __builtin_trap();                                                \
-    }                                                                  \
+#define FUZZ_CHECK(cond)                                                   \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      std::fprintf(stderr, "%s:%d: fuzz invariant failed: %s\n", __FILE__, \
+                   __LINE__, #cond);                                       \
+      __builtin_trap();                                                    \
+    }                                                                      \
   } while (0)
 
 namespace hflow_fuzz {

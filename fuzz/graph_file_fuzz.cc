@@ -2,12 +2,12 @@
 // the structural validation it ends with (graph_validate.cc), fed the bytes
 // as a user's graph file (ParseGraphJson, the text LoadGraphFile reads).
 //
-// Invariants of a successful parse (docs/user_guide.md, "Graph file"): the GraphDef
-// re-validates, its topological order holds every node, batch attributes
-// expand into a graph that still validates; and printing the GraphDef back
-// to a graph file and parsing that gives the same GraphDef. An inline
-// deploy object is also run through the deploy info parser, as
-// `hflow validate` does.
+// Invariants of a successful parse (docs/user_guide.md, "Graph file"): the
+// GraphDef re-validates, its topological order holds every node, batch
+// attributes expand into a graph that still validates; and printing the
+// GraphDef back to a graph file and parsing that gives the same GraphDef. An
+// inline deploy object is also run through the deploy info parser, as `hflow
+// validate` does.
 //
 // Thread-safety: single-threaded (libFuzzer calls it from one thread).
 #include <cmath>
@@ -149,9 +149,9 @@ bool SameAttrs(const NodeDef& a, const NodeDef& b) {
       if (x.index() != y.index()) return false;
       if (const auto* c = std::get_if<hflow::CountBatch>(&x)) {
         const auto& d = std::get<hflow::CountBatch>(y);
-        if (c->batch_size != d.batch_size || c->slide_stride != d.slide_stride ||
-            c->timeout != d.timeout || c->padding != d.padding ||
-            c->batch_dim != d.batch_dim ||
+        if (c->batch_size != d.batch_size ||
+            c->slide_stride != d.slide_stride || c->timeout != d.timeout ||
+            c->padding != d.padding || c->batch_dim != d.batch_dim ||
             c->drop_remainder != d.drop_remainder) {
           return false;
         }

@@ -4,9 +4,9 @@
 // other bytes are one --input argument (ParseInputArg). Arguments naming a
 // file (`@path`) are skipped: the fuzzer must not read the machine's files.
 //
-// Invariants of a successful parse (docs/user_guide.md, "The command line"): the data
-// holds exactly shape-many elements of the dtype; and the output line hflow
-// prints for the tensor (OutputJsonLine), read back as a DTYPE[shape]:...
+// Invariants of a successful parse (docs/user_guide.md, "The command line"):
+// the data holds exactly shape-many elements of the dtype; and the output line
+// hflow prints for the tensor (OutputJsonLine), read back as a DTYPE[shape]:...
 // literal, gives the same bytes (skipped when NaN or infinity printed as
 // null, which JSON cannot spell).
 //
@@ -51,8 +51,7 @@ void CheckTensor(const Tensor& t) {
   // NaN and the infinities print as strings, not as DTYPE:... values.
   if (values.find('"') != std::string::npos) return;
   const std::string literal = Between(line, "\"dtype\":\"", '"') + "[" +
-                              Between(line, "\"shape\":[", ']') + "]:" +
-                              values;
+                              Between(line, "\"shape\":[", ']') + "]:" + values;
   Tensor again;
   hflow::Status s = hflow::tools::ParseInputValue(literal, &again);
   if (!s.ok()) std::fprintf(stderr, "%s\n", s.message().c_str());

@@ -36,14 +36,15 @@ std::string PassLine(int trans) {
          R"(,"ret_code":0,"dtype":"int32","shape":[2],"data":[1,2]})";
 }
 
-class CliFaultTest : public testing::CliTest,
-                     public ::testing::WithParamInterface<std::vector<int32_t>> {
+class CliFaultTest
+    : public testing::CliTest,
+      public ::testing::WithParamInterface<std::vector<int32_t>> {
  protected:
   // a -> faulty (mode, after) -> out; placed on the set's last device.
   std::string Graph(const std::string& mode, int after = 0,
                     const std::string& gate = "") {
-    std::string config = std::string(HFLOW_TEST_UDF_DIR) +
-                         "/cli_faults/faulty_func.json";
+    std::string config =
+        std::string(HFLOW_TEST_UDF_DIR) + "/cli_faults/faulty_func.json";
     return Write("g.json",
                  R"({"name":"faults","inputs":["a"],"nodes":[{"name":"faulty",)"
                  R"("inputs":["a"],"outputs":1,"function":"Faulty",)"
@@ -57,7 +58,8 @@ class CliFaultTest : public testing::CliTest,
   }
   std::string Devices() {
     std::string s;
-    for (int32_t d : GetParam()) s += (s.empty() ? "" : ",") + std::to_string(d);
+    for (int32_t d : GetParam())
+      s += (s.empty() ? "" : ",") + std::to_string(d);
     return " --devices " + s;
   }
   // The UDF is built once per build tree, beside the SDK it builds against.
@@ -92,9 +94,8 @@ TEST_P(CliFaultTest, ValidateRunsInitAndCatchesAFailingOne) {
 }
 
 TEST_P(CliFaultTest, ValidateBoundsAHangingInit) {
-  testing::CliResult r =
-      Cli("validate '" + Graph("init_hang") + "'" + Devices() +
-          " --timeout 500");
+  testing::CliResult r = Cli("validate '" + Graph("init_hang") + "'" +
+                             Devices() + " --timeout 500");
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_LT(r.seconds, 0.5 + 8) << r.err;  // --timeout plus a few seconds
   EXPECT_THAT(r.err, HasSubstr("Init"));
@@ -130,8 +131,7 @@ TEST_P(CliFaultTest, HangExitsWithinTheTimeoutNamingTheTransaction) {
   testing::CliResult r = RunFaulty("hang", 2, " --repeat 5 --timeout 1000");
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_LT(r.seconds, 1.0 + 8) << r.err;
-  EXPECT_EQ(Lines(r.out),
-            (std::vector<std::string>{PassLine(1), PassLine(2)}));
+  EXPECT_EQ(Lines(r.out), (std::vector<std::string>{PassLine(1), PassLine(2)}));
   EXPECT_THAT(r.err, HasSubstr("transaction 3 has not come back"));
   // The teardown names the stuck node and what it is doing.
   EXPECT_THAT(r.err, HasSubstr("node 'faulty' function 'Faulty' (replica 0) "

@@ -49,9 +49,9 @@ TEST_F(CliOutputTest, NanAndInfinitiesAreJsonStrings) {
 TEST_F(CliOutputTest, OutputFileGetsTheLinesInsteadOfStdout) {
   std::string g = Write("g.json", kIdentityGraph);
   std::string file = dir_ + "/out.jsonl";
-  testing::CliResult r = Run("run '" + g + "' --devices 2,3,4,5" +
-                             " --input x=int8:1 --repeat 3 --output '" + file +
-                             "'");
+  testing::CliResult r =
+      Run("run '" + g + "' --devices 2,3,4,5" +
+          " --input x=int8:1 --repeat 3 --output '" + file + "'");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "");
   std::vector<std::string> lines = Lines(Read(file));
@@ -63,9 +63,9 @@ TEST_F(CliOutputTest, OutputFileGetsTheLinesInsteadOfStdout) {
 TEST_F(CliOutputTest, OutputNpyWritesEachTensor) {
   std::string g = Write("g.json", kIdentityGraph);
   std::string npy = dir_ + "/npy";
-  testing::CliResult r = Run("run '" + g +
-                             "' --input 'x=float64[2,1]:0.5,-3' --repeat 2" +
-                             " --output-npy '" + npy + "'");
+  testing::CliResult r =
+      Run("run '" + g + "' --input 'x=float64[2,1]:0.5,-3' --repeat 2" +
+          " --output-npy '" + npy + "'");
   EXPECT_EQ(r.code, 0) << r.err;
   for (int t : {1, 2}) {
     std::string path = npy + "/out0_t" + std::to_string(t) + ".npy";
@@ -77,7 +77,8 @@ TEST_F(CliOutputTest, OutputNpyWritesEachTensor) {
     EXPECT_EQ(back.As<double>(), (std::vector<double>{0.5, -3}));
     EXPECT_THAT(r.out, HasSubstr(R"("trans_id":)" + std::to_string(t) +
                                  R"(,"ret_code":0,"dtype":"float64",)"
-                                 R"("shape":[2,1],"npy":")" + path + "\"}"));
+                                 R"("shape":[2,1],"npy":")" +
+                                 path + "\"}"));
   }
   EXPECT_THAT(r.out, Not(HasSubstr("\"data\"")));
 }
@@ -97,7 +98,8 @@ TEST_F(CliOutputTest, ConfigErrorsExitTwoWithoutASummary) {
 
 TEST_F(CliOutputTest, SaysItIsDeploying) {
   std::string g = Write("g.json", kIdentityGraph);
-  testing::CliResult r = Run("run '" + g + "' --devices 3,6,7 --input x=int8:1");
+  testing::CliResult r =
+      Run("run '" + g + "' --devices 3,6,7 --input x=int8:1");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("hflow run: deploying graph 'ident' (1 "
                                "instances on devices 3) ..."));
@@ -116,8 +118,8 @@ TEST_F(CliOutputTest, BuiltinArityIsRefusedNamingTheNode) {
 
 TEST_F(CliOutputTest, DeviceMemoryTooSmallForThePlan) {
   std::string g = Write("g.json", kIdentityGraph);
-  std::string cluster = Write(
-      "cluster.json", R"({"devices":[2,3,4,5],"memory_bytes":"64MB"})");
+  std::string cluster =
+      Write("cluster.json", R"({"devices":[2,3,4,5],"memory_bytes":"64MB"})");
   testing::CliResult r =
       Run("validate '" + g + "' --cluster '" + cluster + "'");
   EXPECT_EQ(r.code, 2);

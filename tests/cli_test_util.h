@@ -60,13 +60,14 @@ class CliTest : public ::testing::Test {
   CliResult Run(const std::string& args) {
     std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
     std::string cmd = "timeout -k 5 120 env " + env_ + " '" +
-                      std::string(HFLOW_CLI_PATH) + "' " + args + " >'" + out + "' 2>'" + err + "'";
+                      std::string(HFLOW_CLI_PATH) + "' " + args + " >'" + out +
+                      "' 2>'" + err + "'";
     auto start = std::chrono::steady_clock::now();
     int status = std::system(cmd.c_str());
     CliResult r;
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                              start)
-                    .count();
+    r.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.out = Read(out);
     r.err = Read(err);

@@ -18,7 +18,8 @@ class CliValidateTest : public testing::CliTest {
       "nodes": [
         {"name": "add", "inputs": ["a", "b"], "outputs": 1, "function": "_BuiltIn_Add"},
         {"name": "twice", "inputs": ["add:0", "add:0"], "outputs": 1, "function": "_BuiltIn_Add"}],
-      "outputs": ["twice:0"])" + deploy + "}");
+      "outputs": ["twice:0"])" +
+                               deploy + "}");
   }
 };
 
@@ -26,8 +27,8 @@ TEST_F(CliValidateTest, PrintsThePlanAndWritesDot) {
   std::string g = Graph(R"(, "deploy": {"deploy_info": [
       {"flow_node_name": "add", "logic_device_id": "0:0:3"},
       {"flow_node_name": "twice", "logic_device_id": "0:0:7"}]})");
-  testing::CliResult r = Run("validate '" + g + "' --devices 3,6,7 --dot '" +
-                             dir_ + "/plan.dot'");
+  testing::CliResult r =
+      Run("validate '" + g + "' --devices 3,6,7 --dot '" + dir_ + "/plan.dot'");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("device 3:"));
   EXPECT_THAT(r.out, HasSubstr("instance add"));

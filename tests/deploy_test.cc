@@ -29,13 +29,16 @@ std::string ChainGraph(const std::string& deploy_json = "") {
   nlohmann::json g;
   g["name"] = "chain";
   g["inputs"] = {"a", "b"};
-  g["nodes"].push_back({{"name", "add0"}, {"inputs", {"a", "b"}}, {"outputs", 1},
+  g["nodes"].push_back({{"name", "add0"},
+                        {"inputs", {"a", "b"}},
+                        {"outputs", 1},
                         {"function", "_BuiltIn_Add"}});
   for (int i = 1; i <= 8; ++i) {
-    g["nodes"].push_back({{"name", "id" + std::to_string(i)},
-                          {"inputs", {i == 1 ? "add0:0" : "id" + std::to_string(i - 1) + ":0"}},
-                          {"outputs", 1},
-                          {"function", "_BuiltIn_Identity"}});
+    g["nodes"].push_back(
+        {{"name", "id" + std::to_string(i)},
+         {"inputs", {i == 1 ? "add0:0" : "id" + std::to_string(i - 1) + ":0"}},
+         {"outputs", 1},
+         {"function", "_BuiltIn_Identity"}});
   }
   g["outputs"] = {"id8:0", "add0:0"};
   if (!deploy_json.empty()) g["deploy"] = nlohmann::json::parse(deploy_json);
@@ -58,7 +61,8 @@ Deployed DeployOn(const std::vector<int32_t>& cluster_devices,
   if (before) before(*d.sim);
   d.svc = std::make_unique<services::ExchangeService>(d.sim.get());
   GraphDef g;
-  d.status = deploy::ParseGraphJson(ChainGraph(deploy_json), "chain.json", ".", &g);
+  d.status =
+      deploy::ParseGraphJson(ChainGraph(deploy_json), "chain.json", ".", &g);
   if (!d.status.ok()) return d;
   ClusterConfig cluster = MakeLocalCluster(cluster_devices);
   deploy::DeployInfo info;
@@ -85,8 +89,8 @@ void ExpectBoundCalls(rt::SimRuntime& sim) {
   EXPECT_GT(device_calls, 20u);
 }
 
-class DeploySetTest
-    : public ::testing::TestWithParam<std::pair<std::vector<int32_t>, std::string>> {};
+class DeploySetTest : public ::testing::TestWithParam<
+                          std::pair<std::vector<int32_t>, std::string>> {};
 
 TEST_P(DeploySetTest, DeploysBoundEverywhereAndTouchesNothingElse) {
   const auto& [cluster, deploy_json] = GetParam();
@@ -130,8 +134,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         std::make_pair(std::vector<int32_t>{2, 3, 4, 5}, std::string()),
         std::make_pair(std::vector<int32_t>{3, 6, 7}, std::string()),
-        std::make_pair(std::vector<int32_t>{0, 1, 2, 3, 4, 5},
-                       OnTwoToFive()),
+        std::make_pair(std::vector<int32_t>{0, 1, 2, 3, 4, 5}, OnTwoToFive()),
         std::make_pair(std::vector<int32_t>{0, 1, 2, 3}, std::string())));
 
 TEST(DeployTest, ReplicasFromLogicDeviceRanges) {
@@ -161,7 +164,8 @@ TEST(DeployTest, PlanPrintsAndDrawsOneClusterPerDevice) {
   EXPECT_THAT(text, ::testing::HasSubstr("instance add0"));
   std::string dot = d.deployment->plan().ToDot();
   for (int dev : {3, 6, 7}) {
-    EXPECT_THAT(dot, ::testing::HasSubstr("subgraph cluster_device" + std::to_string(dev)));
+    EXPECT_THAT(dot, ::testing::HasSubstr("subgraph cluster_device" +
+                                          std::to_string(dev)));
   }
 }
 
@@ -176,7 +180,8 @@ TEST(DeployTest, UnknownFunctionIsRejectedBeforeAnyDeviceWork) {
                   "g.json", ".", &g)
                   .ok());
   Plan plan;
-  ASSERT_TRUE(deploy::MakePlan(g, MakeLocalCluster({2, 3}), {}, {}, &plan).ok());
+  ASSERT_TRUE(
+      deploy::MakePlan(g, MakeLocalCluster({2, 3}), {}, {}, &plan).ok());
   std::unique_ptr<Deployment> dep;
   Status s = deploy::Deploy(plan, &svc, {}, &dep);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
@@ -201,14 +206,17 @@ TEST(DeployTest, FailingEveryKthCallRollsBackCompletely) {
       sim.InjectFault(rt::kAnyOp, k, Status::DeviceLost("injected"));
     });
     ASSERT_FALSE(d.status.ok()) << "k=" << k;
-    EXPECT_THAT(d.status.message(), ::testing::HasSubstr("injected")) << "k=" << k;
+    EXPECT_THAT(d.status.message(), ::testing::HasSubstr("injected"))
+        << "k=" << k;
     EXPECT_EQ(d.deployment, nullptr);
-    EXPECT_TRUE(d.svc->Stats().empty() || [&] {
-      for (const auto& st : d.svc->Stats()) {
-        if (st.queues || st.groups || st.live_mbufs) return false;
-      }
-      return true;
-    }()) << "k=" << k;
+    EXPECT_TRUE(d.svc->Stats().empty() ||
+                [&] {
+                  for (const auto& st : d.svc->Stats()) {
+                    if (st.queues || st.groups || st.live_mbufs) return false;
+                  }
+                  return true;
+                }())
+        << "k=" << k;
     d.svc.reset();
     for (int32_t dev : {2, 3, 4, 5}) {
       rt::DeviceStats st;

@@ -24,9 +24,9 @@
 #include "hflow/hflow.h"
 #include "hflow/rt.h"
 #include "rt/sim/sim_runtime.h"
-#include "util/thread_name.h"
 #include "test_graphs.h"
 #include "test_util.h"
+#include "util/thread_name.h"
 
 namespace hflow {
 namespace {
@@ -53,7 +53,8 @@ Gate g_gate;
 class GateFunc : public FlowFunc::MetaFlowFunc {
  public:
   int32_t Init() override { return FlowFunc::FLOW_FUNC_SUCCESS; }
-  int32_t Proc(const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in) override {
+  int32_t Proc(
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in) override {
     {
       std::unique_lock<std::mutex> lock(g_gate.mu);
       ++g_gate.entered;
@@ -71,10 +72,11 @@ FlowGraph Chain(const std::vector<int32_t>& devices, int gate_at = -1) {
   std::vector<testing::ChainStage> stages;
   for (size_t i = 0; i + 1 < devices.size(); ++i) {
     const std::string n = std::to_string(i);
-    stages.push_back({"n" + n,
-                      int(i) == gate_at ? "DeviceLossTest_Gate"
-                                        : "_BuiltIn_Identity",
-                      {devices[i]}, "pp" + n});
+    stages.push_back(
+        {"n" + n,
+         int(i) == gate_at ? "DeviceLossTest_Gate" : "_BuiltIn_Identity",
+         {devices[i]},
+         "pp" + n});
   }
   stages.push_back({"add", "_BuiltIn_Add", {devices.back()}, "add_pp", 2});
   return testing::ChainGraph("loss_chain", stages);
@@ -124,11 +126,12 @@ class DeviceLossTest : public ::testing::Test {
 
   static void ExpectPromptLoss(const Status& st, Clock::duration spent,
                                const std::string& what) {
-    EXPECT_EQ(st.code(), StatusCode::kDeviceLost) << what << ": " << st.ToString();
+    EXPECT_EQ(st.code(), StatusCode::kDeviceLost)
+        << what << ": " << st.ToString();
     EXPECT_FALSE(st.message().empty()) << what;
-    EXPECT_LT(spent, kPrompt) << what << " took "
-                              << std::chrono::duration_cast<milliseconds>(spent).count()
-                              << " ms";
+    EXPECT_LT(spent, kPrompt)
+        << what << " took "
+        << std::chrono::duration_cast<milliseconds>(spent).count() << " ms";
   }
 
   // A feed and a fetch after the loss: both fail at once, device lost.
@@ -282,7 +285,8 @@ TEST_F(DeviceLossTest, WhileAUdfIsExecutingOnTheLostDevice) {
 // A UDF upstream of the lost device is running: it finishes, its output
 // meets the loss.
 TEST_F(DeviceLossTest, WhileAUdfIsExecutingUpstreamOfTheLostDevice) {
-  testing::Watchdog dog(std::chrono::seconds(30), "WhileAUdfIsExecutingUpstream");
+  testing::Watchdog dog(std::chrono::seconds(30),
+                        "WhileAUdfIsExecutingUpstream");
   Init(kTwoToFive);
   Session s;
   Build(s, Chain(kTwoToFive, /*gate_at=*/0));  // n0 on device 2

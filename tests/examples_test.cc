@@ -147,8 +147,8 @@ TEST_F(ExamplesTest, AddPipelineAcrossTwoDevices) {
   std::vector<DeviceReport> reports;
   ASSERT_TRUE(S().DeviceReports(1, &reports).ok());
   ASSERT_EQ(reports.size(), 4u);
-  EXPECT_EQ(reports[0].submodels, 1u);  // add
-  EXPECT_EQ(reports[1].submodels, 1u);  // twice
+  EXPECT_EQ(reports[0].submodels, 1u);         // add
+  EXPECT_EQ(reports[1].submodels, 1u);         // twice
   EXPECT_EQ(reports[2].contexts_created, 0u);  // devices 2, 3 untouched
   EXPECT_EQ(reports[3].contexts_created, 0u);
   for (const auto& r : reports) EXPECT_EQ(r.implicit_bindings, 0u) << r.id;
@@ -261,9 +261,9 @@ std::map<uint64_t, Result> FetchByTransaction(Session& s, size_t n) {
     if (!st.ok()) break;
     EXPECT_EQ(out.size(), 1u);
     EXPECT_EQ(got.count(info.transaction_id), 0u) << info.transaction_id;
-    got[info.transaction_id] = {info.ret_code,
-                                out.empty() ? std::vector<int32_t>{}
-                                            : out[0].As<int32_t>()};
+    got[info.transaction_id] = {info.ret_code, out.empty()
+                                                   ? std::vector<int32_t>{}
+                                                   : out[0].As<int32_t>()};
   }
   return got;
 }
@@ -353,7 +353,8 @@ CliRun RunScript(const std::string& script, const std::string& args = "",
   std::remove(err_file.c_str());
   std::istringstream in(r.out);
   for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) r.lines.push_back(nlohmann::json::parse(line, nullptr, false));
+    if (!line.empty())
+      r.lines.push_back(nlohmann::json::parse(line, nullptr, false));
   }
   return r;
 }

@@ -35,9 +35,9 @@
 #include "hflow/hflow.h"
 #include "hflow/rt.h"
 #include "rt/sim/sim_runtime.h"
-#include "util/thread_name.h"
 #include "test_graphs.h"
 #include "test_util.h"
+#include "util/thread_name.h"
 
 namespace hflow {
 namespace {
@@ -120,7 +120,8 @@ void ResetUdfState() {
 
 using Msgs = std::vector<std::shared_ptr<FlowFunc::FlowMsg>>;
 
-// ---- in-process UDFs ----------------------------------------------------------
+// ---- in-process UDFs
+// ----------------------------------------------------------
 
 // The producer side of the backpressure test: counts a message in flight
 // before emitting it.
@@ -284,7 +285,8 @@ class SwapPairs : public FlowFunc::MetaFlowFunc {
 };
 REGISTER_FLOW_FUNC("ExecTest_SwapPairs", SwapPairs);
 
-// ---- graphs -------------------------------------------------------------------
+// ---- graphs
+// -------------------------------------------------------------------
 
 // x ── n0 ── n1 ── ... ── out; node i runs funcs[i] on devices[i].
 FlowGraph Chain(const std::string& name, const std::vector<std::string>& funcs,
@@ -301,7 +303,8 @@ Tensor Pair(int64_t i) {
   return Tensor::From<int64_t>(DataType::kInt64, {2}, {i, 1000000 - i});
 }
 
-// ---- fixture ------------------------------------------------------------------
+// ---- fixture
+// ------------------------------------------------------------------
 
 class ExecutorTest : public ::testing::Test {
  protected:
@@ -366,7 +369,8 @@ class ExecutorTest : public ::testing::Test {
   testing::Watchdog watchdog_{std::chrono::seconds(60), "executor_test"};
 };
 
-// ---- chains -------------------------------------------------------------------
+// ---- chains
+// -------------------------------------------------------------------
 
 struct ChainCase {
   std::string name;
@@ -399,13 +403,14 @@ std::vector<ChainCase> ChainCases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Chains, ExecutorChainTest, ::testing::ValuesIn(ChainCases()),
-    [](const ::testing::TestParamInfo<ChainCase>& info) {
-      return info.param.name;
-    });
+INSTANTIATE_TEST_SUITE_P(Chains, ExecutorChainTest,
+                         ::testing::ValuesIn(ChainCases()),
+                         [](const ::testing::TestParamInfo<ChainCase>& info) {
+                           return info.param.name;
+                         });
 
-// ---- backpressure -------------------------------------------------------------
+// ---- backpressure
+// -------------------------------------------------------------
 
 // x ── produce@2 ── consume@3 (~1 ms per message) ── out, queue depth 4. A
 // pool thread pushes over the depth but does not run a producer whose
@@ -449,7 +454,8 @@ INSTANTIATE_TEST_SUITE_P(
              (std::get<1>(info.param) ? "_Handoff" : "_Queued");
     });
 
-// ---- binding ------------------------------------------------------------------
+// ---- binding
+// ------------------------------------------------------------------
 
 // One pool thread runs both nodes: each Proc must see its own node's
 // device bound (the binding moves with the work), and nothing may use the
@@ -514,8 +520,9 @@ TEST_F(ExecutorTest, NextProcInTheSameRunUndoesAUdfsDeviceSwitch) {
        /*handoff=*/false);
   Session s;
   Build(s, 1,
-        Chain("switch_run", {"ExecTest_Gate", "ExecTest_SwitchAway",
-                             "ExecTest_BindB"}, {3, 3, 3}));
+        Chain("switch_run",
+              {"ExecTest_Gate", "ExecTest_SwitchAway", "ExecTest_BindB"},
+              {3, 3, 3}));
   constexpr int kN = 40;
   for (int i = 0; i < kN; ++i) {
     ASSERT_TRUE(s.FeedData(1, {Pair(i)}, FlowInfo{}, kTimeoutMs).ok());
@@ -536,7 +543,8 @@ TEST_F(ExecutorTest, NextProcInTheSameRunUndoesAUdfsDeviceSwitch) {
   for (const Seen& seen : g_seen[1]) EXPECT_EQ(seen.ctx_device, 3);
 }
 
-// ---- blocking UDFs ------------------------------------------------------------
+// ---- blocking UDFs
+// ------------------------------------------------------------
 
 //        ┌─ gate@3 (blocks) ─┐
 //   x ── id@2                ├─ out (gate, count)
@@ -642,7 +650,8 @@ TEST_F(ExecutorTest, SlowStageDoesNotHoldBackItsEarlierOutputs) {
          "stage while a pool thread was idle";
 }
 
-// ---- stopping with messages in flight ----------------------------------------
+// ---- stopping with messages in flight
+// ----------------------------------------
 
 // x ── sleep200@2 ── id@3 ── out, 20 messages queued behind a 200 ms Proc:
 // RemoveGraph returns promptly (the running Proc finishes, nothing else
@@ -684,13 +693,14 @@ TEST_F(ExecutorTest, FinalizeWithMessagesInFlightIsPrompt) {
   {
     Session s;
     Build(s, 1,
-          Chain("sleepy", {"_BuiltIn_Identity", "ExecTest_Sleep200",
-                           "_BuiltIn_Identity"},
+          Chain("sleepy",
+                {"_BuiltIn_Identity", "ExecTest_Sleep200", "_BuiltIn_Identity"},
                 {3, 6, 7}));
     // Fill until feeding times out (nobody fetches).
     Status st;
     int fed = 0;
-    while (fed < 100 && (st = s.FeedData(1, {Pair(fed)}, FlowInfo{}, 50)).ok()) {
+    while (fed < 100 &&
+           (st = s.FeedData(1, {Pair(fed)}, FlowInfo{}, 50)).ok()) {
       ++fed;
     }
     EXPECT_EQ(st.code(), StatusCode::kTimeout) << st.ToString();
@@ -705,7 +715,8 @@ TEST_F(ExecutorTest, FinalizeWithMessagesInFlightIsPrompt) {
       << testing::Holdings(*sim).ToString();
 }
 
-// ---- multi-input alignment ----------------------------------------------------
+// ---- multi-input alignment
+// ----------------------------------------------------
 
 //   x ── a@2 ─────────────────────────┐
 //                                      add@5 ── out    (out = 2x)
@@ -741,19 +752,16 @@ TEST_P(ExecutorAlignTest, AddPairsInputsByTransaction) {
   add.AddPp(pp("add_pp", "_BuiltIn_Add"));
   FlowGraph g("align");
   g.SetInputs({x}).SetOutputs({add});
-  testing::Place(g, {{"a", {2}},
-                     {"b0", {3}},
-                     {"swap", {4}},
-                     {"b2", {3}},
-                     {"add", {5}}});
+  testing::Place(
+      g, {{"a", {2}}, {"b0", {3}}, {"swap", {4}}, {"b2", {3}}, {"add", {5}}});
   Session s;
   Build(s, 1, g);
   constexpr int kN = 1000;  // even: the swap stage emits pairs
   auto feeder = std::async(std::launch::async, [&] {
     for (int i = 0; i < kN; ++i) {
-      Status st = s.FeedData(
-          1, {Tensor::From<int32_t>(DataType::kInt32, {2}, {i, 3})},
-          FlowInfo{}, kTimeoutMs);
+      Status st =
+          s.FeedData(1, {Tensor::From<int32_t>(DataType::kInt32, {2}, {i, 3})},
+                     FlowInfo{}, kTimeoutMs);
       if (!st.ok()) return st;
     }
     return Status::OK();

@@ -49,7 +49,8 @@ constexpr milliseconds kPrompt{2000};
 class AlwaysFails : public FlowFunc::MetaFlowFunc {
  public:
   int32_t Init() override { return FlowFunc::FLOW_FUNC_SUCCESS; }
-  int32_t Proc(const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>&) override {
+  int32_t Proc(
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>&) override {
     return 7;
   }
 };
@@ -125,7 +126,8 @@ TEST_F(FaultRegressionTest, FailedInputDequeueFailsTheGraphInsteadOfStalling) {
   Build(s, Chain());
   // The first dequeue after the feed is stage a's; the fetch waits for it.
   sim_->ResetCallCounts();
-  sim_->InjectFault(rt::Op::kQueueDequeue, 1, Status::Internal("dequeue broke"));
+  sim_->InjectFault(rt::Op::kQueueDequeue, 1,
+                    Status::Internal("dequeue broke"));
   ASSERT_TRUE(s.FeedData(1, {I64(3)}, FlowInfo{}, kTimeoutMs).ok());
   WaitForCalls(rt::Op::kQueueDequeue, 1);
   ExpectPromptError(s, StatusCode::kInternal);
@@ -245,7 +247,8 @@ TEST_F(FaultRegressionTest, FeedWhoseCopyFailsPutsNothingIn) {
   st = s.FetchData(1, &out, &info, kTimeoutMs);
   ASSERT_TRUE(st.ok()) << st.ToString();
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].As<int64_t>().at(0), 2) << "a stray input of the failed feed";
+  EXPECT_EQ(out[0].As<int64_t>().at(0), 2)
+      << "a stray input of the failed feed";
   EXPECT_EQ(out[1].As<int64_t>().at(0), 2);
   st = s.FetchData(1, &out, &info, 50);
   EXPECT_EQ(st.code(), StatusCode::kTimeout) << st.ToString();

@@ -68,18 +68,21 @@ Options SweepOptions() {
 // The failing status for the k-th call: the codes a real runtime returns.
 Status FaultFor(uint64_t k) {
   switch (k % 3) {
-    case 0: return Status::DeviceLost("injected: device lost");
-    case 1: return Status::OutOfMemory("injected: out of device memory");
-    default: return Status::Internal("injected: driver internal error");
+    case 0:
+      return Status::DeviceLost("injected: device lost");
+    case 1:
+      return Status::OutOfMemory("injected: out of device memory");
+    default:
+      return Status::Internal("injected: driver internal error");
   }
 }
 
 struct RunResult {
-  uint64_t calls = 0;        // faultable calls the run made (counting run)
-  int fed = 0;               // feeds that returned OK
-  int fetched = 0;           // outputs fetched with the right data
-  int failed_messages = 0;   // outputs fetched with a UDF ret code
-  int errors = 0;            // steps that returned an error
+  uint64_t calls = 0;       // faultable calls the run made (counting run)
+  int fed = 0;              // feeds that returned OK
+  int fetched = 0;          // outputs fetched with the right data
+  int failed_messages = 0;  // outputs fetched with a UDF ret code
+  int errors = 0;           // steps that returned an error
   std::map<StatusCode, int> codes;
   std::vector<std::string> problems;  // invariant violations
   std::string faulted;  // the call that failed: "op on device d by thread"
@@ -150,7 +153,8 @@ RunResult RunFlow(const std::function<void(rt::SimRuntime&)>& arm,
         int64_t v = out[0].As<int64_t>()[0];
         if (v % 2 != 0 || v / 2 <= last || v / 2 > fed_upto) {
           problem(what + ": got " + std::to_string(v) + " after " +
-                  std::to_string(2 * last) + " (lost order, duplicate or "
+                  std::to_string(2 * last) +
+                  " (lost order, duplicate or "
                   "never fed)");
         }
         last = v / 2;
@@ -239,7 +243,8 @@ std::string FreshSessionWorks() {
     if (s.ok()) s = session.FetchData(1, &out, &info, kStepTimeoutMs);
     if (!s.ok()) {
       err = s.ToString();
-    } else if (out.size() != 1 || out[0].As<int64_t>() != std::vector<int64_t>{42}) {
+    } else if (out.size() != 1 ||
+               out[0].As<int64_t>() != std::vector<int64_t>{42}) {
       err = "wrong output";
     }
     if (Status rm = session.RemoveGraph(1); !rm.ok() && err.empty()) {
@@ -348,7 +353,8 @@ TEST_P(FaultSweepTest, FailKthCall) {
   std::cout << "[ sweep    ] shard " << shard << "/" << kShards << ": N = " << n
             << ", stride " << stride << ", " << swept << " runs (" << fired
             << " with the fault fired) in " << secs << " s; errors seen:";
-  for (const auto& [c, m] : codes) std::cout << " " << StatusCodeName(c) << "=" << m;
+  for (const auto& [c, m] : codes)
+    std::cout << " " << StatusCodeName(c) << "=" << m;
   std::cout << "\n";
   if (only == 0) {
     EXPECT_GT(swept, 0);

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "hflow/rt.h"
-#include "util/thread_name.h"
 #include "services/exchange_service.h"
 #include "test_util.h"
+#include "util/thread_name.h"
 
 namespace hflow {
 namespace {
@@ -26,14 +26,14 @@ TEST(QueueMpmcTest, FourProducersFourConsumersTwoDevices) {
     uint32_t q[2];
     for (int i = 0; i < 2; ++i) {
       ASSERT_TRUE(svc.SubmitEventSync(
-                         devices[i],
-                         services::CreateGroupRequest{"g", 8 << 20}, nullptr)
-                      .ok());
-      ASSERT_TRUE(svc.SubmitEventSync(
-                         devices[i],
-                         services::AllocCacheRequest{"g", 4 << 20, 4096},
+                         devices[i], services::CreateGroupRequest{"g", 8 << 20},
                          nullptr)
                       .ok());
+      ASSERT_TRUE(
+          svc.SubmitEventSync(devices[i],
+                              services::AllocCacheRequest{"g", 4 << 20, 4096},
+                              nullptr)
+              .ok());
       ASSERT_TRUE(svc.CreateQueue(devices[i], 16, "mpmc", &q[i]).ok());
     }
     std::atomic<int> errors{0};

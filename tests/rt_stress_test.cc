@@ -12,8 +12,8 @@
 
 #include "hflow/context_guard.h"
 #include "hflow/rt.h"
-#include "util/thread_name.h"
 #include "test_util.h"
+#include "util/thread_name.h"
 
 namespace hflow {
 namespace {

@@ -34,7 +34,8 @@ const std::vector<int32_t> kUsed = {2, 3, 4, 5};
 // All six proxy events against `device`, as GE's deployer issues them. The
 // source queue for CopyQMbuf lives on the next used device.
 Status SixEvents(ExchangeService& svc, int32_t device, int rep) {
-  const std::string g = "g" + std::to_string(device) + "_" + std::to_string(rep);
+  const std::string g =
+      "g" + std::to_string(device) + "_" + std::to_string(rep);
   auto submit = [&](const services::EventRequest& r, EventReply* reply) {
     return svc.SubmitEventSync(device, r, reply, /*timeout_ms=*/5000);
   };
@@ -46,16 +47,19 @@ Status SixEvents(ExchangeService& svc, int32_t device, int rep) {
   };
   HFLOW_RETURN_IF_ERROR(submit(CreateGroupRequest{g, 1 << 20}, nullptr));
   HFLOW_RETURN_IF_ERROR(unbound());
-  HFLOW_RETURN_IF_ERROR(submit(
-      AddGroupRequest{g, "executor", services::kPermAlloc | services::kPermRead},
-      nullptr));
-  HFLOW_RETURN_IF_ERROR(submit(AllocCacheRequest{g, 1 << 19, 1 << 12}, nullptr));
+  HFLOW_RETURN_IF_ERROR(
+      submit(AddGroupRequest{g, "executor",
+                             services::kPermAlloc | services::kPermRead},
+             nullptr));
+  HFLOW_RETURN_IF_ERROR(
+      submit(AllocCacheRequest{g, 1 << 19, 1 << 12}, nullptr));
   EventReply reply;
   HFLOW_RETURN_IF_ERROR(submit(AllocMbufRequest{g, 256, "executor"}, &reply));
   if (!reply.mbuf || reply.mbuf->device() != device) {
     return Status::Internal("AllocMbuf returned no mbuf of the device");
   }
-  HFLOW_RETURN_IF_ERROR(submit(FreeMbufRequest{std::move(reply.mbuf)}, nullptr));
+  HFLOW_RETURN_IF_ERROR(
+      submit(FreeMbufRequest{std::move(reply.mbuf)}, nullptr));
   HFLOW_RETURN_IF_ERROR(unbound());
 
   // CopyQMbuf: an mbuf waits in a queue on a peer device; the event moves it
@@ -151,9 +155,10 @@ TEST(SeedRegressionTest, DeviceZeroPassesByLuckWithoutEntryBinding) {
   ExchangeService svc(sim.get(), opts);
   rt::ThreadPool pool("deploy", 2);
   Status s = pool.Submit([&] {
-                   return svc.SubmitEventSync(
-                       0, CreateGroupRequest{"g", 1024}, nullptr, 5000);
-                 }).get();
+                   return svc.SubmitEventSync(0, CreateGroupRequest{"g", 1024},
+                                              nullptr, 5000);
+                 })
+                 .get();
   EXPECT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(testing::ImplicitBindings(*sim, {0}), 1u);  // and it shows
 }

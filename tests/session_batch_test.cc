@@ -48,7 +48,9 @@ FlowGraph Fork(const std::vector<int>& devices) {
   return TwoNodes(devices, /*output_a=*/true);
 }
 
-Tensor Value(int32_t v) { return Tensor::From<int32_t>(DataType::kInt32, {2}, {v, -v}); }
+Tensor Value(int32_t v) {
+  return Tensor::From<int32_t>(DataType::kInt32, {2}, {v, -v});
+}
 
 std::vector<std::vector<Tensor>> Values(int from, int n) {
   std::vector<std::vector<Tensor>> batch;
@@ -187,8 +189,8 @@ TEST_P(SessionBatchTest, TimeoutPartwayLosesNothing) {
   // The rest, fed while fetching.
   size_t more = 0;
   while (more < rest.size()) {
-    std::vector<std::vector<Tensor>> part(rest.begin() + more,
-                                          rest.begin() + std::min(rest.size(), more + 4));
+    std::vector<std::vector<Tensor>> part(
+        rest.begin() + more, rest.begin() + std::min(rest.size(), more + 4));
     size_t n = 0;
     st = s.FeedDataBatch(1, part, {}, 5000, &n);
     ASSERT_TRUE(st.ok()) << st.ToString();
@@ -234,7 +236,8 @@ TEST_P(SessionBatchTest, ArgumentErrorsAndTimeouts) {
             StatusCode::kNotFound);
   EXPECT_EQ(s.FeedDataBatch(9, Values(0, 1), {}, 0).code(),
             StatusCode::kNotFound);
-  EXPECT_TRUE(s.FeedDataBatch(1, {}, {}, 0).ok()) << "an empty batch is a no-op";
+  EXPECT_TRUE(s.FeedDataBatch(1, {}, {}, 0).ok())
+      << "an empty batch is a no-op";
 }
 
 // Invariant 2: a caller bound to a device of its own gets it back.

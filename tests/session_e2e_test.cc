@@ -34,11 +34,12 @@ TEST_F(SessionE2ETest, AddPipelineAcrossTwoDevices) {
   ASSERT_TRUE(st.ok()) << st.ToString();
   for (int i = 0; i < 20; ++i) {
     FlowInfo in;
-    ASSERT_TRUE(s.FeedData(1,
-                           {Tensor::From<int32_t>(DataType::kInt32, {3}, {i, 2, 3}),
-                            Tensor::From<int32_t>(DataType::kInt32, {3}, {10, 20, 30})},
-                           in, 1000)
-                    .ok());
+    ASSERT_TRUE(
+        s.FeedData(1,
+                   {Tensor::From<int32_t>(DataType::kInt32, {3}, {i, 2, 3}),
+                    Tensor::From<int32_t>(DataType::kInt32, {3}, {10, 20, 30})},
+                   in, 1000)
+            .ok());
   }
   for (int i = 0; i < 20; ++i) {
     std::vector<Tensor> out;
@@ -48,12 +49,13 @@ TEST_F(SessionE2ETest, AddPipelineAcrossTwoDevices) {
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(info.ret_code, 0);
     EXPECT_EQ(info.transaction_id, uint64_t(i + 1));
-    EXPECT_EQ(out[0].As<int32_t>(), (std::vector<int32_t>{2 * (i + 10), 44, 66}));
+    EXPECT_EQ(out[0].As<int32_t>(),
+              (std::vector<int32_t>{2 * (i + 10), 44, 66}));
   }
   std::vector<DeviceReport> reports;
   ASSERT_TRUE(s.DeviceReports(1, &reports).ok());
   ASSERT_EQ(reports.size(), 4u);
-  EXPECT_EQ(reports[0].submodels, 1u);  // device 2: add
+  EXPECT_EQ(reports[0].submodels, 1u);         // device 2: add
   EXPECT_EQ(reports[2].contexts_created, 0u);  // device 4 untouched
   for (const auto& r : reports) EXPECT_EQ(r.implicit_bindings, 0u);
 }
@@ -107,11 +109,13 @@ TEST_F(SessionE2ETest, TimeoutsAndBadInputs) {
   Status st = s.FeedData(1, {}, in, 0);
   EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);  // before build
   ASSERT_TRUE(s.BuildGraph(1).ok());
-  st = s.FeedData(1, {Tensor::From<int32_t>(DataType::kInt32, {1}, {1})}, in, 0);
+  st =
+      s.FeedData(1, {Tensor::From<int32_t>(DataType::kInt32, {1}, {1})}, in, 0);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(st.message(), HasSubstr("2 inputs (a, b)"));
   Tensor bad = Tensor::From<int32_t>(DataType::kInt32, {3}, {1});
-  EXPECT_EQ(s.FeedData(1, {bad, bad}, in, 0).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.FeedData(1, {bad, bad}, in, 0).code(),
+            StatusCode::kInvalidArgument);
   auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(s.FetchData(1, &out, &info, 0).code(), StatusCode::kTimeout);
   EXPECT_EQ(s.FetchData(1, &out, &info, 50).code(), StatusCode::kTimeout);
@@ -135,7 +139,8 @@ TEST_F(SessionE2ETest, CountBatchInputAttrFeedsReplicas) {
   Status st = s.BuildGraph(7);
   ASSERT_TRUE(st.ok()) << st.ToString();
   for (int i = 1; i <= 6; ++i) {
-    ASSERT_TRUE(s.FeedData(7, {Tensor::From<int64_t>(DataType::kInt64, {1}, {i})},
+    ASSERT_TRUE(s.FeedData(7,
+                           {Tensor::From<int64_t>(DataType::kInt64, {1}, {i})},
                            FlowInfo{}, 1000)
                     .ok());
   }

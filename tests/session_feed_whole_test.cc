@@ -63,8 +63,8 @@ FlowGraph TwoBranches(const std::vector<int>& devices) {
   gate.SetInput(0, x1);
   FlowGraph g("feed_whole");
   g.SetInputs({x0, x1}).SetOutputs({id, gate});
-  return testing::Place(g, {{"id", {devices[0]}},
-                            {"gate", {devices[1 % devices.size()]}}});
+  return testing::Place(
+      g, {{"id", {devices[0]}}, {"gate", {devices[1 % devices.size()]}}});
 }
 
 std::vector<Tensor> Transaction(int32_t i) {

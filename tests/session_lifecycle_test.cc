@@ -179,7 +179,8 @@ TEST_F(SessionLifecycleApiTest, FeedIntoFullPipelineTimesOutAndLosesNothing) {
 
 // --- RemoveGraph and Finalize with messages in flight ----------------------
 
-TEST_F(SessionLifecycleApiTest, RemoveGraphWithMessagesInFlightReleasesEverything) {
+TEST_F(SessionLifecycleApiTest,
+       RemoveGraphWithMessagesInFlightReleasesEverything) {
   Init(/*queue_depth=*/4);
   Session s;
   ASSERT_TRUE(s.AddGraph(1, Pipeline()).ok());
@@ -196,9 +197,9 @@ TEST_F(SessionLifecycleApiTest, RemoveGraphWithMessagesInFlightReleasesEverythin
   // Later calls on graph 1: kNotFound naming the graph.
   std::vector<Tensor> out;
   FlowInfo info;
-  for (Status later : {s.FeedData(1, {I64({1})}, FlowInfo{}, 0),
-                       s.FetchData(1, &out, &info, 0), s.BuildGraph(1),
-                       s.RemoveGraph(1)}) {
+  for (Status later :
+       {s.FeedData(1, {I64({1})}, FlowInfo{}, 0),
+        s.FetchData(1, &out, &info, 0), s.BuildGraph(1), s.RemoveGraph(1)}) {
     EXPECT_EQ(later.code(), StatusCode::kNotFound) << later.ToString();
     EXPECT_THAT(later.message(), HasSubstr("graph 1"));
   }
@@ -207,7 +208,8 @@ TEST_F(SessionLifecycleApiTest, RemoveGraphWithMessagesInFlightReleasesEverythin
   EXPECT_EQ(s.GraphIds(), (std::vector<uint32_t>{2}));
 
   // The other graph is unaffected.
-  ASSERT_TRUE(s.FeedData(2, {I64({1, 2}), I64({10, 20})}, FlowInfo{}, 1000).ok());
+  ASSERT_TRUE(
+      s.FeedData(2, {I64({1, 2}), I64({10, 20})}, FlowInfo{}, 1000).ok());
   st = s.FetchData(2, &out, &info, 5000);
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(out.at(0).As<int64_t>(), (std::vector<int64_t>{11, 22}));
@@ -223,7 +225,8 @@ TEST_F(SessionLifecycleApiTest, RemoveGraphWithMessagesInFlightReleasesEverythin
   ExpectAllReleased();
 }
 
-TEST_F(SessionLifecycleApiTest, FinalizeWithMessagesInFlightReleasesEverything) {
+TEST_F(SessionLifecycleApiTest,
+       FinalizeWithMessagesInFlightReleasesEverything) {
   Init(/*queue_depth=*/4);
   Session s1, s2;
   ASSERT_TRUE(s1.AddGraph(1, Pipeline()).ok());
@@ -245,11 +248,12 @@ TEST_F(SessionLifecycleApiTest, FinalizeWithMessagesInFlightReleasesEverything) 
   // Later calls: a clear error, no crash, no hang.
   std::vector<Tensor> out;
   FlowInfo info;
-  for (Status later : {s1.FeedData(1, {I64({1})}, FlowInfo{}, 0),
-                       s1.FetchData(1, &out, &info, 0),
-                       s1.FetchData(1, &out, &info, -1),
-                       s1.AddGraph(3, Pipeline()), s2.BuildGraph(5)}) {
-    EXPECT_EQ(later.code(), StatusCode::kFailedPrecondition) << later.ToString();
+  for (Status later :
+       {s1.FeedData(1, {I64({1})}, FlowInfo{}, 0),
+        s1.FetchData(1, &out, &info, 0), s1.FetchData(1, &out, &info, -1),
+        s1.AddGraph(3, Pipeline()), s2.BuildGraph(5)}) {
+    EXPECT_EQ(later.code(), StatusCode::kFailedPrecondition)
+        << later.ToString();
     EXPECT_THAT(later.message(), HasSubstr("not initialized"));
   }
   // Finalize removed the graphs: removing again names the graph.
@@ -271,7 +275,8 @@ TEST_F(SessionLifecycleApiTest, FinalizeWithMessagesInFlightReleasesEverything) 
   EXPECT_EQ(info.transaction_id, 1u);
 }
 
-TEST_F(SessionLifecycleApiTest, SessionDestroyedWithMessagesInFlightReleasesGraphs) {
+TEST_F(SessionLifecycleApiTest,
+       SessionDestroyedWithMessagesInFlightReleasesGraphs) {
   Init(/*queue_depth=*/4);
   {
     Session s;
@@ -310,8 +315,9 @@ TEST_F(SessionLifecycleApiTest, BadInputsGetClearErrors) {
   EXPECT_TRUE(s.BuildGraph(1).ok());  // building twice is harmless
 
   // Wrong number of inputs, naming the inputs.
-  for (const auto& inputs : {std::vector<Tensor>{}, std::vector<Tensor>{I64({1})},
-                             std::vector<Tensor>{I64({1}), I64({1}), I64({1})}}) {
+  for (const auto& inputs :
+       {std::vector<Tensor>{}, std::vector<Tensor>{I64({1})},
+        std::vector<Tensor>{I64({1}), I64({1}), I64({1})}}) {
     st = s.FeedData(1, inputs, FlowInfo{}, 0);
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
     EXPECT_THAT(st.message(), HasSubstr("2 inputs (a, b)"));
@@ -353,7 +359,8 @@ TEST_F(SessionLifecycleApiTest, BadInputsGetClearErrors) {
   // None of the rejected feeds reached the graph.
   EXPECT_EQ(s.FetchData(1, &out, &info, 20).code(), StatusCode::kTimeout);
   // And it still works.
-  ASSERT_TRUE(s.FeedData(1, {I64({1, 2, 3}), I64({1, 1, 1})}, FlowInfo{}, 0).ok());
+  ASSERT_TRUE(
+      s.FeedData(1, {I64({1, 2, 3}), I64({1, 1, 1})}, FlowInfo{}, 0).ok());
   st = s.FetchData(1, &out, &info, 5000);
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(out.at(0).As<int64_t>(), (std::vector<int64_t>{2, 3, 4}));
@@ -412,10 +419,10 @@ TEST_F(SessionLifecycleApiTest, CallsBeforeInitializeAndAfterFinalize) {
   std::vector<Tensor> out;
   FlowInfo info;
   std::vector<DeviceReport> reports;
-  for (Status st : {s.AddGraph(2, Pipeline()), s.BuildGraph(1),
-                    s.FeedData(1, {I64({1})}, FlowInfo{}, -1),
-                    s.FetchData(1, &out, &info, -1),
-                    s.DeviceReports(1, &reports)}) {
+  for (Status st :
+       {s.AddGraph(2, Pipeline()), s.BuildGraph(1),
+        s.FeedData(1, {I64({1})}, FlowInfo{}, -1),
+        s.FetchData(1, &out, &info, -1), s.DeviceReports(1, &reports)}) {
     EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
     EXPECT_THAT(st.message(), HasSubstr("not initialized"));
   }
@@ -470,18 +477,20 @@ TEST_F(SessionLifecycleApiTest, SeveralSessionsAndGraphsConcurrently) {
   Session sessions[2];
   for (int si = 0; si < 2; ++si) {
     // Graph 1: the replicated pipeline (2x); graph 2: two-input add (a+b).
-    Status st = sessions[si].AddGraph(
-        1, Pipeline("p" + std::to_string(si),
-                    si == 0 ? std::vector<int32_t>{2, 3}
-                            : std::vector<int32_t>{4, 5},
-                    {si == 0 ? 2 : 5}));
+    Status st =
+        sessions[si].AddGraph(1, Pipeline("p" + std::to_string(si),
+                                          si == 0 ? std::vector<int32_t>{2, 3}
+                                                  : std::vector<int32_t>{4, 5},
+                                          {si == 0 ? 2 : 5}));
     ASSERT_TRUE(st.ok()) << st.ToString();
     ASSERT_TRUE(sessions[si].BuildGraph(1).ok());
     ASSERT_TRUE(sessions[si].AddGraph(2, TwoInputAdd(si == 0 ? 3 : 4)).ok());
     ASSERT_TRUE(sessions[si].BuildGraph(2).ok());
   }
   // Payload tag: session * 1'000'000 + graph * 100'000 + sequence.
-  auto tag = [](int si, int g, int i) { return int64_t(si) * 1000000 + g * 100000 + i; };
+  auto tag = [](int si, int g, int i) {
+    return int64_t(si) * 1000000 + g * 100000 + i;
+  };
   std::vector<std::thread> threads;
   std::vector<std::vector<int64_t>> got(4);
   std::vector<Status> errors(8);
@@ -491,8 +500,9 @@ TEST_F(SessionLifecycleApiTest, SeveralSessionsAndGraphsConcurrently) {
       threads.emplace_back([&, si, g, slot] {
         for (int i = 0; i < kMsgs; ++i) {
           int64_t t = tag(si, g, i);
-          std::vector<Tensor> in = g == 1 ? std::vector<Tensor>{I64({t})}
-                                          : std::vector<Tensor>{I64({t}), I64({t})};
+          std::vector<Tensor> in =
+              g == 1 ? std::vector<Tensor>{I64({t})}
+                     : std::vector<Tensor>{I64({t}), I64({t})};
           FlowInfo info;
           info.transaction_id = uint64_t(t) + 1;
           Status st = sessions[si].FeedData(uint32_t(g), in, info, 10000);
@@ -601,7 +611,8 @@ TEST_F(SessionLifecycleApiTest, RemoveGraphWakesBlockedFetcher) {
   fetcher.join();
   auto spent = Clock::now() - t0;
   EXPECT_FALSE(fetch_status.ok());
-  EXPECT_NE(fetch_status.code(), StatusCode::kTimeout) << fetch_status.ToString();
+  EXPECT_NE(fetch_status.code(), StatusCode::kTimeout)
+      << fetch_status.ToString();
   EXPECT_LT(spent, milliseconds(2000)) << fetch_status.ToString();
   ASSERT_TRUE(Finalize().ok());
   ExpectAllReleased();

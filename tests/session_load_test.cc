@@ -2,11 +2,11 @@
 // 8 feeder threads push 8 x 1250 = 10000 messages through a replicated
 // pipeline on devices {2,3,4,5} while 2 fetcher threads drain it. Every
 // message carries a user-set transaction id encoding (feeder, sequence) and
-// a payload encoding the same (and 8 bytes of user data), so each fetched message can be checked
-// against what was fed: every message comes back exactly once with the
-// right value, nothing is lost or duplicated. Afterwards RemoveGraph and
-// Finalize return every device's memory and contexts to zero, and no
-// implicit binding ever happened.
+// a payload encoding the same (and 8 bytes of user data), so each fetched
+// message can be checked against what was fed: every message comes back exactly
+// once with the right value, nothing is lost or duplicated. Afterwards
+// RemoveGraph and Finalize return every device's memory and contexts to zero,
+// and no implicit binding ever happened.
 //
 //   x ── id (replicas on 2..5) ── add(id, id) (device 3) ── out
 #include <gtest/gtest.h>
@@ -63,7 +63,8 @@ struct Fetched {
   int32_t ret_code;
 };
 
-TEST_F(SessionLoadTest, TenThousandMessagesEightFeedersNothingLostOrDuplicated) {
+TEST_F(SessionLoadTest,
+       TenThousandMessagesEightFeedersNothingLostOrDuplicated) {
   auto t0 = std::chrono::steady_clock::now();
   Session s;
   ASSERT_TRUE(s.AddGraph(1, ReplicatedPipeline()).ok());
@@ -128,12 +129,12 @@ TEST_F(SessionLoadTest, TenThousandMessagesEightFeedersNothingLostOrDuplicated) 
   auto t1 = std::chrono::steady_clock::now();
 
   for (int f = 0; f < kFeeders; ++f) {
-    EXPECT_TRUE(feeder_errors[f].ok()) << "feeder " << f << ": "
-                                       << feeder_errors[f].ToString();
+    EXPECT_TRUE(feeder_errors[f].ok())
+        << "feeder " << f << ": " << feeder_errors[f].ToString();
   }
   for (int k = 0; k < kFetchers; ++k) {
-    EXPECT_TRUE(fetcher_errors[k].ok()) << "fetcher " << k << ": "
-                                        << fetcher_errors[k].ToString();
+    EXPECT_TRUE(fetcher_errors[k].ok())
+        << "fetcher " << k << ": " << fetcher_errors[k].ToString();
   }
   EXPECT_EQ(fed.load(), kTotal);
   EXPECT_EQ(fetched.load(), kTotal);
@@ -193,9 +194,10 @@ TEST_F(SessionLoadTest, TenThousandMessagesEightFeedersNothingLostOrDuplicated) 
     EXPECT_EQ(ds.implicit_bindings, 0u) << "device " << d;
   }
   double secs = std::chrono::duration<double>(t1 - t0).count();
-  std::printf("[ load     ] %d messages, %d feeders, %d fetchers: %.2f s "
-              "(%.0f msgs/s)\n",
-              kTotal, kFeeders, kFetchers, secs, kTotal / secs);
+  std::printf(
+      "[ load     ] %d messages, %d feeders, %d fetchers: %.2f s "
+      "(%.0f msgs/s)\n",
+      kTotal, kFeeders, kFetchers, secs, kTotal / secs);
   EXPECT_LT(secs, 20.0);
 }
 

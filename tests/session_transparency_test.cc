@@ -62,182 +62,220 @@ using transparency::WriteGraphFile;
 
 TEST_P(SessionTransparencyTest, AddGraph) {
   Session& s = *session_;
-  RunMatrix(spec_, MakeCase("AddGraph ok", nullptr,
-                    [&](int k) { return s.AddGraph(100 + k, TestGraph(spec_)); },
-                    StatusCode::kOk),
+  RunMatrix(spec_,
+            MakeCase(
+                "AddGraph ok", nullptr,
+                [&](int k) { return s.AddGraph(100 + k, TestGraph(spec_)); },
+                StatusCode::kOk),
             &counter_);
-  RunMatrix(spec_, MakeCase("AddGraph duplicate id", nullptr,
-                    [&](int) { return s.AddGraph(1, TestGraph(spec_)); },
-                    StatusCode::kAlreadyExists),
+  RunMatrix(spec_,
+            MakeCase(
+                "AddGraph duplicate id", nullptr,
+                [&](int) { return s.AddGraph(1, TestGraph(spec_)); },
+                StatusCode::kAlreadyExists),
             &counter_);
-  RunMatrix(spec_, MakeCase("AddGraph invalid graph", nullptr,
-                    [&](int k) { return s.AddGraph(100 + k, FlowGraph("empty")); },
-                    std::nullopt, /*any_error=*/true),
+  RunMatrix(spec_,
+            MakeCase(
+                "AddGraph invalid graph", nullptr,
+                [&](int k) { return s.AddGraph(100 + k, FlowGraph("empty")); },
+                std::nullopt, /*any_error=*/true),
             &counter_);
 }
 
 TEST_P(SessionTransparencyTest, AddGraphFile) {
   Session& s = *session_;
-  RunMatrix(spec_, MakeCase("AddGraphFile ok", nullptr,
-                    [&](int k) { return s.AddGraphFile(100 + k, graph_file_); },
-                    StatusCode::kOk),
+  RunMatrix(spec_,
+            MakeCase(
+                "AddGraphFile ok", nullptr,
+                [&](int k) { return s.AddGraphFile(100 + k, graph_file_); },
+                StatusCode::kOk),
             &counter_);
-  RunMatrix(spec_, MakeCase("AddGraphFile missing file", nullptr,
-                    [&](int k) {
-                      return s.AddGraphFile(100 + k, "/nonexistent/graph.json");
-                    },
-                    std::nullopt, true),
+  RunMatrix(spec_,
+            MakeCase(
+                "AddGraphFile missing file", nullptr,
+                [&](int k) {
+                  return s.AddGraphFile(100 + k, "/nonexistent/graph.json");
+                },
+                std::nullopt, true),
             &counter_);
 }
 
 TEST_P(SessionTransparencyTest, BuildGraph) {
   Session& s = *session_;
-  RunMatrix(spec_, MakeCase("BuildGraph ok",
-                    [&](int k) {
-                      ASSERT_TRUE(s.AddGraphFile(100 + k, graph_file_).ok());
-                    },
-                    [&](int k) { return s.BuildGraph(100 + k); },
-                    StatusCode::kOk),
+  RunMatrix(spec_,
+            MakeCase(
+                "BuildGraph ok",
+                [&](int k) {
+                  ASSERT_TRUE(s.AddGraphFile(100 + k, graph_file_).ok());
+                },
+                [&](int k) { return s.BuildGraph(100 + k); }, StatusCode::kOk),
             &counter_);
-  RunMatrix(spec_, MakeCase("BuildGraph unknown id", nullptr,
-                    [&](int) { return s.BuildGraph(999); },
-                    StatusCode::kNotFound),
+  RunMatrix(spec_,
+            MakeCase(
+                "BuildGraph unknown id", nullptr,
+                [&](int) { return s.BuildGraph(999); }, StatusCode::kNotFound),
             &counter_);
   // A deployment that fails half way (a model load fails) rolls back; the
   // error path restores the caller's binding too.
-  RunMatrix(spec_, MakeCase("BuildGraph failing model load",
-                    [&](int k) {
-                      ASSERT_TRUE(s.AddGraph(100 + k, TestGraph(spec_)).ok());
-                      Sim()->InjectFault(rt::Op::kModelLoad, 2,
-                                         Status::Internal("injected load failure"));
-                    },
-                    [&](int k) { return s.BuildGraph(100 + k); },
-                    std::nullopt, true,
-                    [&](int) { Sim()->ClearFaults(); }),
+  RunMatrix(spec_,
+            MakeCase(
+                "BuildGraph failing model load",
+                [&](int k) {
+                  ASSERT_TRUE(s.AddGraph(100 + k, TestGraph(spec_)).ok());
+                  Sim()->InjectFault(rt::Op::kModelLoad, 2,
+                                     Status::Internal("injected load failure"));
+                },
+                [&](int k) { return s.BuildGraph(100 + k); }, std::nullopt,
+                true, [&](int) { Sim()->ClearFaults(); }),
             &counter_);
 }
 
 TEST_P(SessionTransparencyTest, FeedData) {
   Session& s = *session_;
-  RunMatrix(spec_, MakeCase("FeedData ok", nullptr,
-                    [&](int k) { return s.FeedData(1, {Input(k)}, FlowInfo{}, 5000); },
-                    StatusCode::kOk, false,
-                    [&](int) { Drain(1); }),
+  RunMatrix(
+      spec_,
+      MakeCase(
+          "FeedData ok", nullptr,
+          [&](int k) { return s.FeedData(1, {Input(k)}, FlowInfo{}, 5000); },
+          StatusCode::kOk, false, [&](int) { Drain(1); }),
+      &counter_);
+  RunMatrix(spec_,
+            MakeCase(
+                "FeedData wrong input count", nullptr,
+                [&](int k) {
+                  return s.FeedData(1, {Input(k), Input(k)}, FlowInfo{}, 0);
+                },
+                StatusCode::kInvalidArgument),
             &counter_);
-  RunMatrix(spec_, MakeCase("FeedData wrong input count", nullptr,
-                    [&](int k) {
-                      return s.FeedData(1, {Input(k), Input(k)}, FlowInfo{}, 0);
-                    },
-                    StatusCode::kInvalidArgument),
+  RunMatrix(spec_,
+            MakeCase(
+                "FeedData bad tensor size", nullptr,
+                [&](int) {
+                  Tensor bad = Input(0);
+                  bad.shape = {3};
+                  return s.FeedData(1, {bad}, FlowInfo{}, 0);
+                },
+                StatusCode::kInvalidArgument),
             &counter_);
-  RunMatrix(spec_, MakeCase("FeedData bad tensor size", nullptr,
-                    [&](int) {
-                      Tensor bad = Input(0);
-                      bad.shape = {3};
-                      return s.FeedData(1, {bad}, FlowInfo{}, 0);
-                    },
-                    StatusCode::kInvalidArgument),
-            &counter_);
-  RunMatrix(spec_, MakeCase("FeedData unknown id", nullptr,
-                    [&](int k) { return s.FeedData(999, {Input(k)}, FlowInfo{}, 0); },
-                    StatusCode::kNotFound),
-            &counter_);
+  RunMatrix(
+      spec_,
+      MakeCase(
+          "FeedData unknown id", nullptr,
+          [&](int k) { return s.FeedData(999, {Input(k)}, FlowInfo{}, 0); },
+          StatusCode::kNotFound),
+      &counter_);
 }
 
 TEST_P(SessionTransparencyTest, FetchData) {
   Session& s = *session_;
-  RunMatrix(spec_, MakeCase("FetchData ok",
-                    [&](int k) {
-                      ASSERT_TRUE(s.FeedData(1, {Input(k)}, FlowInfo{}, 5000).ok());
-                    },
-                    [&](int k) {
-                      std::vector<Tensor> out;
-                      FlowInfo info;
-                      Status st = s.FetchData(1, &out, &info, 5000);
-                      if (st.ok()) {
-                        EXPECT_EQ(out.at(0).As<int32_t>(),
-                                  (std::vector<int32_t>{2 * k, 2 * (k + 1)}));
-                      }
-                      return st;
-                    },
-                    StatusCode::kOk),
+  RunMatrix(spec_,
+            MakeCase(
+                "FetchData ok",
+                [&](int k) {
+                  ASSERT_TRUE(s.FeedData(1, {Input(k)}, FlowInfo{}, 5000).ok());
+                },
+                [&](int k) {
+                  std::vector<Tensor> out;
+                  FlowInfo info;
+                  Status st = s.FetchData(1, &out, &info, 5000);
+                  if (st.ok()) {
+                    EXPECT_EQ(out.at(0).As<int32_t>(),
+                              (std::vector<int32_t>{2 * k, 2 * (k + 1)}));
+                  }
+                  return st;
+                },
+                StatusCode::kOk),
             &counter_);
-  RunMatrix(spec_, MakeCase("FetchData timeout 0", nullptr,
-                    [&](int) {
-                      std::vector<Tensor> out;
-                      FlowInfo info;
-                      return s.FetchData(2, &out, &info, 0);
-                    },
-                    StatusCode::kTimeout),
+  RunMatrix(spec_,
+            MakeCase(
+                "FetchData timeout 0", nullptr,
+                [&](int) {
+                  std::vector<Tensor> out;
+                  FlowInfo info;
+                  return s.FetchData(2, &out, &info, 0);
+                },
+                StatusCode::kTimeout),
             &counter_);
-  RunMatrix(spec_, MakeCase("FetchData timeout 20 ms", nullptr,
-                    [&](int) {
-                      std::vector<Tensor> out;
-                      FlowInfo info;
-                      return s.FetchData(2, &out, &info, 20);
-                    },
-                    StatusCode::kTimeout),
+  RunMatrix(spec_,
+            MakeCase(
+                "FetchData timeout 20 ms", nullptr,
+                [&](int) {
+                  std::vector<Tensor> out;
+                  FlowInfo info;
+                  return s.FetchData(2, &out, &info, 20);
+                },
+                StatusCode::kTimeout),
             &counter_);
-  RunMatrix(spec_, MakeCase("FetchData unknown id", nullptr,
-                    [&](int) {
-                      std::vector<Tensor> out;
-                      FlowInfo info;
-                      return s.FetchData(999, &out, &info, 0);
-                    },
-                    StatusCode::kNotFound),
+  RunMatrix(spec_,
+            MakeCase(
+                "FetchData unknown id", nullptr,
+                [&](int) {
+                  std::vector<Tensor> out;
+                  FlowInfo info;
+                  return s.FetchData(999, &out, &info, 0);
+                },
+                StatusCode::kNotFound),
             &counter_);
-  RunMatrix(spec_, MakeCase("FetchData null outputs", nullptr,
-                    [&](int) {
-                      FlowInfo info;
-                      return s.FetchData(1, nullptr, &info, 0);
-                    },
-                    StatusCode::kInvalidArgument),
+  RunMatrix(spec_,
+            MakeCase(
+                "FetchData null outputs", nullptr,
+                [&](int) {
+                  FlowInfo info;
+                  return s.FetchData(1, nullptr, &info, 0);
+                },
+                StatusCode::kInvalidArgument),
             &counter_);
 }
 
 TEST_P(SessionTransparencyTest, RemoveGraph) {
   Session& s = *session_;
-  RunMatrix(spec_, MakeCase("RemoveGraph ok with a message in flight",
-                    [&](int k) {
-                      ASSERT_TRUE(s.AddGraph(100 + k, TestGraph(spec_)).ok());
-                      ASSERT_TRUE(s.BuildGraph(100 + k).ok());
-                      ASSERT_TRUE(
-                          s.FeedData(100 + k, {Input(k)}, FlowInfo{}, 5000).ok());
-                    },
-                    [&](int k) { return s.RemoveGraph(100 + k); },
-                    StatusCode::kOk),
-            &counter_);
-  RunMatrix(spec_, MakeCase("RemoveGraph unknown id", nullptr,
-                    [&](int) { return s.RemoveGraph(999); },
-                    StatusCode::kNotFound),
+  RunMatrix(
+      spec_,
+      MakeCase(
+          "RemoveGraph ok with a message in flight",
+          [&](int k) {
+            ASSERT_TRUE(s.AddGraph(100 + k, TestGraph(spec_)).ok());
+            ASSERT_TRUE(s.BuildGraph(100 + k).ok());
+            ASSERT_TRUE(s.FeedData(100 + k, {Input(k)}, FlowInfo{}, 5000).ok());
+          },
+          [&](int k) { return s.RemoveGraph(100 + k); }, StatusCode::kOk),
+      &counter_);
+  RunMatrix(spec_,
+            MakeCase(
+                "RemoveGraph unknown id", nullptr,
+                [&](int) { return s.RemoveGraph(999); }, StatusCode::kNotFound),
             &counter_);
 }
 
 TEST_P(SessionTransparencyTest, DeviceReports) {
   Session& s = *session_;
-  RunMatrix(spec_, MakeCase("DeviceReports ok", nullptr,
-                    [&](int) {
-                      std::vector<DeviceReport> r;
-                      Status st = s.DeviceReports(1, &r);
-                      if (st.ok()) {
-                        EXPECT_EQ(r.size(), spec_.devices.size());
-                        for (const auto& d : r) {
-                          EXPECT_EQ(d.implicit_bindings, 0u) << d.id;
-                          if (d.id == spec_.unused) {
-                            EXPECT_EQ(d.submodels, 0u);
-                          }
-                        }
+  RunMatrix(spec_,
+            MakeCase(
+                "DeviceReports ok", nullptr,
+                [&](int) {
+                  std::vector<DeviceReport> r;
+                  Status st = s.DeviceReports(1, &r);
+                  if (st.ok()) {
+                    EXPECT_EQ(r.size(), spec_.devices.size());
+                    for (const auto& d : r) {
+                      EXPECT_EQ(d.implicit_bindings, 0u) << d.id;
+                      if (d.id == spec_.unused) {
+                        EXPECT_EQ(d.submodels, 0u);
                       }
-                      return st;
-                    },
-                    StatusCode::kOk),
+                    }
+                  }
+                  return st;
+                },
+                StatusCode::kOk),
             &counter_);
-  RunMatrix(spec_, MakeCase("DeviceReports unknown id", nullptr,
-                    [&](int) {
-                      std::vector<DeviceReport> r;
-                      return s.DeviceReports(999, &r);
-                    },
-                    StatusCode::kNotFound),
+  RunMatrix(spec_,
+            MakeCase(
+                "DeviceReports unknown id", nullptr,
+                [&](int) {
+                  std::vector<DeviceReport> r;
+                  return s.DeviceReports(999, &r);
+                },
+                StatusCode::kNotFound),
             &counter_);
 }
 
@@ -304,7 +342,8 @@ INSTANTIATE_TEST_SUITE_P(SessionTransparency, SessionTransparencyTest,
 
 // --- Initialize and Finalize ---------------------------------------------
 
-class SessionTransparencyInitTest : public ::testing::TestWithParam<ClusterSpec> {
+class SessionTransparencyInitTest
+    : public ::testing::TestWithParam<ClusterSpec> {
  protected:
   void SetUp() override {
     spec_ = GetParam();
@@ -385,8 +424,10 @@ TEST_P(SessionTransparencyInitTest, InitializeErrors) {
       std::thread t([&] {
         rt::Context* before = EnterState(client, state, spec_);
         Options o = MakeOptions();
-        if (variant == 0) o.backend = "no_such_backend";
-        else o.default_device = 42;
+        if (variant == 0)
+          o.backend = "no_such_backend";
+        else
+          o.default_device = 42;
         Status s = Initialize(o);
         EXPECT_FALSE(s.ok());
         EXPECT_EQ(rt::CurrentRuntime(), client) << "a failed Initialize "

@@ -88,10 +88,10 @@ FlowGraph AddPipeline(int32_t d0 = 2, int32_t d1 = 3);
 
 //   x ── id (replicas on `id_devices`) ── add(id, id)@add_devices ── out
 // (out = 2x; pps "id_pp" and "add_pp").
-FlowGraph ReplicatedDoubler(
-    const std::string& name,
-    const std::vector<int32_t>& id_devices = {2, 3, 4, 5},
-    const std::vector<int32_t>& add_devices = {3});
+FlowGraph ReplicatedDoubler(const std::string& name,
+                            const std::vector<int32_t>& id_devices = {2, 3, 4,
+                                                                      5},
+                            const std::vector<int32_t>& add_devices = {3});
 
 //   a ─┐
 //      ├─ add@device ── out    (graph `name`, pp "add_pp")

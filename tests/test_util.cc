@@ -24,9 +24,9 @@ std::shared_ptr<rt::SimRuntime> MakeSim(const std::vector<int32_t>& devices,
   return sim;
 }
 
-std::shared_ptr<rt::SimRuntime> InstallSim(const std::vector<int32_t>& devices,
-                                           std::optional<int32_t> default_device,
-                                           uint64_t memory_bytes) {
+std::shared_ptr<rt::SimRuntime> InstallSim(
+    const std::vector<int32_t>& devices, std::optional<int32_t> default_device,
+    uint64_t memory_bytes) {
   auto sim = MakeSim(devices, default_device, memory_bytes);
   rt::InstallRuntime(sim);
   return sim;

@@ -51,7 +51,8 @@ void RunOnFreshThread(const std::function<void()>& fn,
                       const std::string& name = "test-fresh");
 
 // Sum of contexts created and implicit bindings over `devices`.
-uint64_t ContextsCreated(rt::SimRuntime& sim, const std::vector<int32_t>& devices);
+uint64_t ContextsCreated(rt::SimRuntime& sim,
+                         const std::vector<int32_t>& devices);
 uint64_t ImplicitBindings(rt::SimRuntime& sim,
                           const std::vector<int32_t>& devices);
 

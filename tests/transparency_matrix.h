@@ -63,8 +63,8 @@ struct ClusterSpec {
 inline void PrintTo(const ClusterSpec& c, std::ostream* os) { *os << c.name; }
 
 inline ClusterSpec TwoToFive() {
-  return {"devices_2_3_4_5_7", {2, 3, 4, 5, 7}, {2, 3, 4, 5}, 7,
-          {2, 3, 4, 5},        2};
+  return {
+      "devices_2_3_4_5_7", {2, 3, 4, 5, 7}, {2, 3, 4, 5}, 7, {2, 3, 4, 5}, 2};
 }
 inline ClusterSpec ThreeSixSeven() {
   return {"devices_3_6_7", {3, 6, 7}, {3, 6}, 7, {3, 6}, 6};

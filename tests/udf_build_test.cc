@@ -10,11 +10,10 @@
 
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
-#include "flow_func/init_params.h"
 #include "flow_func/compile_config.h"
+#include "flow_func/init_params.h"
 #include "flow_func/lib/flow_func_internal.h"
 #include "flow_func/udf_builder.h"
 #include "flow_func/udf_library.h"
@@ -31,8 +30,9 @@ using ::testing::HasSubstr;
 flow_func::UdfBuildOptions BuildOpts() {
   flow_func::UdfBuildOptions o;
   o.sdk_dir = HFLOW_BUILD_SDK_DIR;
-  o.build_root = (fs::path(HFLOW_BUILD_SDK_DIR).parent_path() / "udf_test_builds")
-                     .string();
+  o.build_root =
+      (fs::path(HFLOW_BUILD_SDK_DIR).parent_path() / "udf_test_builds")
+          .string();
   return o;
 }
 
@@ -61,10 +61,10 @@ TEST(UdfBuildTest, SingleFunctionUdfBuildsLoadsAndRuns) {
 
   testing::UdfHarness h({2, 3, 4, 5}, 4);
   std::unique_ptr<flow_func::UdfInstance> inst;
-  ASSERT_TRUE(flow_func::UdfInstance::Create(cfg.funcs,
-                                             h.Env("add", 2, 1, Attrs(R"({"bias": 10})")),
-                                             &inst)
-                  .ok());
+  ASSERT_TRUE(
+      flow_func::UdfInstance::Create(
+          cfg.funcs, h.Env("add", 2, 1, Attrs(R"({"bias": 10})")), &inst)
+          .ok());
   EXPECT_FALSE(inst->is_multi());
   auto bound = h.Bind();
   ASSERT_TRUE(inst->Init(*bound).ok());
@@ -80,7 +80,8 @@ TEST(UdfBuildTest, SingleFunctionUdfBuildsLoadsAndRuns) {
 
   // Proc failure: the UDF's code comes back as is.
   auto f = h.Tensor<float>(TensorDataType::DT_FLOAT, {3}, {1, 2, 3});
-  EXPECT_EQ(inst->Proc(*bound, 0, {f, b}), FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID);
+  EXPECT_EQ(inst->Proc(*bound, 0, {f, b}),
+            FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID);
 }
 
 TEST(UdfBuildTest, InitFailureNamesNodeFunctionAndCode) {
@@ -89,16 +90,17 @@ TEST(UdfBuildTest, InitFailureNamesNodeFunctionAndCode) {
   testing::UdfHarness h;
   std::unique_ptr<flow_func::UdfInstance> inst;
   ASSERT_TRUE(flow_func::UdfInstance::Create(
-                  cfg.funcs, h.Env("adder", 2, 1, Attrs(R"({"fail_init": true})")),
-                  &inst)
+                  cfg.funcs,
+                  h.Env("adder", 2, 1, Attrs(R"({"fail_init": true})")), &inst)
                   .ok());
   auto bound = h.Bind();
   Status s = inst->Init(*bound);
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("node 'adder'"));
   EXPECT_THAT(s.message(), HasSubstr("function 'SingleAdd'"));
-  EXPECT_THAT(s.message(),
-              HasSubstr(std::to_string(FlowFunc::FLOW_FUNC_ERR_USER_DEFINE_START + 1)));
+  EXPECT_THAT(
+      s.message(),
+      HasSubstr(std::to_string(FlowFunc::FLOW_FUNC_ERR_USER_DEFINE_START + 1)));
 }
 
 TEST(UdfBuildTest, MultiFunctionUdfSharesOneInstanceAndReadsEveryAttrType) {
@@ -110,8 +112,8 @@ TEST(UdfBuildTest, MultiFunctionUdfSharesOneInstanceAndReadsEveryAttrType) {
       "ints": [1, 2, 3], "shape_list": [[1, 2], [3, 4]], "scale": 0.5,
       "scales": [1.5, 2.5], "enabled": true, "flags": [false, true],
       "out_type": "DT_INT32", "types": ["DT_FLOAT", "DT_INT8"]})");
-  ASSERT_TRUE(flow_func::UdfInstance::Create(cfg.funcs, h.Env("multi", 2, 3, attrs),
-                                             &inst)
+  ASSERT_TRUE(flow_func::UdfInstance::Create(cfg.funcs,
+                                             h.Env("multi", 2, 3, attrs), &inst)
                   .ok());
   EXPECT_TRUE(inst->is_multi());
   auto bound = h.Bind();
@@ -126,8 +128,9 @@ TEST(UdfBuildTest, MultiFunctionUdfSharesOneInstanceAndReadsEveryAttrType) {
             (std::vector<float>{3.0f, -4.0f}));
   auto report = testing::UdfHarness::Values<int64_t>(*out[1].second);
   ASSERT_EQ(report.size(), 2u);
-  EXPECT_EQ(report[0], (1 << 14) - 1) << std::hex << report[0];  // all 14 checks
-  EXPECT_EQ(report[1], 1);  // ProcDouble ran once on the shared instance
+  EXPECT_EQ(report[0], (1 << 14) - 1)
+      << std::hex << report[0];  // all 14 checks
+  EXPECT_EQ(report[1], 1);       // ProcDouble ran once on the shared instance
   auto text = testing::UdfHarness::Values<uint8_t>(*out[2].second);
   EXPECT_EQ(std::string(text.begin(), text.end()), "hflow-udf");
 }

@@ -61,7 +61,8 @@ hflow::FlowGraph MakeGraph(int32_t d0, int32_t d1) {
   const std::string deploy =
       R"({"deploy_info": [)"
       R"({"flow_node_name": "sum", "logic_device_id": "0:0:)" +
-      std::to_string(d0) + R"("},)"
+      std::to_string(d0) +
+      R"("},)"
       R"({"flow_node_name": "twice", "logic_device_id": "0:0:)" +
       std::to_string(d1) + R"("}]})";
   hflow::FlowGraph graph("host_api");
@@ -95,11 +96,13 @@ int main(int argc, char** argv) {
   {
     hflow::Session session;  // its destructor removes its graphs
     const uint32_t kGraph = 1;
-    good = Ok(session.AddGraph(kGraph, MakeGraph(ids[0], ids[1])), "AddGraph") &&
-           Ok(session.BuildGraph(kGraph), "BuildGraph");
+    good =
+        Ok(session.AddGraph(kGraph, MakeGraph(ids[0], ids[1])), "AddGraph") &&
+        Ok(session.BuildGraph(kGraph), "BuildGraph");
 
     const std::vector<std::vector<int32_t>> as = {{1, 2, 3}, {-4, 0, 4}, {7}};
-    const std::vector<std::vector<int32_t>> bs = {{10, 20, 30}, {4, 5, 6}, {-7}};
+    const std::vector<std::vector<int32_t>> bs = {
+        {10, 20, 30}, {4, 5, 6}, {-7}};
     for (size_t i = 0; good && i < as.size(); ++i) {
       hflow::FlowInfo info;  // transaction id 0: the session numbers 1, 2, 3
       good = Ok(session.FeedData(kGraph, {Int32s(as[i]), Int32s(bs[i])}, info,
@@ -121,11 +124,12 @@ int main(int argc, char** argv) {
                          info.transaction_id == i + 1 &&
                          outputs[0].As<int32_t>() == want_sum &&
                          outputs[1].As<int32_t>() == want_twice;
-      std::printf("trans %llu: sum %s twice %s%s\n",
-                  static_cast<unsigned long long>(info.transaction_id),
-                  outputs.size() > 0 ? Join(outputs[0].As<int32_t>()).c_str() : "-",
-                  outputs.size() > 1 ? Join(outputs[1].As<int32_t>()).c_str() : "-",
-                  right ? "" : "  (WRONG)");
+      std::printf(
+          "trans %llu: sum %s twice %s%s\n",
+          static_cast<unsigned long long>(info.transaction_id),
+          outputs.size() > 0 ? Join(outputs[0].As<int32_t>()).c_str() : "-",
+          outputs.size() > 1 ? Join(outputs[1].As<int32_t>()).c_str() : "-",
+          right ? "" : "  (WRONG)");
       good = right;
     }
 
@@ -136,7 +140,8 @@ int main(int argc, char** argv) {
     for (const hflow::DeviceReport& r : reports) {
       const uint64_t want = (r.id == ids[0] || r.id == ids[1]) ? 1 : 0;
       if (r.submodels != want || r.implicit_bindings != 0) {
-        std::fprintf(stderr, "device %d: %llu submodels, %llu implicit bindings\n",
+        std::fprintf(stderr,
+                     "device %d: %llu submodels, %llu implicit bindings\n",
                      r.id, static_cast<unsigned long long>(r.submodels),
                      static_cast<unsigned long long>(r.implicit_bindings));
         good = false;
@@ -149,6 +154,7 @@ int main(int argc, char** argv) {
     good = false;
   }
   good = Ok(hflow::Finalize(), "Finalize") && good;
-  std::printf("%s on devices %d and %d\n", good ? "ok" : "FAILED", ids[0], ids[1]);
+  std::printf("%s on devices %d and %d\n", good ? "ok" : "FAILED", ids[0],
+              ids[1]);
   return good ? 0 : 1;
 }

@@ -1,7 +1,8 @@
 // Cluster configuration: the nodes (hosts) and accelerator devices hflow may
 // use, read from GE's numa_config subset, from the compact form
 // {"devices": [2, 3, 4, 5]}, or from a device list such as "2,3,4,5"
-// (docs/formats.md, "Cluster config"). Parsing validates everything and names the offending field.
+// (docs/formats.md, "Cluster config"). Parsing validates everything and names
+// the offending field.
 //
 // Errors: the parse functions return kInvalidArgument naming the source and
 // field (unknown fields are ignored); LoadClusterConfigFile kNotFound for
@@ -30,8 +31,8 @@ inline constexpr uint64_t kDefaultMbufPoolBytes = 256ull << 20;   // 256 MiB
 inline constexpr uint64_t kDefaultMaxMessageBytes = 64ull << 20;  // 64 MiB
 
 struct DeviceDesc {
-  int32_t device_id = 0;   // as in item_list[].device_id
-  int32_t item_id = 0;     // GE's item id (defaults to the position)
+  int32_t device_id = 0;  // as in item_list[].device_id
+  int32_t item_id = 0;    // GE's item id (defaults to the position)
   uint64_t memory_bytes = kDefaultDeviceMemoryBytes;
 };
 
@@ -74,8 +75,9 @@ Status ParseDeviceList(std::string_view list, ClusterConfig* out);
 ClusterConfig DefaultClusterConfig();
 
 // A one-node local cluster of the given devices.
-ClusterConfig MakeLocalCluster(const std::vector<int32_t>& device_ids,
-                               uint64_t memory_bytes = kDefaultDeviceMemoryBytes);
+ClusterConfig MakeLocalCluster(
+    const std::vector<int32_t>& device_ids,
+    uint64_t memory_bytes = kDefaultDeviceMemoryBytes);
 
 // Parses memory sizes such as "32GB", "[DDR:32GB]", "512MiB", "1024".
 Status ParseMemorySize(std::string_view text, uint64_t* bytes);

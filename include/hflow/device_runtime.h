@@ -77,14 +77,14 @@ const char* OpName(Op op);
 // Per-device counters every backend reports (hflow run --stats).
 struct DeviceStats {
   int32_t device_id = 0;
-  uint64_t contexts_created = 0;    // default and user contexts, ever
+  uint64_t contexts_created = 0;  // default and user contexts, ever
   uint64_t contexts_alive = 0;
-  uint64_t implicit_bindings = 0;   // the default-device quirk, ever
+  uint64_t implicit_bindings = 0;  // the default-device quirk, ever
   uint64_t mem_capacity_bytes = 0;
   uint64_t mem_used_bytes = 0;
   uint64_t mem_peak_bytes = 0;
   uint64_t live_allocations = 0;
-  int64_t default_context_refs = 0; // SetDevice minus ResetDevice
+  int64_t default_context_refs = 0;  // SetDevice minus ResetDevice
   bool lost = false;
 };
 
@@ -165,8 +165,7 @@ class DeviceRuntime {
   // `device` issues the copy; for kDeviceToDevice it must own src or dst.
   virtual Status Memcpy(int32_t device, void* dst, const void* src,
                         size_t bytes, MemcpyKind kind) = 0;
-  virtual Status Memset(int32_t device, void* dst, int value,
-                        size_t bytes) = 0;
+  virtual Status Memset(int32_t device, void* dst, int value, size_t bytes) = 0;
   virtual Status Synchronize(int32_t device) = 0;
   virtual Status GetMemInfo(int32_t device, uint64_t* free_bytes,
                             uint64_t* total_bytes) = 0;

@@ -55,9 +55,9 @@ using InputAttr = std::variant<CountBatch, TimeBatch>;
 // An init param value (what GetAttr in the UDF sees).
 using InitParam =
     std::variant<int64_t, float, bool, std::string, std::vector<int64_t>,
-                 std::vector<float>, std::vector<bool>, std::vector<std::string>,
-                 std::vector<std::vector<int64_t>>, DataType,
-                 std::vector<DataType>>;
+                 std::vector<float>, std::vector<bool>,
+                 std::vector<std::string>, std::vector<std::vector<int64_t>>,
+                 DataType, std::vector<DataType>>;
 
 class FlowData {
  public:

@@ -24,7 +24,6 @@
 #include <string>
 
 #include "hflow/cluster.h"
-
 #include "hflow/device_runtime.h"
 #include "hflow/status.h"
 

@@ -42,8 +42,8 @@ inline constexpr uint32_t kFlowFlagSeg = 2;
 struct FlowInfo {
   uint64_t start_time = 0;
   uint64_t end_time = 0;
-  uint32_t flags = 0;           // kFlowFlagEos | kFlowFlagSeg
-  uint64_t transaction_id = 0;  // 0 on feed: the session assigns 1, 2, ...
+  uint32_t flags = 0;              // kFlowFlagEos | kFlowFlagSeg
+  uint64_t transaction_id = 0;     // 0 on feed: the session assigns 1, 2, ...
   std::vector<uint8_t> user_data;  // up to 64 bytes
   int32_t ret_code = 0;            // on fetch: the UDF's code (0 = ok)
   // On fetch, when ret_code != 0: the node whose UDF failed (or raised the
@@ -64,7 +64,8 @@ struct Tensor {
     t.dtype = dt;
     t.shape = std::move(shape);
     t.data.resize(values.size() * sizeof(T));
-    if (!values.empty()) std::memcpy(t.data.data(), values.data(), t.data.size());
+    if (!values.empty())
+      std::memcpy(t.data.data(), values.data(), t.data.size());
     return t;
   }
   template <typename T>

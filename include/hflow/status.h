@@ -23,8 +23,8 @@ enum class StatusCode : int {
   kInvalidArgument = 1,
   kNotFound = 2,
   kTimeout = 3,
-  kNoContext = 4,         // no valid context bound to the thread (GE EE1018)
-  kContextMismatch = 5,   // bound to a context of another device
+  kNoContext = 4,        // no valid context bound to the thread (GE EE1018)
+  kContextMismatch = 5,  // bound to a context of another device
   kDeviceLost = 6,
   kOutOfMemory = 7,
   kResourceExhausted = 8,
@@ -122,9 +122,9 @@ inline bool operator==(const Status& a, const Status& b) {
 }  // namespace hflow
 
 // Returns from the enclosing function when `expr` is not OK.
-#define HFLOW_RETURN_IF_ERROR(expr)          \
-  do {                                       \
-    ::hflow::Status hflow_status_ = (expr);  \
+#define HFLOW_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::hflow::Status hflow_status_ = (expr);        \
     if (!hflow_status_.ok()) return hflow_status_; \
   } while (0)
 

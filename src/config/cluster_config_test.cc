@@ -127,10 +127,10 @@ TEST(ClusterConfigTest, RejectsMalformedJsonWithPosition) {
 // util::kMaxJsonDepth are rejected before any value exists.
 TEST(ClusterConfigTest, RejectsDeeplyNestedJson) {
   const int depth = 200000;
-  ExpectRejected(ParseOnly("{\"devices\": " + std::string(depth, '[') +
-                           std::string(depth, ']') + "}"),
-                 {"cluster.json: ", "malformed JSON",
-                  "nested deeper than 64 levels"});
+  ExpectRejected(
+      ParseOnly("{\"devices\": " + std::string(depth, '[') +
+                std::string(depth, ']') + "}"),
+      {"cluster.json: ", "malformed JSON", "nested deeper than 64 levels"});
   ClusterConfig cfg;
   ASSERT_TRUE(
       Parse(R"({"devices": [1], "_x": [[[[[[[[[[[[]]]]]]]]]]]]})", &cfg).ok());

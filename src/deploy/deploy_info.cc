@@ -21,8 +21,10 @@ using Json = nlohmann::json;
 constexpr int64_t kMaxExpanded = 4096;  // a typo guard, not a limit of hflow
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -45,11 +47,13 @@ Status ParsePart(std::string_view part, std::string_view entry, int64_t* lo,
   };
   size_t tilde = part.find('~');
   if (tilde == std::string_view::npos) {
-    if (!ParseInt(part, lo)) return bad("'" + std::string(part) + "' is not a number");
+    if (!ParseInt(part, lo))
+      return bad("'" + std::string(part) + "' is not a number");
     *hi = *lo;
     return Status::OK();
   }
-  if (!ParseInt(part.substr(0, tilde), lo) || !ParseInt(part.substr(tilde + 1), hi)) {
+  if (!ParseInt(part.substr(0, tilde), lo) ||
+      !ParseInt(part.substr(tilde + 1), hi)) {
     return bad("'" + std::string(part) + "' is not a range a~b");
   }
   if (*lo > *hi) return bad("range '" + std::string(part) + "' runs backwards");
@@ -93,7 +97,8 @@ Status ParseEntry(std::string_view entry, std::vector<LogicDevice>* out) {
     for (int64_t n = parts[1].first; n <= parts[1].second; ++n)
       for (int64_t d = parts[2].first; d <= parts[2].second; ++d)
         for (int64_t m = parts[3].first; m <= parts[3].second; ++m)
-          out->push_back(LogicDevice{int32_t(c), int32_t(n), int32_t(d), int32_t(m)});
+          out->push_back(
+              LogicDevice{int32_t(c), int32_t(n), int32_t(d), int32_t(m)});
   return Status::OK();
 }
 
@@ -127,7 +132,8 @@ Status CheckInCluster(const LogicDevice& d, const ClusterConfig& cluster) {
 
 }  // namespace
 
-Status ParseLogicDeviceList(std::string_view text, std::vector<LogicDevice>* out) {
+Status ParseLogicDeviceList(std::string_view text,
+                            std::vector<LogicDevice>* out) {
   out->clear();
   if (Trim(text).empty()) {
     return Status::InvalidArgument(

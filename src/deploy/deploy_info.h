@@ -1,6 +1,7 @@
 // Deploy info (GE format; see docs/formats.md): which devices each flow
 // node runs on.
-//   {"batch_deploy_info": [{"flow_node_list": ["add"], "logic_device_list": "0:0:2~5"}],
+//   {"batch_deploy_info": [{"flow_node_list": ["add"], "logic_device_list":
+//   "0:0:2~5"}],
 //    "deploy_info": [{"flow_node_name": "post", "logic_device_id": "0:0:3"}]}
 // A logic device is cluster:node:device[:numa]; each part a number or a range
 // a~b; entries separated by commas; the Cartesian product gives one instance
@@ -35,7 +36,8 @@ struct LogicDevice {
 
 // Expands "0:0:2~5,0:0:7" into logic devices, in order, without duplicates
 // (a duplicate is an error: two replicas on one device by accident).
-Status ParseLogicDeviceList(std::string_view text, std::vector<LogicDevice>* out);
+Status ParseLogicDeviceList(std::string_view text,
+                            std::vector<LogicDevice>* out);
 
 struct DeployInfo {
   // Flow node name -> its devices (one instance each), in listed order.

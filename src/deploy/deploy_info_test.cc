@@ -138,10 +138,9 @@ TEST(DeployInfoTest, ParsesGeFormatAgainstGraphAndCluster) {
 
 TEST(DeployInfoTest, DeeplyNestedDocumentIsRejected) {
   DeployInfo info;
-  Status s = ParseDeployInfo(
-      "{\"deploy_info\": " + std::string(100000, '[') +
-          std::string(100000, ']') + "}",
-      "d.json", {"add"}, MakeLocalCluster({0}), &info);
+  Status s = ParseDeployInfo("{\"deploy_info\": " + std::string(100000, '[') +
+                                 std::string(100000, ']') + "}",
+                             "d.json", {"add"}, MakeLocalCluster({0}), &info);
   EXPECT_THAT(s.message(), HasSubstr("d.json: (document): malformed JSON: "
                                      "nested deeper than 64 levels"));
   s = ParseDeployInfo("{\"deploy_info\": [", "d.json", {"add"},

@@ -109,23 +109,24 @@ Status ResolveFunctions(
                                 .WithContext(where));
       for (auto f : cfg.funcs) {
         f.library = library;  // Resolved in its own library first.
-        if (n.pp.function.empty() || f.name == n.pp.function) funcs.push_back(f);
+        if (n.pp.function.empty() || f.name == n.pp.function)
+          funcs.push_back(f);
       }
       if (funcs.empty()) {
         return Status::NotFound(where + "function '" + n.pp.function +
                                 "' is not in the func_list of " + cfg.source);
       }
       if (cfg.input_num >= 0 && uint32_t(cfg.input_num) != PpInputs(n)) {
-        return Status::InvalidArgument(
-            where + "the compile config declares " +
-            std::to_string(cfg.input_num) + " inputs but the node feeds " +
-            std::to_string(PpInputs(n)));
+        return Status::InvalidArgument(where + "the compile config declares " +
+                                       std::to_string(cfg.input_num) +
+                                       " inputs but the node feeds " +
+                                       std::to_string(PpInputs(n)));
       }
       if (cfg.output_num >= 0 && uint32_t(cfg.output_num) != PpOutputs(n)) {
-        return Status::InvalidArgument(
-            where + "the compile config declares " +
-            std::to_string(cfg.output_num) + " outputs but the node has " +
-            std::to_string(PpOutputs(n)));
+        return Status::InvalidArgument(where + "the compile config declares " +
+                                       std::to_string(cfg.output_num) +
+                                       " outputs but the node has " +
+                                       std::to_string(PpOutputs(n)));
       }
     } else if (n.pp.function.empty()) {
       return Status::InvalidArgument(where +
@@ -159,8 +160,8 @@ Status Deployment::CreateGroups() {
     tasks.emplace_back(d, [this, d, &mu](const rt::ScopedDevice&) -> Status {
       const PlanOptions& o = plan_.options;
       HFLOW_RETURN_IF_ERROR(svc_->SubmitEventSync(
-          d, services::CreateGroupRequest{GroupName(), o.group_bytes},
-          nullptr, opts_.event_timeout_ms));
+          d, services::CreateGroupRequest{GroupName(), o.group_bytes}, nullptr,
+          opts_.event_timeout_ms));
       {
         std::lock_guard<std::mutex> lock(mu);
         groups_.push_back(d);
@@ -199,14 +200,14 @@ Status Deployment::CreateQueues() {
     const QueuePlan& q = plan_.queues[i];
     tasks.emplace_back(q.device,
                        [this, i, &q](const rt::ScopedDevice&) -> Status {
-      uint32_t id = 0;
-      HFLOW_RETURN_IF_ERROR(
-          svc_->CreateQueue(q.device, q.depth, q.name, &id)
-              .WithContext("deploy: queue '" + q.name + "' on " +
-                           Dev(q.device) + ": "));
-      queue_ids_[i] = id;
-      return svc_->OpenQueue(id, &queues_[i]);
-    });
+                         uint32_t id = 0;
+                         HFLOW_RETURN_IF_ERROR(
+                             svc_->CreateQueue(q.device, q.depth, q.name, &id)
+                                 .WithContext("deploy: queue '" + q.name +
+                                              "' on " + Dev(q.device) + ": "));
+                         queue_ids_[i] = id;
+                         return svc_->OpenQueue(id, &queues_[i]);
+                       });
   }
   return pool_->RunAll(std::move(tasks));
 }
@@ -248,8 +249,8 @@ Status Deployment::LoadOne(DeployedInstance* inst,
   const std::string where = "deploy: node '" + inst->plan.node + "' replica " +
                             std::to_string(inst->plan.replica) + " on " +
                             Dev(d) + ": ";
-  HFLOW_RETURN_IF_ERROR(svc_->runtime()->DriverCall(d, rt::Op::kModelLoad)
-                            .WithContext(where));
+  HFLOW_RETURN_IF_ERROR(
+      svc_->runtime()->DriverCall(d, rt::Op::kModelLoad).WithContext(where));
   inst->loaded = true;
   std::unique_ptr<flow_func::UdfInstance> udf;
   HFLOW_RETURN_IF_ERROR(
@@ -341,16 +342,16 @@ Status Deployment::WatchDeviceLoss() {
   rt::DeviceRuntime* runtime = svc_->runtime();
   std::vector<int32_t> devices = plan_.devices;
   const std::string graph = plan_.graph.name;
-  loss_listener_ = runtime->AddDeviceLostListener(
-      [watch = watch_, devices, graph](int32_t device) {
-        if (std::find(devices.begin(), devices.end(), device) == devices.end()) {
-          return;
-        }
-        std::lock_guard<std::mutex> lock(watch->mu);
-        if (watch->owner == nullptr) return;
-        watch->owner->Fail(Status::DeviceLost(
-            Dev(device) + " of graph '" + graph + "' is lost"));
-      });
+  loss_listener_ = runtime->AddDeviceLostListener([watch = watch_, devices,
+                                                   graph](int32_t device) {
+    if (std::find(devices.begin(), devices.end(), device) == devices.end()) {
+      return;
+    }
+    std::lock_guard<std::mutex> lock(watch->mu);
+    if (watch->owner == nullptr) return;
+    watch->owner->Fail(
+        Status::DeviceLost(Dev(device) + " of graph '" + graph + "' is lost"));
+  });
   // A loss before the listener was in place fails the deployment now.
   for (int32_t d : devices) {
     rt::DeviceStats st;
@@ -385,15 +386,15 @@ Status Deployment::Undeploy() {
     if (!inst->loaded) continue;
     unloading.push_back(i);
     DeployedInstance* raw = inst.get();
-    tasks.emplace_back(raw->plan.device,
-                       [this, raw](const rt::ScopedDevice&) -> Status {
-      raw->udf.reset();  // user destructors run bound to the device
-      raw->loaded = false;
-      Status s = svc_->runtime()->DriverCall(raw->plan.device,
-                                             rt::Op::kModelUnload);
-      // A lost device took the model with it: nothing is left to unload.
-      return s.IsDeviceLost() ? Status::OK() : s;
-    });
+    tasks.emplace_back(
+        raw->plan.device, [this, raw](const rt::ScopedDevice&) -> Status {
+          raw->udf.reset();  // user destructors run bound to the device
+          raw->loaded = false;
+          Status s = svc_->runtime()->DriverCall(raw->plan.device,
+                                                 rt::Op::kModelUnload);
+          // A lost device took the model with it: nothing is left to unload.
+          return s.IsDeviceLost() ? Status::OK() : s;
+        });
   }
   std::vector<size_t> late;
   note(pool_->RunAllWithin(std::move(tasks), opts_.stop_timeout_ms, &late));
@@ -413,10 +414,9 @@ Status Deployment::Undeploy() {
   for (size_t i = 0; i < queue_ids_.size(); ++i) {
     if (queue_ids_[i] == 0) continue;
     uint32_t id = queue_ids_[i];
-    tasks.emplace_back(plan_.queues[i].device,
-                       [this, id](const rt::ScopedDevice&) {
-                         return svc_->DestroyQueue(id);
-                       });
+    tasks.emplace_back(
+        plan_.queues[i].device,
+        [this, id](const rt::ScopedDevice&) { return svc_->DestroyQueue(id); });
   }
   note(pool_->RunAll(std::move(tasks)));
   queue_ids_.clear();

@@ -340,8 +340,8 @@ std::vector<const NodeImpl*> CollectNodes(const GraphImpl& g) {
   return out;
 }
 
-Status ConvertInput(const GraphImpl& g, const NodeImpl::Input& in,
-                    size_t i, OutputRef* out) {
+Status ConvertInput(const GraphImpl& g, const NodeImpl::Input& in, size_t i,
+                    OutputRef* out) {
   using Kind = NodeImpl::Input::Kind;
   if (in.kind == Kind::kNode) {
     *out = OutputRef{in.node->name, in.index};

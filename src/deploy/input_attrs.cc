@@ -55,16 +55,18 @@ Status ExpandInputAttrs(GraphDef* graph) {
     for (size_t i = 0; i < n.input_attrs.size() && i < n.inputs.size(); ++i) {
       if (n.input_attrs[i].empty()) continue;
       if (n.input_attrs[i].size() > 1) {
-        return Status::InvalidArgument(
-            graph->source + ": node '" + n.name + "': input " +
-            std::to_string(i) + " has more than one batch attribute");
+        return Status::InvalidArgument(graph->source + ": node '" + n.name +
+                                       "': input " + std::to_string(i) +
+                                       " has more than one batch attribute");
       }
       NodeDef b;
       b.name = n.name + ".batch" + std::to_string(i);
       if (graph->FindNode(b.name) != nullptr) {
         return Status::InvalidArgument(graph->source + ": node name '" +
-                                       b.name + "' is reserved for the batch "
-                                       "of node '" + n.name + "'");
+                                       b.name +
+                                       "' is reserved for the batch "
+                                       "of node '" +
+                                       n.name + "'");
       }
       b.inputs = {n.inputs[i]};
       b.output_num = 1;

@@ -40,13 +40,13 @@ struct QueuePlan {
   std::string name;  // "add#0.in1", "out0"
   int32_t device = 0;
   uint32_t depth = 0;
-  OutputRef producer;   // graph input or node output
+  OutputRef producer;  // graph input or node output
   // Consumer: an instance input, or a graph output.
   bool graph_output = false;
-  uint32_t output_index = 0;   // graph output index
-  std::string node;            // consuming node
+  uint32_t output_index = 0;  // graph output index
+  std::string node;           // consuming node
   int32_t replica = 0;
-  uint32_t input = 0;          // node input index
+  uint32_t input = 0;  // node input index
 };
 
 struct PlanOptions {
@@ -61,9 +61,9 @@ struct PlanOptions {
 struct Plan {
   GraphDef graph;
   PlanOptions options;
-  std::vector<InstancePlan> instances;   // node order, then replica
+  std::vector<InstancePlan> instances;  // node order, then replica
   std::vector<QueuePlan> queues;
-  std::vector<int32_t> devices;          // devices used, ascending
+  std::vector<int32_t> devices;  // devices used, ascending
 
   // Indexes into instances/queues.
   std::vector<size_t> InstancesOf(const std::string& node) const;
@@ -85,7 +85,6 @@ struct Plan {
 // `plan` gives the devices used and the instances placed on each.
 Status CheckPoolOptions(const PlanOptions& options,
                         const ClusterConfig& cluster, const Plan& plan);
-
 
 // The graph's placement: `override_path` if given, else the graph's own
 // deploy info (inline or file), else none (all round-robin).

@@ -123,8 +123,8 @@ void ExecPool::Push(Item* item) {
   // A thread still yielding in Pop takes new work without any wake-up, so
   // a parked one is woken only for work beyond what the searching threads
   // will take.
-  bool wake = parked_.load() > 0 &&
-              ready_.size() > static_cast<size_t>(searching_);
+  bool wake =
+      parked_.load() > 0 && ready_.size() > static_cast<size_t>(searching_);
   lock.unlock();
   if (wake) cv_.notify_one();
 }
@@ -162,7 +162,7 @@ ExecPool::Item* ExecPool::Pop(int index) {
     }
   }
   while (ready_.empty() && !stop_) {
-    parked_.fetch_add(1);  // before the scan: Note [Hand-off]
+    parked_.fetch_add(1);               // before the scan: Note [Hand-off]
     if (Item* stolen = Steal(index)) {  // stop_ is false here
       parked_.fetch_sub(1);
       return stolen;

@@ -43,7 +43,7 @@ struct Producer : ExecPool::Item {
   ExecPool* pool = nullptr;
   Target* target = nullptr;
   bool wait_for_target = false;
-  std::atomic<int> claimed{-1};  // -1: not tried, 0: refused, 1: claimed
+  std::atomic<int> claimed{-1};   // -1: not tried, 0: refused, 1: claimed
   std::atomic<bool> held{false};  // HandOff kept it for this thread
   std::atomic<bool> second_claim{true};
   std::atomic<bool> done{false};
@@ -60,8 +60,8 @@ struct Producer : ExecPool::Item {
       second_claim = held && pool->TryClaim(&other);
     }
     if (wait_for_target) {
-      saw_target_run = WaitFor([&] { return target->runs.load() > 0; },
-                               milliseconds(1500));
+      saw_target_run =
+          WaitFor([&] { return target->runs.load() > 0; }, milliseconds(1500));
     }
     done = true;
     return false;

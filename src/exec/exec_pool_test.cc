@@ -409,8 +409,8 @@ TEST(ExecPoolTest, NoLostWakeUpsUnderStress) {
       for (auto& it : items) sum += it.drained.load();
       return sum;
     };
-    std::atomic<int> round{0};       // released rounds
-    std::atomic<int> finished{0};    // external threads done with a round
+    std::atomic<int> round{0};     // released rounds
+    std::atomic<int> finished{0};  // external threads done with a round
     std::atomic<bool> abort{false};
     std::vector<std::thread> external;
     for (int t = 0; t < kExternal; ++t) {
@@ -445,9 +445,9 @@ TEST(ExecPoolTest, NoLostWakeUpsUnderStress) {
       if (!ok) {
         int64_t left = 0;
         for (auto& it : items) left += it.available.load();
-        ADD_FAILURE() << threads << " threads, round " << r << ": "
-                      << total() << " of " << expected << " tokens drained, "
-                      << left << " left behind (a lost wake-up)";
+        ADD_FAILURE() << threads << " threads, round " << r << ": " << total()
+                      << " of " << expected << " tokens drained, " << left
+                      << " left behind (a lost wake-up)";
       }
       if (r % 50 == 0) Settle();
     }
@@ -515,8 +515,7 @@ TEST(ExecPoolTest, StopOnAnIdlePoolJoinsEveryThread) {
     if (dir == nullptr) return -1;
     while (dirent* e = readdir(dir)) {
       if (e->d_name[0] == '.') continue;
-      std::ifstream comm(std::string("/proc/self/task/") + e->d_name +
-                         "/comm");
+      std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
       std::string name;
       std::getline(comm, name);
       if (name.rfind(prefix, 0) == 0) ++n;
@@ -531,8 +530,8 @@ TEST(ExecPoolTest, StopOnAnIdlePoolJoinsEveryThread) {
   pool->Stop();
   EXPECT_LT(Clock::now() - t0, kPrompt);
   // A joined thread can linger in /proc for a moment after pthread_join.
-  EXPECT_TRUE(WaitFor([&] { return names_with("eptidle-") == 0; },
-                      milliseconds(200)))
+  EXPECT_TRUE(
+      WaitFor([&] { return names_with("eptidle-") == 0; }, milliseconds(200)))
       << "Stop left " << names_with("eptidle-") << " threads running";
   pool.reset();
 }
@@ -570,8 +569,8 @@ TEST(ExecPoolTest, ThreadsAreNamedWithThePrefix) {
   }
   bool all_at_once = gate.WaitArrived(kThreads);
   gate.Open();
-  ASSERT_TRUE(all_at_once)
-      << "the pool did not run " << kThreads << " items at once";
+  ASSERT_TRUE(all_at_once) << "the pool did not run " << kThreads
+                           << " items at once";
   std::set<std::string> all;
   ASSERT_TRUE(WaitFor([&] {
     all.clear();
@@ -581,8 +580,8 @@ TEST(ExecPoolTest, ThreadsAreNamedWithThePrefix) {
     }
     return all.size() == kThreads;
   }));
-  EXPECT_EQ(all, (std::set<std::string>{"eptname-0", "eptname-1",
-                                        "eptname-2"}));
+  EXPECT_EQ(all,
+            (std::set<std::string>{"eptname-0", "eptname-1", "eptname-2"}));
   pool.Stop();
 }
 

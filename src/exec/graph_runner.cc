@@ -149,8 +149,7 @@ void GraphRunner::Wire() {
     // A message can skip the queue only to its one consumer, and only when
     // that consumer has nothing to pair it with (one input).
     handoff_to_.resize(plan.queues.size(), nullptr);
-    if (handoff_ && consumers.size() == 1 &&
-        consumers[0]->inputs.size() == 1) {
+    if (handoff_ && consumers.size() == 1 && consumers[0]->inputs.size() == 1) {
       handoff_to_[qi] = consumers[0];
     }
     ExecPool* pool = pool_.get();
@@ -251,7 +250,8 @@ bool GraphRunner::TryGather(Worker* w) {
           // This input is unreadable: the stage cannot go on, and must not
           // go quiet (Note [Failing a graph] in deployer.cc).
           w->dead = true;
-          deployment_->Fail(s.WithContext(Where(*w->inst) + "reading an input: "));
+          deployment_->Fail(
+              s.WithContext(Where(*w->inst) + "reading an input: "));
           return false;
         }
         if (any || m->head().trans_id == w->trans) {
@@ -277,10 +277,11 @@ bool GraphRunner::RunWorker(Worker* w) {
   // the binding afterwards, so the next run on this device binds for free
   // (Note [Pool threads keep their binding] in device_binding.cc).
   rt::ScopedDevice bound(deployment_->contexts(), w->inst->plan.device,
-                     rt::ScopedDevice::OnExit::kKeep);
+                         rt::ScopedDevice::OnExit::kKeep);
   if (!bound.status().ok()) {
     w->dead = true;
-    deployment_->Fail(bound.status().WithContext(Where(*w->inst) + "binding: "));
+    deployment_->Fail(
+        bound.status().WithContext(Where(*w->inst) + "binding: "));
     return false;
   }
   // Deliveries of this run never wait and may hand off (Router::PoolRun).
@@ -331,9 +332,8 @@ bool GraphRunner::NextInput(Worker* w) {
 // outputs (so the depth bound holds); one hand-off per Proc.
 bool GraphRunner::TryTake(size_t qi, services::MbufPtr* mbuf) {
   Worker* c = qi < handoff_to_.size() ? handoff_to_[qi] : nullptr;
-  if (c == nullptr || t_handed_to != nullptr ||
-      c->in_queues[0]->Size() != 0 || OutputsFull(*c) ||
-      !pool_->TryClaim(c)) {
+  if (c == nullptr || t_handed_to != nullptr || c->in_queues[0]->Size() != 0 ||
+      OutputsFull(*c) || !pool_->TryClaim(c)) {
     return false;
   }
   // Claimed: c's own state (dead) is ours to read now. A concurrent

@@ -58,8 +58,8 @@ class Router : public deploy::OutputWiring {
 
   // Delivers `mbuf`, produced by `producer`, to every consumer queue: one
   // replica per consumer node (by transaction id) and the graph output.
-  Status Route(const deploy::OutputRef& producer,
-               const services::MbufPtr& mbuf, int32_t timeout_ms);
+  Status Route(const deploy::OutputRef& producer, const services::MbufPtr& mbuf,
+               int32_t timeout_ms);
   // The producer's targets (null for an output nothing consumes), looked
   // up once so that RouteTo builds no string and searches no map.
   const RouteTargets* RoutesOf(const deploy::OutputRef& producer) const;

@@ -75,8 +75,8 @@ void DeployReplicated(Deployed* d, uint32_t depth = 8) {
 
 services::MbufPtr Message(const Deployed& d, int32_t device, uint64_t trans) {
   services::MbufPtr m;
-  Status s = d.svc->AllocMbuf(device, d.deployment->GroupName(), "deployer",
-                              16, &m);
+  Status s =
+      d.svc->AllocMbuf(device, d.deployment->GroupName(), "deployer", 16, &m);
   EXPECT_TRUE(s.ok()) << s.ToString();
   if (m) m->head().trans_id = trans;
   return m;

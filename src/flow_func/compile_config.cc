@@ -176,8 +176,8 @@ Status ParseCompileConfig(std::string_view json_text, std::string_view source,
   rel.clear();
   HFLOW_RETURN_IF_ERROR(f.OptString(root, "", "cmakelist_path", &rel));
   if (!rel.empty()) {
-    cfg.cmakelist = Resolve(
-        cfg.workspace.empty() ? cfg.config_dir : cfg.workspace, rel);
+    cfg.cmakelist =
+        Resolve(cfg.workspace.empty() ? cfg.config_dir : cfg.workspace, rel);
   }
   *out = std::move(cfg);
   return Status::OK();
@@ -186,7 +186,8 @@ Status ParseCompileConfig(std::string_view json_text, std::string_view source,
 Status LoadCompileConfigFile(const std::string& path, CompileConfig* out) {
   std::ifstream in(path);
   if (!in) {
-    return Status::NotFound(path + ": cannot read the compile config; check "
+    return Status::NotFound(path +
+                            ": cannot read the compile config; check "
                             "the compile_config path of the node");
   }
   std::stringstream ss;

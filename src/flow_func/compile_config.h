@@ -32,11 +32,11 @@ struct CompileConfig {
   std::string source;      // the config file (for messages)
   std::string config_dir;  // absolute directory of the config file
   std::vector<FuncDesc> funcs;
-  int32_t input_num = -1;   // -1: not given
+  int32_t input_num = -1;  // -1: not given
   int32_t output_num = -1;
-  std::string target_bin;   // e.g. "libadd.so"
-  std::string workspace;    // absolute, or empty
-  std::string cmakelist;    // absolute path of the CMakeLists.txt, or empty
+  std::string target_bin;  // e.g. "libadd.so"
+  std::string workspace;   // absolute, or empty
+  std::string cmakelist;   // absolute path of the CMakeLists.txt, or empty
 
   // "libadd.so" -> "add" (GE's UDF_TARGET_LIB).
   std::string TargetLibName() const;

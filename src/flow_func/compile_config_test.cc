@@ -123,8 +123,8 @@ TEST(CompileConfigTest, RejectsMalformedFieldsNamingThem) {
     CompileConfig cfg;
     Status s = Parse(c.json, &cfg);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.json;
-    EXPECT_THAT(s.message(), HasSubstr(std::string("add_func.json: ") +
-                                       c.field + ":"))
+    EXPECT_THAT(s.message(),
+                HasSubstr(std::string("add_func.json: ") + c.field + ":"))
         << c.json;
   }
 }
@@ -138,7 +138,8 @@ TEST(CompileConfigTest, LoadsFileRelativeToItsDirectory) {
     f << R"({"func_list": [{"func_name": "F"}], "target_bin": "libf.so"})";
   }
   CompileConfig cfg;
-  ASSERT_TRUE(LoadCompileConfigFile((dir / "sub" / "f.json").string(), &cfg).ok());
+  ASSERT_TRUE(
+      LoadCompileConfigFile((dir / "sub" / "f.json").string(), &cfg).ok());
   EXPECT_EQ(cfg.PrebuiltPath(), (dir / "sub" / "libf.so").string());
   Status s = LoadCompileConfigFile((dir / "missing.json").string(), &cfg);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
@@ -199,10 +200,11 @@ TEST(CompileConfigTest, LoadsBareFileNameFromTheWorkingDirectory) {
   fs::current_path(cwd);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(cfg.PrebuiltPath(), (fs::absolute(dir) / "libf.so").string());
-  ASSERT_TRUE(ParseCompileConfig(
-                  R"({"func_list": [{"func_name": "F"}], "target_bin": "libf.so"})",
-                  "f.json", "", &cfg)
-                  .ok());
+  ASSERT_TRUE(
+      ParseCompileConfig(
+          R"({"func_list": [{"func_name": "F"}], "target_bin": "libf.so"})",
+          "f.json", "", &cfg)
+          .ok());
   EXPECT_EQ(cfg.PrebuiltPath(), (fs::current_path() / "libf.so").string());
   fs::remove_all(dir);
 }

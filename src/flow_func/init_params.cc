@@ -81,8 +81,7 @@ Status ListFromJson(const Json& j, const std::string& where,
     *out = j.get<std::vector<int64_t>>();
   } else if (all([](const Json& e) { return e.is_number(); })) {
     *out = j.get<std::vector<float>>();
-  } else if (first.is_string() &&
-             all([&](const Json& e) {
+  } else if (first.is_string() && all([&](const Json& e) {
                return e.is_string() &&
                       ParseDataTypeName(e.get<std::string>(), &dt);
              })) {
@@ -103,9 +102,10 @@ Status ListFromJson(const Json& j, const std::string& where,
              })) {
     *out = j.get<std::vector<std::vector<int64_t>>>();
   } else {
-    return Bad(where, "a list must hold only integers, only numbers, only "
-                      "booleans, only strings, only DT_* names or only "
-                      "integer lists");
+    return Bad(where,
+               "a list must hold only integers, only numbers, only "
+               "booleans, only strings, only DT_* names or only "
+               "integer lists");
   }
   return Status::OK();
 }
@@ -127,7 +127,8 @@ const char* DataTypeName(TensorDataType dt) {
 int32_t AttrValueImpl::GetVal(FlowFunc::AscendString& v) const {
   std::string s;
   int32_t rc = Get(value_, &s);
-  if (rc == FlowFunc::FLOW_FUNC_SUCCESS) v = FlowFunc::AscendString(s.c_str(), s.size());
+  if (rc == FlowFunc::FLOW_FUNC_SUCCESS)
+    v = FlowFunc::AscendString(s.c_str(), s.size());
   return rc;
 }
 
@@ -150,10 +151,10 @@ int32_t AttrValueImpl::GetVal(std::vector<int64_t>& v) const {
 }
 
 // The empty list converts to every list type: JSON cannot say which it is.
-#define HFLOW_EMPTY_LIST_OK(v)                                            \
+#define HFLOW_EMPTY_LIST_OK(v)                                                 \
   if (auto* e = std::get_if<std::vector<int64_t>>(&value_); e && e->empty()) { \
-    (v).clear();                                                          \
-    return FlowFunc::FLOW_FUNC_SUCCESS;                                   \
+    (v).clear();                                                               \
+    return FlowFunc::FLOW_FUNC_SUCCESS;                                        \
   }
 
 int32_t AttrValueImpl::GetVal(std::vector<std::vector<int64_t>>& v) const {
@@ -213,8 +214,9 @@ Status AttrFromJson(const Json& j, const std::string& where,
   } else if (j.is_array()) {
     HFLOW_RETURN_IF_ERROR(ListFromJson(j, where, &v));
   } else {
-    return Bad(where, "must be a number, string, boolean, DT_* name or a "
-                      "list of those (objects and null are not attributes)");
+    return Bad(where,
+               "must be a number, string, boolean, DT_* name or a "
+               "list of those (objects and null are not attributes)");
   }
   *out = std::make_shared<AttrValueImpl>(std::move(v));
   return Status::OK();

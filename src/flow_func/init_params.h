@@ -9,11 +9,10 @@
 
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "flow_func/attr_value.h"
 #include "hflow/status.h"
@@ -21,7 +20,8 @@
 namespace hflow {
 namespace flow_func {
 
-using AttrMap = std::map<std::string, std::shared_ptr<const FlowFunc::AttrValue>>;
+using AttrMap =
+    std::map<std::string, std::shared_ptr<const FlowFunc::AttrValue>>;
 
 class AttrValueImpl final : public FlowFunc::AttrValue {
  public:

@@ -9,12 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "flow_func/flow_func_defines.h"
 
@@ -40,12 +39,23 @@ std::shared_ptr<const AttrValue> Parse(const std::string& text) {
 
 // Which GetVal overloads succeed on `a`, as a bit set over Kind.
 enum Kind {
-  kStr, kStrList, kInt, kIntList, kIntListList, kFloat, kFloatList, kBool,
-  kBoolList, kDt, kDtList, kKindCount
+  kStr,
+  kStrList,
+  kInt,
+  kIntList,
+  kIntListList,
+  kFloat,
+  kFloatList,
+  kBool,
+  kBoolList,
+  kDt,
+  kDtList,
+  kKindCount
 };
-const char* const kKindNames[] = {
-    "string", "string list", "int", "int list", "int list list", "float",
-    "float list", "bool", "bool list", "dtype", "dtype list"};
+const char* const kKindNames[] = {"string",     "string list",   "int",
+                                  "int list",   "int list list", "float",
+                                  "float list", "bool",          "bool list",
+                                  "dtype",      "dtype list"};
 
 // Calls every overload; checks each returns success or the mismatch code
 // (nothing else) and that a mismatch leaves the sentinel output untouched.
@@ -56,7 +66,8 @@ uint32_t Accepted(const AttrValue& a) {
     if (rc == kOk) {
       bits |= 1u << k;
     } else {
-      EXPECT_TRUE(untouched) << kKindNames[k] << ": mismatch changed the output";
+      EXPECT_TRUE(untouched)
+          << kKindNames[k] << ": mismatch changed the output";
     }
   };
   {
@@ -112,7 +123,8 @@ uint32_t Accepted(const AttrValue& a) {
   {
     std::vector<TensorDataType> v{TensorDataType::DT_DUAL};
     int32_t rc = a.GetVal(v);
-    note(kDtList, rc, v == std::vector<TensorDataType>{TensorDataType::DT_DUAL});
+    note(kDtList, rc,
+         v == std::vector<TensorDataType>{TensorDataType::DT_DUAL});
   }
   return bits;
 }
@@ -126,12 +138,13 @@ uint32_t Bits(std::initializer_list<Kind> kinds) {
 std::string Describe(uint32_t bits) {
   std::string s;
   for (int k = 0; k < kKindCount; ++k) {
-    if (bits & (1u << k)) s += std::string(s.empty() ? "" : ", ") + kKindNames[k];
+    if (bits & (1u << k))
+      s += std::string(s.empty() ? "" : ", ") + kKindNames[k];
   }
   return "{" + s + "}";
 }
 
-#define EXPECT_ACCEPTS(attr, ...)                       \
+#define EXPECT_ACCEPTS(attr, ...) \
   EXPECT_EQ(Describe(Accepted(*(attr))), Describe(Bits({__VA_ARGS__})))
 
 TEST(AttrValueTest, IntegerIsIntAndConvertsToFloat) {
@@ -264,7 +277,8 @@ TEST(AttrValueTest, DtNameList) {
 }
 
 TEST(AttrValueTest, ListMixingDtNamesAndOtherStringsIsAStringList) {
-  for (const char* text : {"[\"DT_FLOAT\", \"hello\"]", "[\"hello\", \"DT_FLOAT\"]"}) {
+  for (const char* text :
+       {"[\"DT_FLOAT\", \"hello\"]", "[\"hello\", \"DT_FLOAT\"]"}) {
     auto a = Parse(text);
     EXPECT_ACCEPTS(a, kStrList) << text;
     std::vector<AscendString> v;
@@ -333,7 +347,8 @@ void ExpectRejected(const std::string& text, const std::string& where) {
   std::shared_ptr<const AttrValue> attr;
   Status s = AttrFromJson(Json::parse(text), where, &attr);
   EXPECT_FALSE(s.ok()) << text;
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << text << ": " << s.ToString();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument)
+      << text << ": " << s.ToString();
   EXPECT_NE(s.ToString().find(where), std::string::npos)
       << text << ": message does not name the path: " << s.ToString();
   EXPECT_EQ(attr, nullptr) << text;
@@ -343,9 +358,9 @@ void ExpectRejected(const std::string& text, const std::string& where) {
 // another value (an unsigned beyond int64 wrapped to -1, 1e300 became inf).
 TEST(AttrValueTest, NumbersOutsideTheAttributeTypesAreRejected) {
   const std::string where = "graph.json: nodes[0].init_params.n";
-  for (const char* text :
-       {"18446744073709551615", "9223372036854775808", "1e300", "-1e39",
-        "[1, 18446744073709551615]", "[1.5, 1e300]", "[[1, 2], [9223372036854775808]]"}) {
+  for (const char* text : {"18446744073709551615", "9223372036854775808",
+                           "1e300", "-1e39", "[1, 18446744073709551615]",
+                           "[1.5, 1e300]", "[[1, 2], [9223372036854775808]]"}) {
     ExpectRejected(text, where);
   }
   int64_t i = 0;
@@ -402,19 +417,22 @@ TEST(AttrValueTest, MapConvertsEveryKeyAndNamesTheBadOne) {
             std::string::npos)
       << s.ToString();
 
-  s = AttrMapFromJson(Json::parse(R"({"n": null})"), "g.json: nodes[4].init_params",
-                      &bad);
+  s = AttrMapFromJson(Json::parse(R"({"n": null})"),
+                      "g.json: nodes[4].init_params", &bad);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.ToString().find("g.json: nodes[4].init_params.n"), std::string::npos)
+  EXPECT_NE(s.ToString().find("g.json: nodes[4].init_params.n"),
+            std::string::npos)
       << s.ToString();
 }
 
 TEST(AttrValueTest, MapMustBeAnObject) {
   for (const char* text : {"[]", "1", "\"x\"", "null", "[{\"a\": 1}]"}) {
     AttrMap m;
-    Status s = AttrMapFromJson(Json::parse(text), "graph.json: nodes[0].init_params", &m);
+    Status s = AttrMapFromJson(Json::parse(text),
+                               "graph.json: nodes[0].init_params", &m);
     EXPECT_FALSE(s.ok()) << text;
-    EXPECT_NE(s.ToString().find("graph.json: nodes[0].init_params"), std::string::npos)
+    EXPECT_NE(s.ToString().find("graph.json: nodes[0].init_params"),
+              std::string::npos)
         << s.ToString();
   }
 }

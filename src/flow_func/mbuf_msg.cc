@@ -73,7 +73,8 @@ int32_t MbufTensor::Reshape(const std::vector<int64_t>& shape) {
   return FlowFunc::FLOW_FUNC_SUCCESS;
 }
 
-MbufFlowMsg::MbufFlowMsg(Key, services::MbufPtr mbuf) : mbuf_(std::move(mbuf)) {}
+MbufFlowMsg::MbufFlowMsg(Key, services::MbufPtr mbuf)
+    : mbuf_(std::move(mbuf)) {}
 
 std::shared_ptr<MbufFlowMsg> MbufFlowMsg::FromMbuf(services::MbufPtr mbuf) {
   // One allocation for the message and its count.
@@ -85,7 +86,8 @@ void MbufFlowMsg::BuildViews() const {
   if (views_built_.load(std::memory_order_relaxed)) return;
   const services::MbufHead& h = mbuf_->head();
   char* base = static_cast<char*>(mbuf_->data()) + h.data_offset;
-  uint64_t avail = mbuf_->size() > h.data_offset ? mbuf_->size() - h.data_offset : 0;
+  uint64_t avail =
+      mbuf_->size() > h.data_offset ? mbuf_->size() - h.data_offset : 0;
   tensor_.reset();
   list_.clear();
   switch (static_cast<MsgType>(h.msg_type)) {
@@ -167,9 +169,9 @@ Status MsgAllocator::AllocTensorMsg(const std::vector<int64_t>& shape,
                                     std::shared_ptr<MbufFlowMsg>* out) {
   int64_t count = ElementCount(shape);
   if (count < 0 || FlowFunc::internal::DataTypeSize(dtype) <= 0) {
-    return Status::InvalidArgument(
-        "AllocTensorMsg on device " + std::to_string(device_) +
-        ": invalid shape or data type");
+    return Status::InvalidArgument("AllocTensorMsg on device " +
+                                   std::to_string(device_) +
+                                   ": invalid shape or data type");
   }
   uint64_t bytes = TensorBytes(dtype, count);
   if (bytes == kTooLarge) return TooLarge("AllocTensorMsg");
@@ -229,7 +231,8 @@ Status MsgAllocator::AllocRawMsg(int64_t size, uint32_t align,
     return Status::InvalidArgument("AllocRawDataMsg: negative size");
   }
   services::MbufPtr m;
-  HFLOW_RETURN_IF_ERROR(AllocMbuf(static_cast<uint64_t>(size) + Slack(align), &m));
+  HFLOW_RETURN_IF_ERROR(
+      AllocMbuf(static_cast<uint64_t>(size) + Slack(align), &m));
   m->head().msg_type = static_cast<uint16_t>(MsgType::MSG_TYPE_RAW_MSG);
   m->head().shape = {size};  // the raw size travels as a 1-D shape
   m->head().data_offset = PayloadOffset(m->data(), align);

@@ -33,7 +33,8 @@ std::shared_ptr<MsgAllocator> AllocatorOf(UdfHarness& h) {
 
 std::shared_ptr<MbufFlowMsg> TensorMsg(MsgAllocator& a,
                                        const std::vector<int64_t>& shape,
-                                       TensorDataType dt, uint32_t align = 512) {
+                                       TensorDataType dt,
+                                       uint32_t align = 512) {
   std::shared_ptr<MbufFlowMsg> msg;
   Status s = a.AllocTensorMsg(shape, dt, align, &msg);
   EXPECT_TRUE(s.ok()) << s.ToString();
@@ -81,13 +82,13 @@ TEST(MbufMsgTest, TensorShapeDtypeAndSizes) {
       {{3}, TensorDataType::DT_BF16, 3, 6},
       {{7}, TensorDataType::DT_BOOL, 7, 7},
       {{2}, TensorDataType::DT_UINT64, 2, 16},
-      {{3}, TensorDataType::DT_INT4, 3, 2},     // packed, rounded up
+      {{3}, TensorDataType::DT_INT4, 3, 2},  // packed, rounded up
       {{9}, TensorDataType::DT_UINT1, 9, 2},
       {{5}, TensorDataType::DT_INT2, 5, 2},
       {{4}, TensorDataType::DT_UINT2, 4, 1},
-      {{2}, TensorDataType::DT_DUAL, 2, 10},    // float + int8 each
-      {{}, TensorDataType::DT_INT64, 1, 8},     // scalar
-      {{0, 5}, TensorDataType::DT_FLOAT, 0, 0}, // empty
+      {{2}, TensorDataType::DT_DUAL, 2, 10},     // float + int8 each
+      {{}, TensorDataType::DT_INT64, 1, 8},      // scalar
+      {{0, 5}, TensorDataType::DT_FLOAT, 0, 0},  // empty
       {{1000, 1000}, TensorDataType::DT_UINT8, 1000000, 1000000},
   };
   for (const Case& c : cases) {
@@ -114,14 +115,16 @@ TEST(MbufMsgTest, TensorShapeDtypeAndSizes) {
 
 TEST(MbufMsgTest, TensorDataIsWritableOverItsWholeSize) {
   UdfHarness h;
-  auto msg = h.Tensor<int32_t>(TensorDataType::DT_INT32, {3, 2}, {1, 2, 3, 4, 5, 6});
+  auto msg =
+      h.Tensor<int32_t>(TensorDataType::DT_INT32, {3, 2}, {1, 2, 3, 4, 5, 6});
   EXPECT_EQ(UdfHarness::Values<int32_t>(*msg),
             (std::vector<int32_t>{1, 2, 3, 4, 5, 6}));
 }
 
 TEST(MbufMsgTest, ReshapeKeepsElementCountAndRejectsOthers) {
   UdfHarness h;
-  auto msg = h.Tensor<int32_t>(TensorDataType::DT_INT32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  auto msg =
+      h.Tensor<int32_t>(TensorDataType::DT_INT32, {2, 3}, {1, 2, 3, 4, 5, 6});
   FlowFunc::Tensor* t = msg->GetTensor();
   void* data = t->GetData();
   uint64_t capacity = t->GetDataBufferSize();
@@ -134,9 +137,8 @@ TEST(MbufMsgTest, ReshapeKeepsElementCountAndRejectsOthers) {
   EXPECT_EQ(t->GetElementCnt(), 6);
   EXPECT_EQ(t->GetDataSize(), 24u);
 
-  for (const std::vector<int64_t>& bad :
-       std::vector<std::vector<int64_t>>{{5}, {7}, {}, {2, 2}, {0}, {-6},
-                                         {-2, -3}, {6, -1}, {6, 0}}) {
+  for (const std::vector<int64_t>& bad : std::vector<std::vector<int64_t>>{
+           {5}, {7}, {}, {2, 2}, {0}, {-6}, {-2, -3}, {6, -1}, {6, 0}}) {
     EXPECT_EQ(t->Reshape(bad), kParamInvalid) << ::testing::PrintToString(bad);
     EXPECT_EQ(t->GetShape(), (std::vector<int64_t>{1, 6, 1}))
         << "a rejected Reshape changed the shape";
@@ -209,10 +211,12 @@ TEST(MbufMsgTest, TensorDataHonoursRequestedAlignment) {
 TEST(MbufMsgTest, TensorListDescribesEachTensor) {
   UdfHarness h;
   auto a = AllocatorOf(h);
-  const std::vector<std::vector<int64_t>> shapes = {{2, 3}, {5}, {}, {0, 2}, {3}};
+  const std::vector<std::vector<int64_t>> shapes = {
+      {2, 3}, {5}, {}, {0, 2}, {3}};
   const std::vector<TensorDataType> dts = {
-      TensorDataType::DT_FLOAT, TensorDataType::DT_INT8, TensorDataType::DT_INT64,
-      TensorDataType::DT_INT32, TensorDataType::DT_FLOAT16};
+      TensorDataType::DT_FLOAT, TensorDataType::DT_INT8,
+      TensorDataType::DT_INT64, TensorDataType::DT_INT32,
+      TensorDataType::DT_FLOAT16};
   const std::vector<uint64_t> bytes = {24, 5, 8, 0, 6};
   std::shared_ptr<MbufFlowMsg> msg;
   Status s = a->AllocTensorListMsg(shapes, dts, 512, &msg);
@@ -225,7 +229,8 @@ TEST(MbufMsgTest, TensorListDescribesEachTensor) {
     EXPECT_EQ(list[i]->GetDataType(), dts[i]) << i;
     EXPECT_EQ(list[i]->GetDataSize(), bytes[i]) << i;
     EXPECT_GE(list[i]->GetDataBufferSize(), list[i]->GetDataSize()) << i;
-    EXPECT_TRUE(InsideMbuf(*msg->mbuf(), list[i]->GetData(), list[i]->GetDataSize()))
+    EXPECT_TRUE(
+        InsideMbuf(*msg->mbuf(), list[i]->GetData(), list[i]->GetDataSize()))
         << i;
     if (list[i]->GetDataSize() > 0) {
       EXPECT_EQ(Addr(list[i]->GetData()) % 512, 0u) << i;
@@ -241,7 +246,8 @@ TEST(MbufMsgTest, TensorListDescribesEachTensor) {
     }
   }
   // Writes to one tensor leave the others alone.
-  for (size_t i = 0; i < list.size(); ++i) Fill(list[i], static_cast<uint8_t>(i + 1));
+  for (size_t i = 0; i < list.size(); ++i)
+    Fill(list[i], static_cast<uint8_t>(i + 1));
   for (size_t i = 0; i < list.size(); ++i) {
     EXPECT_TRUE(AllBytes(list[i], static_cast<uint8_t>(i + 1))) << i;
   }
@@ -270,12 +276,12 @@ TEST(MbufMsgTest, TensorListWithUnalignedElementSizes) {
   auto a = AllocatorOf(h);
   // Odd byte counts: the next tensor must still start past the previous one.
   std::shared_ptr<MbufFlowMsg> msg;
-  ASSERT_TRUE(a->AllocTensorListMsg({{3}, {3}, {3}},
-                                    {TensorDataType::DT_INT8,
-                                     TensorDataType::DT_INT4,
-                                     TensorDataType::DT_DUAL},
-                                    1, &msg)
-                  .ok());
+  ASSERT_TRUE(
+      a->AllocTensorListMsg({{3}, {3}, {3}},
+                            {TensorDataType::DT_INT8, TensorDataType::DT_INT4,
+                             TensorDataType::DT_DUAL},
+                            1, &msg)
+          .ok());
   auto list = msg->GetTensorList();
   ASSERT_EQ(list.size(), 3u);
   EXPECT_EQ(list[0]->GetDataSize(), 3u);
@@ -284,7 +290,8 @@ TEST(MbufMsgTest, TensorListWithUnalignedElementSizes) {
   for (size_t i = 0; i < 3; ++i) Fill(list[i], static_cast<uint8_t>(0x10 + i));
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_TRUE(AllBytes(list[i], static_cast<uint8_t>(0x10 + i))) << i;
-    EXPECT_TRUE(InsideMbuf(*msg->mbuf(), list[i]->GetData(), list[i]->GetDataSize()));
+    EXPECT_TRUE(
+        InsideMbuf(*msg->mbuf(), list[i]->GetData(), list[i]->GetDataSize()));
   }
 }
 
@@ -296,14 +303,14 @@ TEST(MbufMsgTest, TensorListRejectsBadRequests) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
   s = a->AllocTensorListMsg({{1}, {2}}, {TensorDataType::DT_FLOAT}, 512, &msg);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
-  s = a->AllocTensorListMsg({{1}, {2, -1}},
-                            {TensorDataType::DT_FLOAT, TensorDataType::DT_FLOAT},
-                            512, &msg);
+  s = a->AllocTensorListMsg(
+      {{1}, {2, -1}}, {TensorDataType::DT_FLOAT, TensorDataType::DT_FLOAT}, 512,
+      &msg);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
   EXPECT_NE(s.ToString().find("tensor 1"), std::string::npos) << s.ToString();
-  s = a->AllocTensorListMsg({{1}, {2}},
-                            {TensorDataType::DT_UNDEFINED, TensorDataType::DT_FLOAT},
-                            512, &msg);
+  s = a->AllocTensorListMsg(
+      {{1}, {2}}, {TensorDataType::DT_UNDEFINED, TensorDataType::DT_FLOAT}, 512,
+      &msg);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
   EXPECT_NE(s.ToString().find("tensor 0"), std::string::npos) << s.ToString();
   EXPECT_EQ(msg, nullptr);
@@ -461,7 +468,8 @@ TEST(MbufMsgTest, TensorSurvivesADeviceQueue) {
   ASSERT_NE(out->GetTensor(), nullptr);
   EXPECT_EQ(out->GetTensor()->GetShape(), (std::vector<int64_t>{4}));
   EXPECT_EQ(out->GetTensor()->GetDataType(), TensorDataType::DT_INT32);
-  EXPECT_EQ(UdfHarness::Values<int32_t>(*out), (std::vector<int32_t>{9, 8, 7, 6}));
+  EXPECT_EQ(UdfHarness::Values<int32_t>(*out),
+            (std::vector<int32_t>{9, 8, 7, 6}));
   EXPECT_EQ(out->GetTransactionId(), 55u);
   EXPECT_EQ(out->GetRetCode(), 3);
   EXPECT_EQ(out->GetFlowFlags(), 1u);
@@ -493,9 +501,11 @@ TEST(MbufMsgTest, TensorSurvivesCopyToAnotherDevice) {
   EXPECT_NE(out->GetTensor()->GetData(), msg->GetTensor()->GetData());
   EXPECT_EQ(out->GetTensor()->GetShape(), (std::vector<int64_t>{3}));
   EXPECT_EQ(out->GetTensor()->GetDataType(), TensorDataType::DT_DOUBLE);
-  EXPECT_EQ(UdfHarness::Values<double>(*out), (std::vector<double>{1.5, -2.5, 3.25}));
+  EXPECT_EQ(UdfHarness::Values<double>(*out),
+            (std::vector<double>{1.5, -2.5, 3.25}));
   EXPECT_EQ(out->GetTransactionId(), 9u);
-  EXPECT_GE(out->GetTensor()->GetDataBufferSize(), out->GetTensor()->GetDataSize());
+  EXPECT_GE(out->GetTensor()->GetDataBufferSize(),
+            out->GetTensor()->GetDataSize());
   EXPECT_TRUE(InsideMbuf(*copy, out->GetTensor()->GetData(),
                          out->GetTensor()->GetDataSize()));
   // The copy is independent of the original.
@@ -508,14 +518,16 @@ TEST(MbufMsgTest, TensorListAndRawSurviveCopyToAnotherDevice) {
   AddMsgGroup(h, 7);
   auto a = AllocatorOf(h);
   std::shared_ptr<MbufFlowMsg> list;
-  ASSERT_TRUE(a->AllocTensorListMsg({{2}, {3}},
-                                    {TensorDataType::DT_INT16, TensorDataType::DT_UINT8},
-                                    512, &list)
+  ASSERT_TRUE(a->AllocTensorListMsg(
+                   {{2}, {3}},
+                   {TensorDataType::DT_INT16, TensorDataType::DT_UINT8}, 512,
+                   &list)
                   .ok());
   Fill(list->GetTensorList()[0], 0x11);
   Fill(list->GetTensorList()[1], 0x22);
   services::MbufPtr copy;
-  ASSERT_TRUE(h.svc().CopyMbuf(list->mbuf(), 7, "msgs", "deployer", &copy).ok());
+  ASSERT_TRUE(
+      h.svc().CopyMbuf(list->mbuf(), 7, "msgs", "deployer", &copy).ok());
   auto out = MbufFlowMsg::FromMbuf(copy);
   auto tl = out->GetTensorList();
   ASSERT_EQ(tl.size(), 2u);
@@ -558,7 +570,8 @@ TEST(MbufMsgTest, TensorSurvivesCopyQMbufBetweenDeviceQueues) {
   auto out = MbufFlowMsg::FromMbuf(got);
   ASSERT_NE(out->GetTensor(), nullptr);
   EXPECT_EQ(out->GetTensor()->GetShape(), (std::vector<int64_t>{1, 2}));
-  EXPECT_EQ(UdfHarness::Values<int64_t>(*out), (std::vector<int64_t>{-1, 1ll << 50}));
+  EXPECT_EQ(UdfHarness::Values<int64_t>(*out),
+            (std::vector<int64_t>{-1, 1ll << 50}));
   EXPECT_EQ(out->GetTransactionId(), 77u);
   EXPECT_TRUE(h.svc().DestroyQueue(src).ok());
   EXPECT_TRUE(h.svc().DestroyQueue(dst).ok());
@@ -575,7 +588,8 @@ TEST(MbufMsgTest, AlignmentSurvivesCopyToAnotherDevice) {
   for (int i = 0; i < 16; ++i) {
     auto msg = TensorMsg(*a, {100 + i}, TensorDataType::DT_FLOAT, 4096);
     services::MbufPtr copy;
-    ASSERT_TRUE(h.svc().CopyMbuf(msg->mbuf(), 3, "msgs", "deployer", &copy).ok());
+    ASSERT_TRUE(
+        h.svc().CopyMbuf(msg->mbuf(), 3, "msgs", "deployer", &copy).ok());
     auto out = MbufFlowMsg::FromMbuf(copy);
     EXPECT_EQ(Addr(out->GetTensor()->GetData()) % 4096, 0u) << i;
     keep.push_back(copy);
@@ -592,7 +606,8 @@ TEST(MbufMsgTest, NegativeDimsAreRejected) {
     std::shared_ptr<MbufFlowMsg> msg;
     Status s = a->AllocTensorMsg(shape, TensorDataType::DT_FLOAT, 512, &msg);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
-    EXPECT_NE(s.ToString().find("invalid shape"), std::string::npos) << s.ToString();
+    EXPECT_NE(s.ToString().find("invalid shape"), std::string::npos)
+        << s.ToString();
     EXPECT_NE(s.ToString().find("device 2"), std::string::npos) << s.ToString();
     EXPECT_EQ(msg, nullptr);
   }
@@ -601,11 +616,15 @@ TEST(MbufMsgTest, NegativeDimsAreRejected) {
 TEST(MbufMsgTest, InvalidDataTypesAreRejected) {
   UdfHarness h;
   auto a = AllocatorOf(h);
-  for (int dt : {static_cast<int>(TensorDataType::DT_UNDEFINED), 5, 13, -1, 1000}) {
+  for (int dt :
+       {static_cast<int>(TensorDataType::DT_UNDEFINED), 5, 13, -1, 1000}) {
     std::shared_ptr<MbufFlowMsg> msg;
-    Status s = a->AllocTensorMsg({2}, static_cast<TensorDataType>(dt), 512, &msg);
-    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << dt << ": " << s.ToString();
-    EXPECT_NE(s.ToString().find("data type"), std::string::npos) << s.ToString();
+    Status s =
+        a->AllocTensorMsg({2}, static_cast<TensorDataType>(dt), 512, &msg);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument)
+        << dt << ": " << s.ToString();
+    EXPECT_NE(s.ToString().find("data type"), std::string::npos)
+        << s.ToString();
     EXPECT_EQ(msg, nullptr);
   }
 }
@@ -627,8 +646,8 @@ TEST(MbufMsgTest, OverflowingShapesAreRejected) {
   UdfHarness h;
   auto a = AllocatorOf(h);
   const std::vector<std::vector<int64_t>> shapes = {
-      {int64_t{1} << 62},                          // 2^64 bytes of float
-      {int64_t{1} << 32, int64_t{1} << 32},        // 2^64 elements: wraps to 0
+      {int64_t{1} << 62},                    // 2^64 bytes of float
+      {int64_t{1} << 32, int64_t{1} << 32},  // 2^64 elements: wraps to 0
       {std::numeric_limits<int64_t>::max(), 2},
   };
   for (const auto& shape : shapes) {
@@ -660,11 +679,13 @@ TEST(MbufMsgTest, MemoryReturnsToZeroAfterEverythingIsDropped) {
   {
     services::ExchangeService svc(sim.get());
     for (int32_t d : {2, 3}) {
-      ASSERT_TRUE(svc.SubmitEventSync(d, services::CreateGroupRequest{"msgs", 16 << 20},
-                                      nullptr)
-                      .ok());
+      ASSERT_TRUE(
+          svc.SubmitEventSync(d, services::CreateGroupRequest{"msgs", 16 << 20},
+                              nullptr)
+              .ok());
       ASSERT_TRUE(svc.SubmitEventSync(
-                         d, services::AllocCacheRequest{"msgs", 4 << 20, 1 << 20},
+                         d,
+                         services::AllocCacheRequest{"msgs", 4 << 20, 1 << 20},
                          nullptr)
                       .ok());
     }
@@ -685,10 +706,11 @@ TEST(MbufMsgTest, MemoryReturnsToZeroAfterEverythingIsDropped) {
       msgs.push_back(m);
     }
     std::shared_ptr<MbufFlowMsg> l, r, e;
-    ASSERT_TRUE(a.AllocTensorListMsg({{3}, {4}},
-                                     {TensorDataType::DT_INT8, TensorDataType::DT_INT8},
-                                     512, &l)
-                    .ok());
+    ASSERT_TRUE(
+        a.AllocTensorListMsg({{3}, {4}},
+                             {TensorDataType::DT_INT8, TensorDataType::DT_INT8},
+                             512, &l)
+            .ok());
     ASSERT_TRUE(a.AllocRawMsg(1000, 512, &r).ok());
     ASSERT_TRUE(a.AllocEmptyMsg(MsgType::MSG_TYPE_TENSOR_DATA, &e).ok());
     msgs.push_back(l);
@@ -710,13 +732,15 @@ TEST(MbufMsgTest, DirectBlocksReturnWhenTheLastMessageDrops) {
   // A group without caches allocates each mbuf from the device directly.
   auto sim = testing::MakeSim({4, 5});
   services::ExchangeService svc(sim.get());
-  ASSERT_TRUE(svc.SubmitEventSync(5, services::CreateGroupRequest{"direct", 16 << 20},
-                                  nullptr)
-                  .ok());
+  ASSERT_TRUE(
+      svc.SubmitEventSync(5, services::CreateGroupRequest{"direct", 16 << 20},
+                          nullptr)
+          .ok());
   uint64_t base = MemUsed(*sim, 5);
   MsgAllocator a(&svc, 5, "direct", "deployer");
   std::shared_ptr<MbufFlowMsg> m;
-  ASSERT_TRUE(a.AllocTensorMsg({1000}, TensorDataType::DT_INT32, 4096, &m).ok());
+  ASSERT_TRUE(
+      a.AllocTensorMsg({1000}, TensorDataType::DT_INT32, 4096, &m).ok());
   EXPECT_GE(MemUsed(*sim, 5), base + 4000);
   auto view = MbufFlowMsg::FromMbuf(m->mbuf());
   m.reset();

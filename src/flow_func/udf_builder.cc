@@ -2,8 +2,6 @@
 // Thread-safety: g_build_mu serialises builds; RunCommand uses fork/exec
 // with everything the child needs prepared before the fork.
 #include "flow_func/udf_builder.h"
-#include "util/mutex.h"
-#include "util/thread_annotations.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -14,6 +12,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace hflow {
 namespace flow_func {
@@ -31,8 +32,7 @@ std::string Tail(const std::string& s, size_t n = 6000) {
 
 std::string DefaultBuildRoot() {
   if (const char* d = std::getenv("HFLOW_UDF_BUILD_DIR")) return d;
-  return (fs::temp_directory_path() /
-          ("hflow-udf-" + std::to_string(getuid())))
+  return (fs::temp_directory_path() / ("hflow-udf-" + std::to_string(getuid())))
       .string();
 }
 
@@ -121,7 +121,8 @@ Status BuildUdf(const CompileConfig& cfg, const UdfBuildOptions& opts,
   if (cfg.cmakelist.empty()) {
     return Status::InvalidArgument(
         cfg.source + ": cmakelist_path: not given, and the binary " +
-        cfg.PrebuiltPath() + " does not exist; prebuild it or name the "
+        cfg.PrebuiltPath() +
+        " does not exist; prebuild it or name the "
         "workspace's CMakeLists.txt");
   }
   if (!fs::exists(cfg.cmakelist)) {
@@ -147,7 +148,8 @@ Status BuildUdf(const CompileConfig& cfg, const UdfBuildOptions& opts,
   util::MutexLock lock(g_build_mu);
   // Other processes (parallel tests, several hflow runs) may build the same
   // workspace into the same folder: serialise on a lock file too.
-  int lock_fd = open((root / (key + ".lock")).c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  int lock_fd = open((root / (key + ".lock")).c_str(),
+                     O_CREAT | O_RDWR | O_CLOEXEC, 0644);
   if (lock_fd >= 0) flock(lock_fd, LOCK_EX);
   struct FdCloser {
     int fd;
@@ -165,10 +167,10 @@ Status BuildUdf(const CompileConfig& cfg, const UdfBuildOptions& opts,
   for (const auto& step : steps) {
     HFLOW_RETURN_IF_ERROR(RunCommand(step, env, &out, &code));
     if (code != 0) {
-      return Status::Internal(
-          cfg.source + ": building UDF '" + cfg.target_bin + "' from " +
-          cfg.cmakelist + " failed (" + step[0] + " " + step[1] +
-          " exited with " + std::to_string(code) + "):\n" + Tail(out));
+      return Status::Internal(cfg.source + ": building UDF '" + cfg.target_bin +
+                              "' from " + cfg.cmakelist + " failed (" +
+                              step[0] + " " + step[1] + " exited with " +
+                              std::to_string(code) + "):\n" + Tail(out));
     }
   }
   *so_path = FindLibrary(release, build, cfg);

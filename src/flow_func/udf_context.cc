@@ -59,14 +59,17 @@ std::shared_ptr<FlowMsg> ContextCore::AllocEmpty(FlowFunc::MsgType t) const {
 
 int32_t ContextCore::Output(uint32_t idx, std::shared_ptr<FlowMsg> msg) const {
   if (idx >= env_->output_num) {
-    FLOW_FUNC_LOG_ERROR("node %s: SetOutput index %u out of range (%zu outputs)",
-                        env_->node.c_str(), idx, env_->output_num);
+    FLOW_FUNC_LOG_ERROR(
+        "node %s: SetOutput index %u out of range (%zu outputs)",
+        env_->node.c_str(), idx, env_->output_num);
     return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
   }
   auto mbuf_msg = AsMbufMsg(msg);
   if (!mbuf_msg) {
-    FLOW_FUNC_LOG_ERROR("node %s: SetOutput needs a message allocated through "
-                        "the context", env_->node.c_str());
+    FLOW_FUNC_LOG_ERROR(
+        "node %s: SetOutput needs a message allocated through "
+        "the context",
+        env_->node.c_str());
     return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
   }
   if (!env_->output) return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;
@@ -88,7 +91,8 @@ int32_t ContextCore::UserData(void* data, size_t size, size_t offset) const {
     return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
   }
   std::memset(data, 0, size);
-  if (inputs_ == nullptr || inputs_->empty()) return FlowFunc::FLOW_FUNC_SUCCESS;
+  if (inputs_ == nullptr || inputs_->empty())
+    return FlowFunc::FLOW_FUNC_SUCCESS;
   auto m = AsMbufMsg(inputs_->front());
   if (m) std::memcpy(data, m->head().user_data + offset, size);
   return FlowFunc::FLOW_FUNC_SUCCESS;
@@ -135,13 +139,13 @@ std::shared_ptr<const FlowFunc::AttrValue> MetaContextImpl::GetAttr(
     const char* name) const {
   return core_->Attr(name);
 }
-std::shared_ptr<FlowMsg> MetaContextImpl::AllocEmptyDataMsg(FlowFunc::MsgType t) {
+std::shared_ptr<FlowMsg> MetaContextImpl::AllocEmptyDataMsg(
+    FlowFunc::MsgType t) {
   return core_->AllocEmpty(t);
 }
-int32_t MetaContextImpl::RunFlowModel(const char* key,
-                                      const std::vector<std::shared_ptr<FlowMsg>>&,
-                                      std::vector<std::shared_ptr<FlowMsg>>&,
-                                      int32_t) {
+int32_t MetaContextImpl::RunFlowModel(
+    const char* key, const std::vector<std::shared_ptr<FlowMsg>>&,
+    std::vector<std::shared_ptr<FlowMsg>>&, int32_t) {
   return core_->RunFlowModelUnsupported(key);
 }
 int32_t MetaContextImpl::GetUserData(void* data, size_t size,
@@ -181,7 +185,8 @@ int32_t MetaRunContextImpl::SetOutput(uint32_t idx,
                                       std::shared_ptr<FlowMsg> msg) {
   return core_->Output(idx, std::move(msg));
 }
-int32_t MetaRunContextImpl::SetOutput(uint32_t idx, std::shared_ptr<FlowMsg> msg,
+int32_t MetaRunContextImpl::SetOutput(uint32_t idx,
+                                      std::shared_ptr<FlowMsg> msg,
                                       const FlowFunc::OutOptions&) {
   return core_->Output(idx, std::move(msg));
 }
@@ -203,7 +208,8 @@ std::shared_ptr<FlowMsg> MetaRunContextImpl::AllocTensorListMsg(
     const std::vector<std::vector<int64_t>>& shapes,
     const std::vector<FlowFunc::TensorDataType>& dts, uint32_t align) {
   std::shared_ptr<MbufFlowMsg> msg;
-  Status s = core_->env().allocator->AllocTensorListMsg(shapes, dts, align, &msg);
+  Status s =
+      core_->env().allocator->AllocTensorListMsg(shapes, dts, align, &msg);
   if (!s.ok()) {
     FLOW_FUNC_LOG_ERROR("node %s: AllocTensorListMsg failed: %s",
                         core_->env().node.c_str(), s.ToString().c_str());

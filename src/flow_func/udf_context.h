@@ -26,9 +26,9 @@ namespace flow_func {
 
 // What the runtime provides to one UDF instance.
 struct InstanceEnv {
-  std::string node;        // node name (messages, GetName)
-  std::string work_path;   // GetWorkPath
-  int32_t device = 0;      // GetRunningDeviceId (cluster config id)
+  std::string node;       // node name (messages, GetName)
+  std::string work_path;  // GetWorkPath
+  int32_t device = 0;     // GetRunningDeviceId (cluster config id)
   int32_t instance_id = 0;
   int32_t instance_num = 1;
   size_t input_num = 0;
@@ -55,15 +55,17 @@ class ContextCore {
       uint32_t align) const;
   std::shared_ptr<FlowFunc::FlowMsg> AllocEmpty(FlowFunc::MsgType t) const;
   int32_t Output(uint32_t idx, std::shared_ptr<FlowFunc::FlowMsg> msg) const;
-  int32_t MultiOutput(uint32_t idx,
-                      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs) const;
+  int32_t MultiOutput(
+      uint32_t idx,
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs) const;
   int32_t UserData(void* data, size_t size, size_t offset) const;
   void Raise(int32_t code, uint64_t user_ctx) const;
   bool Exception(int32_t& code, uint64_t& user_ctx) const;
   int32_t RunFlowModelUnsupported(const char* key) const;
 
   // The inputs of the Proc call in progress (GetUserData reads the first).
-  void SetCurrentInputs(const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* in) {
+  void SetCurrentInputs(
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* in) {
     inputs_ = in;
   }
 
@@ -78,24 +80,30 @@ class MetaContextImpl final : public FlowFunc::MetaContext {
       : core_(std::move(core)) {}
   std::shared_ptr<FlowFunc::FlowMsg> AllocTensorMsg(
       const std::vector<int64_t>& shape, FlowFunc::TensorDataType dt) override;
-  int32_t SetOutput(uint32_t idx, std::shared_ptr<FlowFunc::FlowMsg> msg) override;
-  std::shared_ptr<const FlowFunc::AttrValue> GetAttr(const char* name) const override;
+  int32_t SetOutput(uint32_t idx,
+                    std::shared_ptr<FlowFunc::FlowMsg> msg) override;
+  std::shared_ptr<const FlowFunc::AttrValue> GetAttr(
+      const char* name) const override;
   using FlowFunc::MetaContext::GetAttr;
   size_t GetInputNum() const override { return core_->env().input_num; }
   size_t GetOutputNum() const override { return core_->env().output_num; }
-  std::shared_ptr<FlowFunc::FlowMsg> AllocEmptyDataMsg(FlowFunc::MsgType t) override;
-  int32_t RunFlowModel(const char* key,
-                       const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in,
-                       std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& out,
-                       int32_t timeout) override;
-  const char* GetWorkPath() const override { return core_->env().work_path.c_str(); }
+  std::shared_ptr<FlowFunc::FlowMsg> AllocEmptyDataMsg(
+      FlowFunc::MsgType t) override;
+  int32_t RunFlowModel(
+      const char* key,
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in,
+      std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& out,
+      int32_t timeout) override;
+  const char* GetWorkPath() const override {
+    return core_->env().work_path.c_str();
+  }
   int32_t GetRunningDeviceId() const override { return core_->env().device; }
   int32_t GetUserData(void* data, size_t size, size_t offset) const override;
   int32_t SetOutput(uint32_t idx, std::shared_ptr<FlowFunc::FlowMsg> msg,
                     const FlowFunc::OutOptions& options) override;
-  int32_t SetMultiOutputs(uint32_t idx,
-                          const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs,
-                          const FlowFunc::OutOptions& options) override;
+  int32_t SetMultiOutputs(
+      uint32_t idx, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs,
+      const FlowFunc::OutOptions& options) override;
   std::shared_ptr<FlowFunc::FlowMsg> AllocTensorMsgWithAlign(
       const std::vector<int64_t>& shape, FlowFunc::TensorDataType dt,
       uint32_t align) override;
@@ -111,14 +119,21 @@ class MetaParamsImpl final : public FlowFunc::MetaParams {
   explicit MetaParamsImpl(std::shared_ptr<ContextCore> core)
       : core_(std::move(core)) {}
   const char* GetName() const override { return core_->env().node.c_str(); }
-  std::shared_ptr<const FlowFunc::AttrValue> GetAttr(const char* name) const override;
+  std::shared_ptr<const FlowFunc::AttrValue> GetAttr(
+      const char* name) const override;
   using FlowFunc::MetaParams::GetAttr;
   size_t GetInputNum() const override { return core_->env().input_num; }
   size_t GetOutputNum() const override { return core_->env().output_num; }
-  const char* GetWorkPath() const override { return core_->env().work_path.c_str(); }
+  const char* GetWorkPath() const override {
+    return core_->env().work_path.c_str();
+  }
   int32_t GetRunningDeviceId() const override { return core_->env().device; }
-  int32_t GetRunningInstanceId() const override { return core_->env().instance_id; }
-  int32_t GetRunningInstanceNum() const override { return core_->env().instance_num; }
+  int32_t GetRunningInstanceId() const override {
+    return core_->env().instance_id;
+  }
+  int32_t GetRunningInstanceNum() const override {
+    return core_->env().instance_num;
+  }
 
  private:
   std::shared_ptr<ContextCore> core_;
@@ -130,24 +145,28 @@ class MetaRunContextImpl final : public FlowFunc::MetaRunContext {
       : core_(std::move(core)) {}
   std::shared_ptr<FlowFunc::FlowMsg> AllocTensorMsg(
       const std::vector<int64_t>& shape, FlowFunc::TensorDataType dt) override;
-  std::shared_ptr<FlowFunc::FlowMsg> AllocEmptyDataMsg(FlowFunc::MsgType t) override;
-  int32_t SetOutput(uint32_t idx, std::shared_ptr<FlowFunc::FlowMsg> msg) override;
-  int32_t RunFlowModel(const char* key,
-                       const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in,
-                       std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& out,
-                       int32_t timeout) override;
+  std::shared_ptr<FlowFunc::FlowMsg> AllocEmptyDataMsg(
+      FlowFunc::MsgType t) override;
+  int32_t SetOutput(uint32_t idx,
+                    std::shared_ptr<FlowFunc::FlowMsg> msg) override;
+  int32_t RunFlowModel(
+      const char* key,
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in,
+      std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& out,
+      int32_t timeout) override;
   int32_t GetUserData(void* data, size_t size, size_t offset) const override;
   int32_t SetOutput(uint32_t idx, std::shared_ptr<FlowFunc::FlowMsg> msg,
                     const FlowFunc::OutOptions& options) override;
-  int32_t SetMultiOutputs(uint32_t idx,
-                          const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs,
-                          const FlowFunc::OutOptions& options) override;
+  int32_t SetMultiOutputs(
+      uint32_t idx, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs,
+      const FlowFunc::OutOptions& options) override;
   std::shared_ptr<FlowFunc::FlowMsg> AllocTensorMsgWithAlign(
       const std::vector<int64_t>& shape, FlowFunc::TensorDataType dt,
       uint32_t align) override;
   std::shared_ptr<FlowFunc::FlowMsg> AllocTensorListMsg(
       const std::vector<std::vector<int64_t>>& shapes,
-      const std::vector<FlowFunc::TensorDataType>& dts, uint32_t align) override;
+      const std::vector<FlowFunc::TensorDataType>& dts,
+      uint32_t align) override;
   void RaiseException(int32_t code, uint64_t user_ctx) override;
   bool GetException(int32_t& code, uint64_t& user_ctx) override;
   std::shared_ptr<FlowFunc::FlowMsg> AllocRawDataMsg(int64_t size,

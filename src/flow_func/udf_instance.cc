@@ -93,9 +93,9 @@ Status UdfInstance::Create(std::vector<FuncDesc> funcs, InstanceEnv env,
   // failure). A raw pointer is enough: the hook is installed only while a
   // call of this instance runs, and the instance outlives its calls.
   ContextCore* core = inst->core_.get();
-  inst->allocator_ = [core](const std::vector<int64_t>& shape,
-                            FlowFunc::TensorDataType dt,
-                            uint32_t align) -> std::shared_ptr<FlowFunc::Tensor> {
+  inst->allocator_ =
+      [core](const std::vector<int64_t>& shape, FlowFunc::TensorDataType dt,
+             uint32_t align) -> std::shared_ptr<FlowFunc::Tensor> {
     std::shared_ptr<FlowMsg> msg = core->AllocTensor(shape, dt, align);
     if (!msg) return nullptr;
     // The tensor keeps its message (and mbuf) alive.
@@ -105,7 +105,8 @@ Status UdfInstance::Create(std::vector<FuncDesc> funcs, InstanceEnv env,
   const std::string& first = inst->funcs_[0].name;
   if (!ffi::LookupKind(inst->funcs_[0].library, first.c_str(), &kind)) {
     return Status::NotFound("node '" + inst->env().node + "': function '" +
-                            first + "' is not registered; load its UDF "
+                            first +
+                            "' is not registered; load its UDF "
                             "library or check the name");
   }
   HFLOW_RETURN_IF_ERROR(kind == ffi::FunctionKind::kFlowFunc
@@ -132,17 +133,21 @@ std::string UdfInstance::Where(size_t index) const {
 Status UdfInstance::CreateSingle() {
   if (funcs_.size() != 1) {
     return Status::InvalidArgument(
-        Where(0) + ": a single-function UDF (REGISTER_FLOW_FUNC) cannot be "
+        Where(0) +
+        ": a single-function UDF (REGISTER_FLOW_FUNC) cannot be "
         "combined with other functions in one FunctionPp");
   }
   FlowFunc::FLOW_FUNC_CREATOR_FUNC creator;
   ffi::LookupFlowFunc(funcs_[0].library, funcs_[0].name.c_str(), &creator);
-  int32_t rc = Guarded([&] { return Where(0) + " creator"; }, [&] {
-    single_ = creator ? creator() : nullptr;
-    return single_ ? FlowFunc::FLOW_FUNC_SUCCESS : FlowFunc::FLOW_FUNC_FAILED;
-  });
+  int32_t rc = Guarded([&] { return Where(0) + " creator"; },
+                       [&] {
+                         single_ = creator ? creator() : nullptr;
+                         return single_ ? FlowFunc::FLOW_FUNC_SUCCESS
+                                        : FlowFunc::FLOW_FUNC_FAILED;
+                       });
   if (rc != FlowFunc::FLOW_FUNC_SUCCESS) {
-    return Status::Internal(Where(0) + ": the registered creator returned no "
+    return Status::Internal(Where(0) +
+                            ": the registered creator returned no "
                             "instance");
   }
   context_ = std::make_shared<MetaContextImpl>(core_);
@@ -156,29 +161,34 @@ Status UdfInstance::CreateMulti() {
     const std::string& library = funcs_[i].library;
     ffi::FunctionKind kind;
     if (!ffi::LookupKind(library, name, &kind)) {
-      return Status::NotFound(Where(i) + ": not registered; load its UDF "
+      return Status::NotFound(Where(i) +
+                              ": not registered; load its UDF "
                               "library or check the name");
     }
     if (kind == ffi::FunctionKind::kFlowFunc) {
       return Status::InvalidArgument(
-          Where(i) + ": a single-function UDF (REGISTER_FLOW_FUNC) cannot be "
+          Where(i) +
+          ": a single-function UDF (REGISTER_FLOW_FUNC) cannot be "
           "combined with other functions in one FunctionPp");
     }
     // Every creator gets the same instance pointer: the first creates the
     // user's object, the rest attach their procs to it.
-    int32_t rc = Guarded([&] { return Where(i) + " creator"; }, [&] {
-      if (kind == ffi::FunctionKind::kMultiFunc) {
-        FlowFunc::MULTI_FUNC_CREATOR_FUNC c;
-        ffi::LookupMultiFunc(library, name, &c);
-        return c(multi_, procs_);
-      }
-      FlowFunc::MULTI_FUNC_WITH_Q_CREATOR_FUNC c;
-      ffi::LookupMultiFuncWithQ(library, name, &c);
-      return c(multi_, procs_q_);
-    });
+    int32_t rc = Guarded([&] { return Where(i) + " creator"; },
+                         [&] {
+                           if (kind == ffi::FunctionKind::kMultiFunc) {
+                             FlowFunc::MULTI_FUNC_CREATOR_FUNC c;
+                             ffi::LookupMultiFunc(library, name, &c);
+                             return c(multi_, procs_);
+                           }
+                           FlowFunc::MULTI_FUNC_WITH_Q_CREATOR_FUNC c;
+                           ffi::LookupMultiFuncWithQ(library, name, &c);
+                           return c(multi_, procs_q_);
+                         });
     if (rc != FlowFunc::FLOW_FUNC_SUCCESS || !multi_) {
-      return Status::Internal(Where(i) + ": creating the function object "
-                              "failed with code " + std::to_string(rc));
+      return Status::Internal(Where(i) +
+                              ": creating the function object "
+                              "failed with code " +
+                              std::to_string(rc));
     }
   }
   params_ = std::make_shared<MetaParamsImpl>(core_);
@@ -221,9 +231,9 @@ Status UdfInstance::Init(const rt::ScopedDevice& bound) {
   HFLOW_RETURN_IF_ERROR(bound.Require(env().device));
   CallHooks hooks(log_header_, allocator_);
   Enter(0, util::UdfPhase::kInit, 0);
-  int32_t rc = Guarded([&] { return Where(0) + " Init"; }, [&] {
-    return single_ ? single_->Init() : multi_->Init(params_);
-  });
+  int32_t rc = Guarded(
+      [&] { return Where(0) + " Init"; },
+      [&] { return single_ ? single_->Init() : multi_->Init(params_); });
   Leave();
   if (rc != FlowFunc::FLOW_FUNC_SUCCESS) {
     return Status::FailedPrecondition(
@@ -242,18 +252,21 @@ int32_t UdfInstance::Proc(const rt::ScopedDevice& bound, size_t index,
   CallHooks hooks(log_header_, allocator_);
   core_->SetCurrentInputs(&inputs);
   Enter(index, util::UdfPhase::kProc, trans);
-  int32_t rc = Guarded([&] { return Where(index) + " Proc"; },
-                       [&]() -> int32_t {
-    if (single_) return single_->Proc(inputs);
-    FlowFunc::AscendString name(funcs_[index].name.c_str());
-    auto it = procs_.find(name);
-    if (it != procs_.end()) return it->second(run_context_, inputs);
-    auto q = procs_q_.find(name);
-    if (q == procs_q_.end()) return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;
-    std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>> queues;
-    for (const auto& m : inputs) queues.push_back(std::make_shared<CallQueue>(m));
-    return q->second(run_context_, queues);
-  });
+  int32_t rc =
+      Guarded([&] { return Where(index) + " Proc"; },
+              [&]() -> int32_t {
+                if (single_) return single_->Proc(inputs);
+                FlowFunc::AscendString name(funcs_[index].name.c_str());
+                auto it = procs_.find(name);
+                if (it != procs_.end()) return it->second(run_context_, inputs);
+                auto q = procs_q_.find(name);
+                if (q == procs_q_.end())
+                  return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;
+                std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>> queues;
+                for (const auto& m : inputs)
+                  queues.push_back(std::make_shared<CallQueue>(m));
+                return q->second(run_context_, queues);
+              });
   Leave();
   core_->SetCurrentInputs(nullptr);
   return rc;

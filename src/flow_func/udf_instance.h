@@ -25,8 +25,8 @@
 #include "flow_func/meta_flow_func.h"
 #include "flow_func/meta_multi_func.h"
 #include "flow_func/udf_context.h"
-#include "util/crash_report.h"
 #include "rt/device_binding.h"
+#include "util/crash_report.h"
 
 namespace hflow {
 namespace flow_func {
@@ -64,7 +64,7 @@ class UdfInstance {
 
   std::vector<FuncDesc> funcs_;
   std::shared_ptr<ContextCore> core_;
-  std::string log_header_;                     // "[node@deviceN] "
+  std::string log_header_;                         // "[node@deviceN] "
   FlowFunc::internal::TensorAllocator allocator_;  // FlowBufferFactory's
   std::shared_ptr<MetaContextImpl> context_;
   std::shared_ptr<FlowFunc::MetaParams> params_;

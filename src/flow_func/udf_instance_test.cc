@@ -51,9 +51,12 @@ struct Hooks {
   std::function<int32_t(MetaContext*)> single_init;
   std::function<int32_t(MetaContext*, const Msgs&)> single_proc;
   std::function<int32_t(const std::shared_ptr<MetaParams>&)> multi_init;
-  std::function<int32_t(const std::shared_ptr<MetaRunContext>&, const Msgs&)> proc_a;
-  std::function<int32_t(const std::shared_ptr<MetaRunContext>&, const Msgs&)> proc_b;
-  std::function<int32_t(const std::shared_ptr<MetaRunContext>&, const Queues&)> proc_q;
+  std::function<int32_t(const std::shared_ptr<MetaRunContext>&, const Msgs&)>
+      proc_a;
+  std::function<int32_t(const std::shared_ptr<MetaRunContext>&, const Msgs&)>
+      proc_b;
+  std::function<int32_t(const std::shared_ptr<MetaRunContext>&, const Queues&)>
+      proc_q;
   std::vector<const void*> objects;  // the HookMulti each multi proc ran on
 };
 Hooks g_hooks;
@@ -113,9 +116,9 @@ class UdfInstanceTest : public ::testing::Test {
   }
 
   // Creates and Inits; fails the test on error.
-  static std::unique_ptr<UdfInstance> Make(UdfHarness& h,
-                                           std::initializer_list<const char*> names,
-                                           InstanceEnv env) {
+  static std::unique_ptr<UdfInstance> Make(
+      UdfHarness& h, std::initializer_list<const char*> names,
+      InstanceEnv env) {
     std::unique_ptr<UdfInstance> inst;
     Status s = UdfInstance::Create(Funcs(names), std::move(env), &inst);
     EXPECT_TRUE(s.ok()) << s.ToString();
@@ -144,12 +147,14 @@ TEST_F(UdfInstanceTest, UnknownFunctionIsNotFoundNamingNodeAndFunction) {
                                  h.Env("my_node", 1, 1), &inst);
   EXPECT_EQ(s.code(), StatusCode::kNotFound) << s.ToString();
   EXPECT_TRUE(Contains(s.ToString(), "my_node")) << s.ToString();
-  EXPECT_TRUE(Contains(s.ToString(), "UdfInstanceTest_NoSuchFunc")) << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(), "UdfInstanceTest_NoSuchFunc"))
+      << s.ToString();
   EXPECT_EQ(inst, nullptr);
 
   // An unknown second function of a multi-function UDF, too.
-  s = UdfInstance::Create(Funcs({"UdfInstanceTest_MultiA", "UdfInstanceTest_Nope"}),
-                          h.Env("multi_node", 1, 1), &inst);
+  s = UdfInstance::Create(
+      Funcs({"UdfInstanceTest_MultiA", "UdfInstanceTest_Nope"}),
+      h.Env("multi_node", 1, 1), &inst);
   EXPECT_EQ(s.code(), StatusCode::kNotFound) << s.ToString();
   EXPECT_TRUE(Contains(s.ToString(), "multi_node")) << s.ToString();
   EXPECT_TRUE(Contains(s.ToString(), "UdfInstanceTest_Nope")) << s.ToString();
@@ -172,13 +177,15 @@ TEST_F(UdfInstanceTest, NoFunctionsOrNoAllocatorIsInvalid) {
 TEST_F(UdfInstanceTest, SingleFunctionCannotBeMixedWithOthers) {
   UdfHarness h;
   std::unique_ptr<UdfInstance> inst;
-  for (auto names : {Funcs({"UdfInstanceTest_Single", "UdfInstanceTest_MultiA"}),
-                     Funcs({"UdfInstanceTest_Single", "UdfInstanceTest_Single"}),
-                     Funcs({"UdfInstanceTest_Single", "UdfInstanceTest_Thrower"})}) {
+  for (auto names :
+       {Funcs({"UdfInstanceTest_Single", "UdfInstanceTest_MultiA"}),
+        Funcs({"UdfInstanceTest_Single", "UdfInstanceTest_Single"}),
+        Funcs({"UdfInstanceTest_Single", "UdfInstanceTest_Thrower"})}) {
     Status s = UdfInstance::Create(names, h.Env("mixed", 1, 1), &inst);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
     EXPECT_TRUE(Contains(s.ToString(), "mixed")) << s.ToString();
-    EXPECT_TRUE(Contains(s.ToString(), "UdfInstanceTest_Single")) << s.ToString();
+    EXPECT_TRUE(Contains(s.ToString(), "UdfInstanceTest_Single"))
+        << s.ToString();
     EXPECT_EQ(inst, nullptr);
   }
 }
@@ -220,8 +227,10 @@ TEST_F(UdfInstanceTest, InitThatThrowsFailsNamingNodeAndFunction) {
   Status s = inst->Init(*bound);
   EXPECT_FALSE(s.ok());
   EXPECT_TRUE(Contains(s.ToString(), "throw_node")) << s.ToString();
-  EXPECT_TRUE(Contains(s.ToString(), "UdfInstanceTest_Thrower")) << s.ToString();
-  EXPECT_TRUE(Contains(s.ToString(), std::to_string(FlowFunc::FLOW_FUNC_FAILED)))
+  EXPECT_TRUE(Contains(s.ToString(), "UdfInstanceTest_Thrower"))
+      << s.ToString();
+  EXPECT_TRUE(
+      Contains(s.ToString(), std::to_string(FlowFunc::FLOW_FUNC_FAILED)))
       << s.ToString();
 }
 
@@ -282,7 +291,8 @@ TEST_F(UdfInstanceTest, ProcThatThrowsFailsAndTheInstanceKeepsWorking) {
   EXPECT_EQ(inst->Proc(*bound, 0, {x}), kOk);
   auto out = h.outputs();
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(UdfHarness::Values<int32_t>(*out[0].second), std::vector<int32_t>{5});
+  EXPECT_EQ(UdfHarness::Values<int32_t>(*out[0].second),
+            std::vector<int32_t>{5});
 }
 
 TEST_F(UdfInstanceTest, MultiProcThatThrowsFailsAndKeepsWorking) {
@@ -313,9 +323,10 @@ TEST_F(UdfInstanceTest, ProcReturnCodeIsReturnedUnchanged) {
   auto multi = Make(h, {"UdfInstanceTest_MultiA", "UdfInstanceTest_MultiB"},
                     h.Env("mb", 1, 1));
   auto bound = h.Bind();
-  for (int32_t c : {0, 1, -1, 9900001, FlowFunc::FLOW_FUNC_ERR_TIME_OUT_ERROR,
-                    FlowFunc::FLOW_FUNC_FAILED, FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID,
-                    INT32_MIN, INT32_MAX}) {
+  for (int32_t c :
+       {0, 1, -1, 9900001, FlowFunc::FLOW_FUNC_ERR_TIME_OUT_ERROR,
+        FlowFunc::FLOW_FUNC_FAILED, FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID,
+        INT32_MIN, INT32_MAX}) {
     code = c;
     EXPECT_EQ(single->Proc(*bound, 0, {}), c);
     EXPECT_EQ(multi->Proc(*bound, 1, {}), c);  // ProcB
@@ -324,8 +335,12 @@ TEST_F(UdfInstanceTest, ProcReturnCodeIsReturnedUnchanged) {
 
 TEST_F(UdfInstanceTest, ProcIndexSelectsTheFunctionAndOutOfRangeIsInvalid) {
   UdfHarness h;
-  g_hooks.proc_a = [](const std::shared_ptr<MetaRunContext>&, const Msgs&) { return 1; };
-  g_hooks.proc_b = [](const std::shared_ptr<MetaRunContext>&, const Msgs&) { return 2; };
+  g_hooks.proc_a = [](const std::shared_ptr<MetaRunContext>&, const Msgs&) {
+    return 1;
+  };
+  g_hooks.proc_b = [](const std::shared_ptr<MetaRunContext>&, const Msgs&) {
+    return 2;
+  };
   auto multi = Make(h, {"UdfInstanceTest_MultiA", "UdfInstanceTest_MultiB"},
                     h.Env("mab", 1, 1));
   auto bound = h.Bind();
@@ -338,8 +353,9 @@ TEST_F(UdfInstanceTest, ProcIndexSelectsTheFunctionAndOutOfRangeIsInvalid) {
 
 TEST_F(UdfInstanceTest, MultiProcsShareOneObjectPerInstance) {
   UdfHarness h;
-  auto inst = Make(h, {"UdfInstanceTest_MultiA", "UdfInstanceTest_MultiB",
-                       "UdfInstanceTest_MultiQ"},
+  auto inst = Make(h,
+                   {"UdfInstanceTest_MultiA", "UdfInstanceTest_MultiB",
+                    "UdfInstanceTest_MultiQ"},
                    h.Env("share", 1, 1));
   auto inst2 = Make(h, {"UdfInstanceTest_MultiA"}, h.Env("share2", 1, 1));
   auto bound = h.Bind();
@@ -350,7 +366,8 @@ TEST_F(UdfInstanceTest, MultiProcsShareOneObjectPerInstance) {
   ASSERT_EQ(g_hooks.objects.size(), 4u);
   EXPECT_EQ(g_hooks.objects[0], g_hooks.objects[1]);
   EXPECT_EQ(g_hooks.objects[0], g_hooks.objects[2]);
-  EXPECT_NE(g_hooks.objects[0], g_hooks.objects[3]) << "instances share an object";
+  EXPECT_NE(g_hooks.objects[0], g_hooks.objects[3])
+      << "instances share an object";
 }
 
 // ---- The context's view of the env ----
@@ -391,25 +408,29 @@ TEST_F(UdfInstanceTest, SetOutputOutOfRangeIsInvalid) {
   };
   auto inst = Make(h, "UdfInstanceTest_Single", 1, 2);
   auto bound = h.Bind();
-  ASSERT_EQ(inst->Proc(*bound, 0, {h.Tensor<int32_t>(TensorDataType::DT_INT32, {1}, {1})}),
+  ASSERT_EQ(inst->Proc(*bound, 0,
+                       {h.Tensor<int32_t>(TensorDataType::DT_INT32, {1}, {1})}),
             kOk);
-  EXPECT_EQ(codes, (std::vector<int32_t>{kParamInvalid, kParamInvalid, kParamInvalid,
-                                         kOk, kParamInvalid}));
+  EXPECT_EQ(codes, (std::vector<int32_t>{kParamInvalid, kParamInvalid,
+                                         kParamInvalid, kOk, kParamInvalid}));
   auto out = h.outputs();
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].first, 1u);
 
   codes.clear();
   h.ClearOutputs();
-  g_hooks.proc_a = [&](const std::shared_ptr<MetaRunContext>& ctx, const Msgs& in) {
+  g_hooks.proc_a = [&](const std::shared_ptr<MetaRunContext>& ctx,
+                       const Msgs& in) {
     codes.push_back(ctx->SetOutput(2, in[0]));
     codes.push_back(ctx->SetOutput(2, in[0], FlowFunc::OutOptions()));
     codes.push_back(ctx->SetOutput(0, in[0]));
     return kOk;
   };
   auto multi = Make(h, {"UdfInstanceTest_MultiA"}, h.Env("mo", 1, 2));
-  ASSERT_EQ(multi->Proc(*bound, 0, {h.Tensor<int32_t>(TensorDataType::DT_INT32, {1}, {1})}),
-            kOk);
+  ASSERT_EQ(
+      multi->Proc(*bound, 0,
+                  {h.Tensor<int32_t>(TensorDataType::DT_INT32, {1}, {1})}),
+      kOk);
   EXPECT_EQ(codes, (std::vector<int32_t>{kParamInvalid, kParamInvalid, kOk}));
   EXPECT_EQ(h.outputs().size(), 1u);
 }
@@ -434,12 +455,20 @@ TEST_F(UdfInstanceTest, GetUserDataReadsTheFirstInput) {
   };
   auto reads = [](auto* ctx) {
     std::vector<Read> v;
-    for (auto [size, offset] : std::vector<std::pair<size_t, size_t>>{
-             {8, 0}, {4, 60}, {64, 0}, {0, 64}, {1, 64}, {8, 60}, {65, 0},
-             {SIZE_MAX, 1}, {1, SIZE_MAX}}) {
+    for (auto [size, offset] :
+         std::vector<std::pair<size_t, size_t>>{{8, 0},
+                                                {4, 60},
+                                                {64, 0},
+                                                {0, 64},
+                                                {1, 64},
+                                                {8, 60},
+                                                {65, 0},
+                                                {SIZE_MAX, 1},
+                                                {1, SIZE_MAX}}) {
       std::vector<uint8_t> buf(size > 0 && size < 128 ? size : 1, 0xCC);
       int32_t rc = ctx->GetUserData(buf.data(), size, offset);
-      v.push_back(Read{size, offset, rc, rc == kOk ? buf : std::vector<uint8_t>{}});
+      v.push_back(
+          Read{size, offset, rc, rc == kOk ? buf : std::vector<uint8_t>{}});
     }
     uint8_t one;
     v.push_back(Read{1, 0, ctx->GetUserData(nullptr, 1, 0), {}});
@@ -466,7 +495,8 @@ TEST_F(UdfInstanceTest, GetUserDataReadsTheFirstInput) {
     single_reads = reads(ctx);
     return kOk;
   };
-  g_hooks.proc_a = [&](const std::shared_ptr<MetaRunContext>& ctx, const Msgs&) {
+  g_hooks.proc_a = [&](const std::shared_ptr<MetaRunContext>& ctx,
+                       const Msgs&) {
     multi_reads = reads(ctx.get());
     return kOk;
   };
@@ -568,7 +598,9 @@ TEST_F(UdfInstanceTest, ExceptionChannelReachesTheEnv) {
   UdfHarness h;
   std::vector<std::pair<int32_t, uint64_t>> raised;
   InstanceEnv env = h.Env("exc", 1, 1);
-  env.raise = [&](int32_t code, uint64_t ctx) { raised.emplace_back(code, ctx); };
+  env.raise = [&](int32_t code, uint64_t ctx) {
+    raised.emplace_back(code, ctx);
+  };
   env.get_exception = [](int32_t* code, uint64_t* ctx) {
     *code = -77;
     *ctx = 0xFEEDull;
@@ -592,7 +624,8 @@ TEST_F(UdfInstanceTest, ExceptionChannelReachesTheEnv) {
   auto bound = h.Bind();
   ASSERT_EQ(single->Proc(*bound, 0, {}), kOk);
   ASSERT_EQ(multi->Proc(*bound, 0, {}), kOk);
-  EXPECT_EQ(raised, (std::vector<std::pair<int32_t, uint64_t>>{{11, 1001}, {12, 1002}}));
+  EXPECT_EQ(raised, (std::vector<std::pair<int32_t, uint64_t>>{{11, 1001},
+                                                               {12, 1002}}));
   EXPECT_TRUE(got);
   EXPECT_EQ(code, -77);
   EXPECT_EQ(uctx, 0xFEEDull);
@@ -625,7 +658,8 @@ TEST_F(UdfInstanceTest, RunFlowModelIsNotSupported) {
     single_rc = c->RunFlowModel("model", in, out, 100);
     return kOk;
   };
-  g_hooks.proc_a = [&](const std::shared_ptr<MetaRunContext>& c, const Msgs& in) {
+  g_hooks.proc_a = [&](const std::shared_ptr<MetaRunContext>& c,
+                       const Msgs& in) {
     Msgs out;
     multi_rc = c->RunFlowModel(nullptr, in, out, -1);
     return kOk;
@@ -644,11 +678,13 @@ TEST_F(UdfInstanceTest, ContextAllocationsLiveOnTheInstanceDevice) {
   std::vector<std::shared_ptr<FlowMsg>> made;
   g_hooks.proc_a = [&](const std::shared_ptr<MetaRunContext>& c, const Msgs&) {
     made.push_back(c->AllocTensorMsg({2}, TensorDataType::DT_FLOAT));
-    made.push_back(c->AllocTensorMsgWithAlign({2}, TensorDataType::DT_FLOAT, 1024));
-    made.push_back(c->AllocTensorListMsg({{1}, {2}}, {TensorDataType::DT_INT8,
-                                                      TensorDataType::DT_INT8}, 512));
+    made.push_back(
+        c->AllocTensorMsgWithAlign({2}, TensorDataType::DT_FLOAT, 1024));
+    made.push_back(c->AllocTensorListMsg(
+        {{1}, {2}}, {TensorDataType::DT_INT8, TensorDataType::DT_INT8}, 512));
     made.push_back(c->AllocRawDataMsg(10, 512));
-    made.push_back(c->AllocEmptyDataMsg(FlowFunc::MsgType::MSG_TYPE_TENSOR_DATA));
+    made.push_back(
+        c->AllocEmptyDataMsg(FlowFunc::MsgType::MSG_TYPE_TENSOR_DATA));
     // Invalid requests give null, not a crash.
     made.push_back(c->AllocTensorMsg({-1}, TensorDataType::DT_FLOAT));
     made.push_back(c->AllocTensorMsg({1}, TensorDataType::DT_UNDEFINED));
@@ -664,7 +700,8 @@ TEST_F(UdfInstanceTest, ContextAllocationsLiveOnTheInstanceDevice) {
     ASSERT_NE(m, nullptr) << i;
     EXPECT_EQ(m->mbuf()->device(), 7) << i;
   }
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(made[1]->GetTensor()->GetData()) % 1024, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(made[1]->GetTensor()->GetData()) % 1024,
+            0u);
   for (size_t i = 5; i < 8; ++i) EXPECT_EQ(made[i], nullptr) << i;
 }
 
@@ -679,12 +716,14 @@ uint64_t MemUsed(rt::SimRuntime& sim, int32_t device) {
 TEST_F(UdfInstanceTest, FlowBufferFactoryInsideProcAllocatesOnTheDevice) {
   UdfHarness h({3, 6, 7}, 6);
   // A group without caches: every allocation shows in the device's memory.
-  ASSERT_TRUE(h.svc()
-                  .SubmitEventSync(6, services::CreateGroupRequest{"direct", 16 << 20},
-                                   nullptr)
-                  .ok());
+  ASSERT_TRUE(
+      h.svc()
+          .SubmitEventSync(6, services::CreateGroupRequest{"direct", 16 << 20},
+                           nullptr)
+          .ok());
   InstanceEnv env = h.Env("fbf", 1, 1);
-  env.allocator = std::make_shared<MsgAllocator>(&h.svc(), 6, "direct", "deployer");
+  env.allocator =
+      std::make_shared<MsgAllocator>(&h.svc(), 6, "direct", "deployer");
   const uint64_t base6 = MemUsed(h.sim(), 6);
   const uint64_t base3 = MemUsed(h.sim(), 3);
 
@@ -692,7 +731,8 @@ TEST_F(UdfInstanceTest, FlowBufferFactoryInsideProcAllocatesOnTheDevice) {
   uint64_t used_in_proc = 0;
   int32_t out_rc = -1;
   g_hooks.proc_a = [&](const std::shared_ptr<MetaRunContext>& c, const Msgs&) {
-    tensor = FlowFunc::FlowBufferFactory::AllocTensor({4, 256}, TensorDataType::DT_INT32);
+    tensor = FlowFunc::FlowBufferFactory::AllocTensor({4, 256},
+                                                      TensorDataType::DT_INT32);
     if (!tensor) return FlowFunc::FLOW_FUNC_FAILED;
     auto* p = static_cast<int32_t*>(tensor->GetData());
     for (int i = 0; i < 1024; ++i) p[i] = i;
@@ -715,7 +755,8 @@ TEST_F(UdfInstanceTest, FlowBufferFactoryInsideProcAllocatesOnTheDevice) {
   auto out = h.outputs();
   ASSERT_EQ(out.size(), 1u);
   ASSERT_NE(out[0].second->GetTensor(), nullptr);
-  EXPECT_EQ(out[0].second->GetTensor()->GetShape(), (std::vector<int64_t>{4, 256}));
+  EXPECT_EQ(out[0].second->GetTensor()->GetShape(),
+            (std::vector<int64_t>{4, 256}));
   EXPECT_EQ(out[0].second->GetTensor()->GetData(), tensor->GetData())
       << "ToFlowMsg of a runtime tensor should not copy";
   auto values = UdfHarness::Values<int32_t>(*out[0].second);
@@ -734,7 +775,8 @@ TEST_F(UdfInstanceTest, FlowBufferFactoryOutsideProcFallsBackToHostMemory) {
   auto bound = h.Bind();
   ASSERT_EQ(inst->Proc(*bound, 0, {}), kOk);
   const uint64_t base = MemUsed(h.sim(), 6);
-  auto t = FlowFunc::FlowBufferFactory::AllocTensor({8}, TensorDataType::DT_FLOAT);
+  auto t =
+      FlowFunc::FlowBufferFactory::AllocTensor({8}, TensorDataType::DT_FLOAT);
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(dynamic_cast<MbufTensor*>(t.get()), nullptr);
   EXPECT_EQ(t->GetDataSize(), 32u);
@@ -753,7 +795,8 @@ TEST_F(UdfInstanceTest, FlowBufferFactoryOutsideProcFallsBackToHostMemory) {
   EXPECT_EQ(UdfHarness::Values<float>(*msg)[7], 7.5f);
   EXPECT_EQ(std::dynamic_pointer_cast<MbufFlowMsg>(msg)->mbuf()->device(), 6);
   // And once more outside: still host memory.
-  auto t2 = FlowFunc::FlowBufferFactory::AllocTensor({8}, TensorDataType::DT_FLOAT);
+  auto t2 =
+      FlowFunc::FlowBufferFactory::AllocTensor({8}, TensorDataType::DT_FLOAT);
   EXPECT_EQ(dynamic_cast<MbufTensor*>(t2.get()), nullptr);
 }
 
@@ -905,7 +948,8 @@ TEST_F(UdfInstanceTest, QueueProcGetsOneQueuePerInput) {
   std::vector<std::shared_ptr<FlowMsg>> got;
   std::vector<int32_t> sizes_before, sizes_after, second_rc;
   size_t queue_count = 0;
-  g_hooks.proc_q = [&](const std::shared_ptr<MetaRunContext>& ctx, const Queues& qs) {
+  g_hooks.proc_q = [&](const std::shared_ptr<MetaRunContext>& ctx,
+                       const Queues& qs) {
     queue_count = qs.size();
     for (const auto& q : qs) {
       sizes_before.push_back(q->Size());
@@ -952,7 +996,8 @@ TEST_F(UdfInstanceTest, QueueAndMessageProcsInOneInstance) {
     ++a_calls;
     return kOk;
   };
-  g_hooks.proc_q = [&](const std::shared_ptr<MetaRunContext>&, const Queues& qs) {
+  g_hooks.proc_q = [&](const std::shared_ptr<MetaRunContext>&,
+                       const Queues& qs) {
     q_inputs = qs.size();
     return kOk;
   };

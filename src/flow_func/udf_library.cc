@@ -53,7 +53,8 @@ bool Contains(const std::vector<std::string>& v, const std::string& x) {
 }  // namespace
 
 std::vector<std::string> RegisteredFunctions() {
-  std::vector<std::string> names = FlowFunc::internal::RegisteredFunctionNames();
+  std::vector<std::string> names =
+      FlowFunc::internal::RegisteredFunctionNames();
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -97,10 +98,10 @@ Status LoadUdfLibrary(const std::string& so_path,
   }
   if (handle == nullptr) {
     const char* err = dlerror();
-    return Status::InvalidArgument(
-        so_path + ": cannot load the UDF library: " +
-        (err ? err : "unknown dlopen error") +
-        " (was it linked against hflow's devlib/linux/x86_64/libflow_func.so?)");
+    return Status::InvalidArgument(so_path + ": cannot load the UDF library: " +
+                                   (err ? err : "unknown dlopen error") +
+                                   " (was it linked against hflow's "
+                                   "devlib/linux/x86_64/libflow_func.so?)");
   }
   Loaded()[canonical.string()] = handle;
   if (registered) {

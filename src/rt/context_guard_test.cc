@@ -26,10 +26,14 @@ enum class Body { kSetDevice, kCreateContext, kUnbind, kImplicitBind };
 
 std::string Name(Caller c) {
   switch (c) {
-    case Caller::kNone: return "None";
-    case Caller::kDefaultOfUsed: return "DefaultOfUsed";
-    case Caller::kUser: return "User";
-    case Caller::kUnusedDevice: return "UnusedDevice";
+    case Caller::kNone:
+      return "None";
+    case Caller::kDefaultOfUsed:
+      return "DefaultOfUsed";
+    case Caller::kUser:
+      return "User";
+    case Caller::kUnusedDevice:
+      return "UnusedDevice";
   }
   return "";
 }
@@ -71,10 +75,17 @@ TEST_P(ContextGuardMatrix, RestoresExactCallerContext) {
   RunOnFreshThread([&] {
     rt::Context* user = nullptr;
     switch (caller) {
-      case Caller::kNone: break;
-      case Caller::kDefaultOfUsed: ASSERT_TRUE(rt::SetDevice(2).ok()); break;
-      case Caller::kUser: ASSERT_TRUE(rt::CreateContext(3, &user).ok()); break;
-      case Caller::kUnusedDevice: ASSERT_TRUE(rt::SetDevice(7).ok()); break;
+      case Caller::kNone:
+        break;
+      case Caller::kDefaultOfUsed:
+        ASSERT_TRUE(rt::SetDevice(2).ok());
+        break;
+      case Caller::kUser:
+        ASSERT_TRUE(rt::CreateContext(3, &user).ok());
+        break;
+      case Caller::kUnusedDevice:
+        ASSERT_TRUE(rt::SetDevice(7).ok());
+        break;
     }
     rt::Context* before = rt::GetCurrentContext();
     rt::DeviceStats s7_before;
@@ -99,9 +110,8 @@ INSTANTIATE_TEST_SUITE_P(
                                          Caller::kUser, Caller::kUnusedDevice),
                        ::testing::Values(Exit::kNormal, Exit::kEarlyError,
                                          Exit::kException),
-                       ::testing::Values(Body::kSetDevice,
-                                         Body::kCreateContext, Body::kUnbind,
-                                         Body::kImplicitBind)),
+                       ::testing::Values(Body::kSetDevice, Body::kCreateContext,
+                                         Body::kUnbind, Body::kImplicitBind)),
     [](const auto& info) {
       return Name(std::get<0>(info.param)) + "_" +
              std::to_string(static_cast<int>(std::get<1>(info.param))) + "_" +

@@ -4,7 +4,6 @@
 
 #include <string>
 
-
 namespace hflow {
 namespace rt {
 
@@ -16,7 +15,8 @@ DeviceContexts::~DeviceContexts() {
   // error) would keep the device's default context alive for the life of
   // the process, so a failure gets a second try.
   for (auto& [device, ctx] : held_) {
-    if (!runtime_->ResetDevice(device).ok()) (void)runtime_->ResetDevice(device);
+    if (!runtime_->ResetDevice(device).ok())
+      (void)runtime_->ResetDevice(device);
   }
 }
 
@@ -80,10 +80,9 @@ rt::Context* DeviceContexts::PeekSlow(int32_t device) {
 Status ScopedDevice::Require(int32_t device) const {
   if (status_.ok() && device == device_) return Status::OK();
   if (!status_.ok()) return status_;
-  return Status::Internal("device operation on device " +
-                          std::to_string(device) +
-                          " called with a binding of device " +
-                          std::to_string(device_));
+  return Status::Internal(
+      "device operation on device " + std::to_string(device) +
+      " called with a binding of device " + std::to_string(device_));
 }
 
 }  // namespace rt

@@ -43,25 +43,42 @@ void InstallRuntime(std::shared_ptr<DeviceRuntime> runtime) {
 }
 
 const char* OpName(Op op) {
-  static const char* const kNames[] = {
-      "SetDevice",      "ResetDevice",   "CreateContext", "DestroyContext",
-      "SetCurrentContext", "Malloc",     "Free",          "Memcpy",
-      "Memset",         "Synchronize",   "GetMemInfo",    "EventSubmit",
-      "GroupCreate",    "GroupAddMember", "GroupDestroy", "MbufAlloc",
-      "MbufFree",       "QueueCreate",   "QueueDestroy",  "QueueEnqueue",
-      "QueueDequeue",   "ModelLoad",     "ModelUnload",   "ModelExecute",
-      "AnyOp"};
-  static_assert(sizeof(kNames) / sizeof(kNames[0]) ==
-                    static_cast<size_t>(Op::kCount) + 1,
-                "OpName table out of date");
+  static const char* const kNames[] = {"SetDevice",
+                                       "ResetDevice",
+                                       "CreateContext",
+                                       "DestroyContext",
+                                       "SetCurrentContext",
+                                       "Malloc",
+                                       "Free",
+                                       "Memcpy",
+                                       "Memset",
+                                       "Synchronize",
+                                       "GetMemInfo",
+                                       "EventSubmit",
+                                       "GroupCreate",
+                                       "GroupAddMember",
+                                       "GroupDestroy",
+                                       "MbufAlloc",
+                                       "MbufFree",
+                                       "QueueCreate",
+                                       "QueueDestroy",
+                                       "QueueEnqueue",
+                                       "QueueDequeue",
+                                       "ModelLoad",
+                                       "ModelUnload",
+                                       "ModelExecute",
+                                       "AnyOp"};
+  static_assert(
+      sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Op::kCount) + 1,
+      "OpName table out of date");
   auto i = static_cast<size_t>(op);
   return i <= static_cast<size_t>(Op::kCount) ? kNames[i] : "?";
 }
 
 // Each forwarder checks for a runtime, then delegates.
-#define HFLOW_FORWARD(call, ...)               \
-  DeviceRuntime* r = CurrentRuntime();         \
-  if (r == nullptr) return NoRuntime(#call);   \
+#define HFLOW_FORWARD(call, ...)             \
+  DeviceRuntime* r = CurrentRuntime();       \
+  if (r == nullptr) return NoRuntime(#call); \
   return r->call(__VA_ARGS__)
 
 Status SetDevice(int32_t device) { HFLOW_FORWARD(SetDevice, device); }

@@ -94,8 +94,8 @@ std::future<Status> ThreadPool::Enqueue(Item item) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) {
-      item.done.set_value(Status::FailedPrecondition(
-          "thread pool '" + name_ + "' is shut down"));
+      item.done.set_value(Status::FailedPrecondition("thread pool '" + name_ +
+                                                     "' is shut down"));
       return f;
     }
     queue_.push_back(std::move(item));

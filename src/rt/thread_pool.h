@@ -121,7 +121,7 @@ class ThreadPool {
   const std::string name_;
   rt::DeviceRuntime* const runtime_;
   std::unique_ptr<DeviceContexts> own_contexts_;  // standalone pools only
-  DeviceContexts* contexts_;  // null without a runtime
+  DeviceContexts* contexts_;                      // null without a runtime
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> queue_;

@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "hflow/rt.h"
-#include "util/thread_name.h"
 #include "test_util.h"
+#include "util/thread_name.h"
 
 namespace hflow {
 namespace rt {
@@ -60,7 +60,8 @@ TEST_P(ThreadPoolTest, EveryTaskRunsBoundToItsDevice) {
     }
   }
   EXPECT_GE(threads.size(), 2u);  // the pool really ran in parallel
-  for (const auto& t : threads) EXPECT_THAT(t, ::testing::StartsWith("deploy-"));
+  for (const auto& t : threads)
+    EXPECT_THAT(t, ::testing::StartsWith("deploy-"));
   for (int32_t d : all) {
     rt::DeviceStats st;
     ASSERT_TRUE(sim->GetDeviceStats(d, &st).ok());
@@ -88,7 +89,8 @@ TEST(ThreadPoolBasicsTest, DevicelessTasksRunUnbound) {
                    }
                    void* p = nullptr;
                    return rt::Malloc(4, 8, &p);
-                 }).get();
+                 })
+                 .get();
   EXPECT_EQ(s.code(), StatusCode::kNoContext);
 }
 
@@ -96,13 +98,17 @@ TEST(ThreadPoolBasicsTest, TaskThatRebindsDoesNotLeakIntoNextTask) {
   InstallSim({2, 3});
   ThreadPool pool("svc", 1);
   ASSERT_TRUE(pool.Submit([] { return rt::SetDevice(3); }, 2).get().ok());
-  Status s = pool.Submit([] {
-                   int32_t d = -1;
-                   HFLOW_RETURN_IF_ERROR(rt::GetDevice(&d));
-                   return d == 2 ? Status::OK()
-                                 : Status::Internal("still on " +
-                                                    std::to_string(d));
-                 }, 2).get();
+  Status s =
+      pool.Submit(
+              [] {
+                int32_t d = -1;
+                HFLOW_RETURN_IF_ERROR(rt::GetDevice(&d));
+                return d == 2
+                           ? Status::OK()
+                           : Status::Internal("still on " + std::to_string(d));
+              },
+              2)
+          .get();
   EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
@@ -113,7 +119,9 @@ TEST(ThreadPoolBasicsTest, ThreadsAreNamed) {
   ASSERT_TRUE(pool.Submit([&] {
                     name = util::CurrentThreadName();
                     return Status::OK();
-                  }).get().ok());
+                  })
+                  .get()
+                  .ok());
   EXPECT_THAT(name, ::testing::MatchesRegex("loader-[01]"));
 }
 
@@ -121,10 +129,13 @@ TEST(ThreadPoolBasicsTest, BindingErrorsAndExceptionsBecomeStatus) {
   auto sim = InstallSim({2, 3});
   ThreadPool pool("svc", 2);
   std::atomic<bool> ran{false};
-  Status s = pool.Submit([&] {
-                   ran = true;
-                   return Status::OK();
-                 }, 9).get();
+  Status s = pool.Submit(
+                     [&] {
+                       ran = true;
+                       return Status::OK();
+                     },
+                     9)
+                 .get();
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("binding device 9"));
   EXPECT_FALSE(ran);
@@ -145,8 +156,9 @@ TEST(ThreadPoolBasicsTest, RunAllReturnsFirstErrorAfterRunningAll) {
   for (int i = 0; i < 6; ++i) {
     tasks.emplace_back(std::nullopt, [&, i] {
       ++runs;
-      return i == 2 ? Status::NotFound("task 2")
-             : i == 4 ? Status::Internal("task 4") : Status::OK();
+      return i == 2   ? Status::NotFound("task 2")
+             : i == 4 ? Status::Internal("task 4")
+                      : Status::OK();
     });
   }
   Status s = pool.RunAll(std::move(tasks));

@@ -115,7 +115,7 @@ class DeviceQueue {
   // parking]) must not contend for mu_ with the threads doing the work.
   std::atomic<size_t> size_{0};
   std::atomic<bool> is_closed_{false};
-  Status closed_ GUARDED_BY(mu_);  // OK while open
+  Status closed_ GUARDED_BY(mu_);              // OK while open
   int waiting_consumers_ GUARDED_BY(mu_) = 0;  // parked on not_empty_
   int waiting_producers_ GUARDED_BY(mu_) = 0;  // parked on not_full_
   // Listeners are written under mu_ but read outside it by calls counted

@@ -112,8 +112,8 @@ TEST(DeviceQueueTest, DequeueOnEmptyWithTimeoutZeroTimesOutImmediately) {
   Status s = q.Dequeue(&m, 0);
   EXPECT_LT(Since(t0), milliseconds(500));
   EXPECT_EQ(s.code(), StatusCode::kTimeout) << s.ToString();
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("queue 3 on device 6"),
-                                 HasSubstr("empty")));
+  EXPECT_THAT(s.message(),
+              AllOf(HasSubstr("queue 3 on device 6"), HasSubstr("empty")));
   EXPECT_EQ(m, nullptr);
 }
 
@@ -299,9 +299,8 @@ TEST(DeviceQueueTest, CloseWakesAllWaitersWithTheFirstReason) {
       MbufPtr m;
       return empty.Dequeue(&m, -1);
     }));
-    waiters.push_back(std::async(std::launch::async, [&] {
-      return full.Enqueue(Token(3), -1);
-    }));
+    waiters.push_back(std::async(std::launch::async,
+                                 [&] { return full.Enqueue(Token(3), -1); }));
   }
   std::this_thread::sleep_for(kSettle);
   auto t0 = Clock::now();
@@ -313,9 +312,9 @@ TEST(DeviceQueueTest, CloseWakesAllWaitersWithTheFirstReason) {
     Status s = waiters[i].get();
     if (i % 2 == 0) {
       EXPECT_EQ(s.code(), StatusCode::kCancelled) << s.ToString();
-      EXPECT_THAT(s.message(),
-                  AllOf(HasSubstr("queue 11 ('empty') on device 5"),
-                        HasSubstr("bye")));
+      EXPECT_THAT(
+          s.message(),
+          AllOf(HasSubstr("queue 11 ('empty') on device 5"), HasSubstr("bye")));
     } else {
       EXPECT_EQ(s.code(), StatusCode::kDeviceLost) << s.ToString();
       EXPECT_THAT(s.message(),
@@ -430,8 +429,8 @@ TEST(DeviceQueueTest, OnItemFiresOncePerAddedItem) {
   ASSERT_TRUE(q.Dequeue(&m, 0).ok());
   ASSERT_TRUE(q.Enqueue(Token(5), 0).ok());
   EXPECT_EQ(items.load(), 5);
-  auto producer = std::async(std::launch::async,
-                             [&] { return q.Enqueue(Token(6), -1); });
+  auto producer =
+      std::async(std::launch::async, [&] { return q.Enqueue(Token(6), -1); });
   EXPECT_EQ(producer.wait_for(kSettle), std::future_status::timeout);
   EXPECT_EQ(items.load(), 5);
   ASSERT_TRUE(q.Dequeue(&m, 0).ok());
@@ -509,7 +508,7 @@ TEST(DeviceQueueTest, OnSpaceFiresExactlyWhenTheQueueStopsBeingFull) {
   ASSERT_TRUE(q.Dequeue(&m, 0).ok());  // 3 -> 2: fires
   EXPECT_EQ(spaces.load(), 3);
   ASSERT_TRUE(q.Return(std::move(m)).ok());  // back to 3
-  ASSERT_TRUE(q.Dequeue(&m, 0).ok());  // 3 -> 2: fires again
+  ASSERT_TRUE(q.Dequeue(&m, 0).ok());        // 3 -> 2: fires again
   EXPECT_EQ(spaces.load(), 4);
   // Close drops the items without a dequeue: no on_space.
   q.Close(Status::Cancelled("done"));
@@ -629,15 +628,15 @@ TEST(DeviceQueueTest, ClearingListenersIsFinalWhileOthersUseTheQueue) {
   EXPECT_EQ(late.load(), 0);
 }
 
-// --- Through ExchangeService --------------------------------------------------
+// --- Through ExchangeService
+// --------------------------------------------------
 
 std::vector<int32_t> Sorted(std::vector<int32_t> v) {
   std::sort(v.begin(), v.end());
   return v;
 }
 
-class QueueServiceTest
-    : public ::testing::TestWithParam<std::vector<int32_t>> {
+class QueueServiceTest : public ::testing::TestWithParam<std::vector<int32_t>> {
  protected:
   // The first two devices of the set are used; the rest must stay untouched.
   std::vector<int32_t> devices_ = GetParam();
@@ -777,10 +776,9 @@ TEST_P(QueueServiceTest, DestroyQueueWakesBlockedWaiters) {
   ASSERT_EQ(consumer.wait_for(kPrompt), std::future_status::ready);
   Status s = consumer.get();
   EXPECT_EQ(s.code(), StatusCode::kCancelled) << s.ToString();
-  EXPECT_THAT(s.message(),
-              AllOf(HasSubstr("queue " + std::to_string(empty_q)),
-                    HasSubstr("'inbox'"),
-                    HasSubstr("device " + std::to_string(d0_))));
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("queue " + std::to_string(empty_q)),
+                                 HasSubstr("'inbox'"),
+                                 HasSubstr("device " + std::to_string(d0_))));
   EXPECT_EQ(producer.wait_for(milliseconds(0)), std::future_status::timeout)
       << "destroying another queue must not wake this one";
   ASSERT_TRUE(svc.DestroyQueue(full_q).ok());
@@ -829,84 +827,89 @@ TEST_P(QueueServiceTest, DeviceLossWakesBlockedConsumers) {
 TEST_P(QueueServiceTest, EveryCallLeavesAFreshThreadUnbound) {
   {
     ExchangeService svc(sim_.get());
-    RunOnFreshThread([&] {
-      auto unbound = [&](const char* after) {
-        EXPECT_EQ(sim_->GetCurrentContext(), nullptr) << "after " << after;
-      };
-      ASSERT_TRUE(svc.SubmitEventSync(d0_, CreateGroupRequest{"a", 1 << 16},
-                                      nullptr)
-                      .ok());
-      unbound("CreateGroup");
-      ASSERT_TRUE(svc.SubmitEventSync(d1_, CreateGroupRequest{"b", 1 << 16},
-                                      nullptr)
-                      .ok());
-      ASSERT_TRUE(svc.SubmitEventSync(
-                         d1_, AddGroupRequest{"b", "x", kPermAlloc}, nullptr)
-                      .ok());
-      unbound("AddGroup");
-      ASSERT_TRUE(svc.SubmitEventSync(d1_, AllocCacheRequest{"b", 8192, 1024},
-                                      nullptr)
-                      .ok());
-      unbound("AllocCache");
-      EventReply reply;
-      ASSERT_TRUE(
-          svc.SubmitEventSync(d0_, AllocMbufRequest{"a", 128}, &reply).ok());
-      unbound("AllocMbuf event");
-      MbufPtr direct;
-      ASSERT_TRUE(svc.AllocMbuf(d0_, "a", "deployer", 128, &direct).ok());
-      unbound("AllocMbuf");
-      const char kMsg[] = "payload";
-      ASSERT_TRUE(svc.WriteMbuf(direct, kMsg, sizeof(kMsg)).ok());
-      unbound("WriteMbuf");
-      char back[sizeof(kMsg)] = {};
-      ASSERT_TRUE(svc.ReadMbuf(direct, back, sizeof(back)).ok());
-      unbound("ReadMbuf");
-      EXPECT_STREQ(back, kMsg);
-      MbufPtr copy;
-      ASSERT_TRUE(svc.CopyMbuf(direct, d1_, "b", "x", &copy).ok());
-      unbound("CopyMbuf");
-      uint32_t src = 0, dst = 0;
-      ASSERT_TRUE(svc.CreateQueue(d0_, 2, "src", &src).ok());
-      unbound("CreateQueue");
-      ASSERT_TRUE(svc.CreateQueue(d1_, 2, "dst", &dst).ok());
-      ASSERT_TRUE(svc.Enqueue(src, direct, 0).ok());
-      unbound("Enqueue");
-      ASSERT_TRUE(svc.SubmitEventSync(
-                         d1_, CopyQMbufRequest{src, dst, "b", "x", 1000},
-                         nullptr)
-                      .ok());
-      unbound("CopyQMbuf");
-      MbufPtr got;
-      ASSERT_TRUE(svc.Dequeue(dst, &got, 0).ok());
-      unbound("Dequeue");
-      ASSERT_TRUE(svc.SubmitEventSync(d0_, FreeMbufRequest{reply.mbuf},
-                                      nullptr)
-                      .ok());
-      unbound("FreeMbuf");
-      // Events on one device run in order: this one also waits until the
-      // agent has dropped the FreeMbuf event (and its reference).
-      ASSERT_TRUE(svc.SubmitEventSync(
-                         d0_, AddGroupRequest{"a", "y", kPermRead}, nullptr)
-                      .ok());
-      (void)svc.Stats();
-      unbound("Stats");
-      ASSERT_TRUE(svc.DestroyQueue(src).ok());
-      ASSERT_TRUE(svc.DestroyQueue(dst).ok());
-      unbound("DestroyQueue");
-      reply.mbuf.reset();
-      direct.reset();
-      copy.reset();
-      got.reset();
-      unbound("releasing mbufs");
-      ASSERT_TRUE(svc.DestroyGroup(d0_, "a").ok());
-      ASSERT_TRUE(svc.DestroyGroup(d1_, "b").ok());
-      unbound("DestroyGroup");
-      // Failing calls too.
-      EXPECT_FALSE(svc.DestroyQueue(999).ok());
-      EXPECT_FALSE(
-          svc.SubmitEventSync(d0_, AllocMbufRequest{"nope", 1}, nullptr).ok());
-      unbound("failing calls");
-    }, "fresh-caller");
+    RunOnFreshThread(
+        [&] {
+          auto unbound = [&](const char* after) {
+            EXPECT_EQ(sim_->GetCurrentContext(), nullptr) << "after " << after;
+          };
+          ASSERT_TRUE(svc.SubmitEventSync(d0_, CreateGroupRequest{"a", 1 << 16},
+                                          nullptr)
+                          .ok());
+          unbound("CreateGroup");
+          ASSERT_TRUE(svc.SubmitEventSync(d1_, CreateGroupRequest{"b", 1 << 16},
+                                          nullptr)
+                          .ok());
+          ASSERT_TRUE(svc.SubmitEventSync(d1_,
+                                          AddGroupRequest{"b", "x", kPermAlloc},
+                                          nullptr)
+                          .ok());
+          unbound("AddGroup");
+          ASSERT_TRUE(svc.SubmitEventSync(
+                             d1_, AllocCacheRequest{"b", 8192, 1024}, nullptr)
+                          .ok());
+          unbound("AllocCache");
+          EventReply reply;
+          ASSERT_TRUE(
+              svc.SubmitEventSync(d0_, AllocMbufRequest{"a", 128}, &reply)
+                  .ok());
+          unbound("AllocMbuf event");
+          MbufPtr direct;
+          ASSERT_TRUE(svc.AllocMbuf(d0_, "a", "deployer", 128, &direct).ok());
+          unbound("AllocMbuf");
+          const char kMsg[] = "payload";
+          ASSERT_TRUE(svc.WriteMbuf(direct, kMsg, sizeof(kMsg)).ok());
+          unbound("WriteMbuf");
+          char back[sizeof(kMsg)] = {};
+          ASSERT_TRUE(svc.ReadMbuf(direct, back, sizeof(back)).ok());
+          unbound("ReadMbuf");
+          EXPECT_STREQ(back, kMsg);
+          MbufPtr copy;
+          ASSERT_TRUE(svc.CopyMbuf(direct, d1_, "b", "x", &copy).ok());
+          unbound("CopyMbuf");
+          uint32_t src = 0, dst = 0;
+          ASSERT_TRUE(svc.CreateQueue(d0_, 2, "src", &src).ok());
+          unbound("CreateQueue");
+          ASSERT_TRUE(svc.CreateQueue(d1_, 2, "dst", &dst).ok());
+          ASSERT_TRUE(svc.Enqueue(src, direct, 0).ok());
+          unbound("Enqueue");
+          ASSERT_TRUE(
+              svc.SubmitEventSync(
+                     d1_, CopyQMbufRequest{src, dst, "b", "x", 1000}, nullptr)
+                  .ok());
+          unbound("CopyQMbuf");
+          MbufPtr got;
+          ASSERT_TRUE(svc.Dequeue(dst, &got, 0).ok());
+          unbound("Dequeue");
+          ASSERT_TRUE(
+              svc.SubmitEventSync(d0_, FreeMbufRequest{reply.mbuf}, nullptr)
+                  .ok());
+          unbound("FreeMbuf");
+          // Events on one device run in order: this one also waits until the
+          // agent has dropped the FreeMbuf event (and its reference).
+          ASSERT_TRUE(svc.SubmitEventSync(
+                             d0_, AddGroupRequest{"a", "y", kPermRead}, nullptr)
+                          .ok());
+          (void)svc.Stats();
+          unbound("Stats");
+          ASSERT_TRUE(svc.DestroyQueue(src).ok());
+          ASSERT_TRUE(svc.DestroyQueue(dst).ok());
+          unbound("DestroyQueue");
+          reply.mbuf.reset();
+          direct.reset();
+          copy.reset();
+          got.reset();
+          unbound("releasing mbufs");
+          ASSERT_TRUE(svc.DestroyGroup(d0_, "a").ok());
+          ASSERT_TRUE(svc.DestroyGroup(d1_, "b").ok());
+          unbound("DestroyGroup");
+          // Failing calls too.
+          EXPECT_FALSE(svc.DestroyQueue(999).ok());
+          EXPECT_FALSE(
+              svc.SubmitEventSync(d0_, AllocMbufRequest{"nope", 1}, nullptr)
+                  .ok());
+          unbound("failing calls");
+        },
+        "fresh-caller");
   }
   EXPECT_EQ(ContextsCreated(*sim_, Unused()), 0u);
   EXPECT_EQ(ImplicitBindings(*sim_, devices_), 0u);
@@ -935,26 +938,25 @@ TEST_P(QueueServiceTest, CallerUserContextOfAnotherDeviceIsRestored) {
         svc.SubmitEventSync(d0_, CreateGroupRequest{"g", 1 << 16}, nullptr)
             .ok());
     still_mine("CreateGroup");
-    ASSERT_TRUE(svc.SubmitEventSync(d0_, AllocCacheRequest{"g", 4096, 1024},
-                                    nullptr)
-                    .ok());
+    ASSERT_TRUE(
+        svc.SubmitEventSync(d0_, AllocCacheRequest{"g", 4096, 1024}, nullptr)
+            .ok());
     still_mine("AllocCache");
     EventReply reply;
     ASSERT_TRUE(
         svc.SubmitEventSync(d0_, AllocMbufRequest{"g", 64}, &reply).ok());
     still_mine("AllocMbuf event");
-    ASSERT_TRUE(svc.SubmitEventSync(d1_, CreateGroupRequest{"h", 1 << 16},
-                                    nullptr)
-                    .ok());
+    ASSERT_TRUE(
+        svc.SubmitEventSync(d1_, CreateGroupRequest{"h", 1 << 16}, nullptr)
+            .ok());
     uint32_t q = 0, q2 = 0;
     ASSERT_TRUE(svc.CreateQueue(d0_, 2, "q", &q).ok());
     still_mine("CreateQueue");
     ASSERT_TRUE(svc.CreateQueue(d1_, 2, "q2", &q2).ok());
     ASSERT_TRUE(svc.Enqueue(q, reply.mbuf, 0).ok());
     still_mine("Enqueue");
-    ASSERT_TRUE(svc.SubmitEventSync(d1_, CopyQMbufRequest{q, q2, "h"},
-                                    nullptr)
-                    .ok());
+    ASSERT_TRUE(
+        svc.SubmitEventSync(d1_, CopyQMbufRequest{q, q2, "h"}, nullptr).ok());
     still_mine("CopyQMbuf");
     MbufPtr m;
     ASSERT_TRUE(svc.Dequeue(q2, &m, 0).ok());

@@ -12,12 +12,18 @@ namespace services {
 
 const char* SubEventName(SubEvent e) {
   switch (e) {
-    case SubEvent::kCreateGroup: return "CreateGroup";
-    case SubEvent::kAddGroup: return "AddGroup";
-    case SubEvent::kAllocCache: return "AllocCache";
-    case SubEvent::kAllocMbuf: return "AllocMbuf";
-    case SubEvent::kFreeMbuf: return "FreeMbuf";
-    case SubEvent::kCopyQMbuf: return "CopyQMbuf";
+    case SubEvent::kCreateGroup:
+      return "CreateGroup";
+    case SubEvent::kAddGroup:
+      return "AddGroup";
+    case SubEvent::kAllocCache:
+      return "AllocCache";
+    case SubEvent::kAllocMbuf:
+      return "AllocMbuf";
+    case SubEvent::kFreeMbuf:
+      return "FreeMbuf";
+    case SubEvent::kCopyQMbuf:
+      return "CopyQMbuf";
   }
   return "?";
 }
@@ -67,9 +73,8 @@ Status DeviceAgent::Call(const EventRequest& request, EventReply* reply,
     queue_.push_back(p);
   }
   cv_.notify_one();
-  if (timeout_ms >= 0 &&
-      f.wait_for(std::chrono::milliseconds(timeout_ms)) !=
-          std::future_status::ready) {
+  if (timeout_ms >= 0 && f.wait_for(std::chrono::milliseconds(timeout_ms)) !=
+                             std::future_status::ready) {
     return Status::Timeout("no reply within " + std::to_string(timeout_ms) +
                            " ms");
   }

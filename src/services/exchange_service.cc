@@ -15,8 +15,7 @@ std::string Dev(int32_t d) { return "device " + std::to_string(d); }
 
 ExchangeService::ExchangeService(rt::DeviceRuntime* runtime,
                                  ExchangeOptions options)
-    : ExchangeService(std::make_shared<rt::DeviceContexts>(runtime), options) {
-}
+    : ExchangeService(std::make_shared<rt::DeviceContexts>(runtime), options) {}
 
 ExchangeService::ExchangeService(std::shared_ptr<rt::DeviceContexts> contexts,
                                  ExchangeOptions options)
@@ -64,8 +63,7 @@ DeviceAgent* ExchangeService::AgentFor(int32_t device) {
 
 Status ExchangeService::SubmitEventSync(int32_t device,
                                         const EventRequest& request,
-                                        EventReply* reply,
-                                        int32_t timeout_ms) {
+                                        EventReply* reply, int32_t timeout_ms) {
   const char* name = SubEventName(SubEventOf(request));
   std::optional<rt::ScopedDevice> bound;
   if (options_.bind_at_entry) {
@@ -81,7 +79,8 @@ Status ExchangeService::SubmitEventSync(int32_t device,
                        " failed: ");
 }
 
-Status ExchangeService::HandleEvent(int32_t device, const rt::ScopedDevice& bound,
+Status ExchangeService::HandleEvent(int32_t device,
+                                    const rt::ScopedDevice& bound,
                                     const EventRequest& request,
                                     EventReply* reply) {
   HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(device, rt::Op::kEventSubmit));
@@ -125,8 +124,8 @@ Status ExchangeService::HandleEvent(int32_t device, const rt::ScopedDevice& boun
     case SubEvent::kFreeMbuf: {
       const auto& r = std::get<FreeMbufRequest>(request);
       if (!r.mbuf || r.mbuf->device() != device) {
-        return Status::InvalidArgument(
-            "FreeMbuf: the mbuf is null or not on " + Dev(device));
+        return Status::InvalidArgument("FreeMbuf: the mbuf is null or not on " +
+                                       Dev(device));
       }
       return runtime_->DriverCall(device, rt::Op::kMbufFree);
       // The request's reference drops with the event.
@@ -261,15 +260,13 @@ Status ExchangeService::OpenQueue(uint32_t id,
   return FindQueue(id, out);
 }
 
-Status ExchangeService::Enqueue(uint32_t id, MbufPtr mbuf,
-                                int32_t timeout_ms) {
+Status ExchangeService::Enqueue(uint32_t id, MbufPtr mbuf, int32_t timeout_ms) {
   std::shared_ptr<DeviceQueue> q;
   HFLOW_RETURN_IF_ERROR(FindQueue(id, &q));
   return Enqueue(*q, std::move(mbuf), timeout_ms);
 }
 
-Status ExchangeService::Dequeue(uint32_t id, MbufPtr* out,
-                                int32_t timeout_ms) {
+Status ExchangeService::Dequeue(uint32_t id, MbufPtr* out, int32_t timeout_ms) {
   std::shared_ptr<DeviceQueue> q;
   HFLOW_RETURN_IF_ERROR(FindQueue(id, &q));
   return Dequeue(*q, out, timeout_ms);
@@ -279,14 +276,16 @@ Status ExchangeService::Enqueue(DeviceQueue& q, MbufPtr mbuf,
                                 int32_t timeout_ms) {
   rt::ScopedDevice bound(contexts_.get(), q.device());
   HFLOW_RETURN_IF_ERROR(bound.status());
-  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q.device(), rt::Op::kQueueEnqueue));
+  HFLOW_RETURN_IF_ERROR(
+      runtime_->DriverCall(q.device(), rt::Op::kQueueEnqueue));
   return q.Enqueue(std::move(mbuf), timeout_ms);
 }
 
 Status ExchangeService::EnqueueOverDepth(DeviceQueue& q, MbufPtr mbuf) {
   rt::ScopedDevice bound(contexts_.get(), q.device());
   HFLOW_RETURN_IF_ERROR(bound.status());
-  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q.device(), rt::Op::kQueueEnqueue));
+  HFLOW_RETURN_IF_ERROR(
+      runtime_->DriverCall(q.device(), rt::Op::kQueueEnqueue));
   return q.PushOverDepth(std::move(mbuf));
 }
 
@@ -294,7 +293,8 @@ Status ExchangeService::Dequeue(DeviceQueue& q, MbufPtr* out,
                                 int32_t timeout_ms) {
   rt::ScopedDevice bound(contexts_.get(), q.device());
   HFLOW_RETURN_IF_ERROR(bound.status());
-  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q.device(), rt::Op::kQueueDequeue));
+  HFLOW_RETURN_IF_ERROR(
+      runtime_->DriverCall(q.device(), rt::Op::kQueueDequeue));
   return q.Dequeue(out, timeout_ms);
 }
 
@@ -304,7 +304,8 @@ Status ExchangeService::DequeueUpTo(DeviceQueue& q, size_t max,
   if (q.Size() == 0) return Status::OK();  // nothing to take: no driver call
   rt::ScopedDevice bound(contexts_.get(), q.device());
   HFLOW_RETURN_IF_ERROR(bound.status());
-  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(q.device(), rt::Op::kQueueDequeue));
+  HFLOW_RETURN_IF_ERROR(
+      runtime_->DriverCall(q.device(), rt::Op::kQueueDequeue));
   *taken = q.DequeueUpTo(max, out);
   return Status::OK();
 }
@@ -357,12 +358,13 @@ Status ExchangeService::CopyInto(const MbufPtr& src, int32_t issuer,
     auto p = reinterpret_cast<uintptr_t>(copy->data());
     to = (h.align - p % h.align) % h.align;
   }
-  uint64_t n = src->size() - std::min<uint64_t>(src->size(), std::max(from, to));
+  uint64_t n =
+      src->size() - std::min<uint64_t>(src->size(), std::max(from, to));
   if (n > 0) {
-    HFLOW_RETURN_IF_ERROR(runtime_->Memcpy(
-        issuer, static_cast<char*>(copy->data()) + to,
-        static_cast<const char*>(src->data()) + from, n,
-        rt::MemcpyKind::kDeviceToDevice));
+    HFLOW_RETURN_IF_ERROR(
+        runtime_->Memcpy(issuer, static_cast<char*>(copy->data()) + to,
+                         static_cast<const char*>(src->data()) + from, n,
+                         rt::MemcpyKind::kDeviceToDevice));
   }
   copy->head() = h;
   copy->head().data_offset = to;
@@ -378,12 +380,12 @@ Status ExchangeService::WriteMbuf(const MbufPtr& mbuf, const void* src,
   rt::ScopedDevice bound(contexts_.get(), mbuf->device());
   HFLOW_RETURN_IF_ERROR(bound.status());
   return runtime_->Memcpy(mbuf->device(),
-                          static_cast<char*>(mbuf->data()) + offset, src,
-                          bytes, rt::MemcpyKind::kHostToDevice);
+                          static_cast<char*>(mbuf->data()) + offset, src, bytes,
+                          rt::MemcpyKind::kHostToDevice);
 }
 
-Status ExchangeService::ReadMbuf(const MbufPtr& mbuf, void* dst,
-                                 uint64_t bytes, uint64_t offset) {
+Status ExchangeService::ReadMbuf(const MbufPtr& mbuf, void* dst, uint64_t bytes,
+                                 uint64_t offset) {
   if (!mbuf || offset > mbuf->size() || bytes > mbuf->size() - offset) {
     return Status::InvalidArgument("ReadMbuf: range outside the mbuf");
   }
@@ -417,7 +419,8 @@ std::vector<DeviceServiceStats> ExchangeService::Stats() const {
     auto& s = by_device[device];
     s.device = device;
     s.groups = st.groups.size();
-    for (const auto& [name, g] : st.groups) s.live_mbufs += g->Stats().live_mbufs;
+    for (const auto& [name, g] : st.groups)
+      s.live_mbufs += g->Stats().live_mbufs;
   }
   for (const auto& [id, q] : queues_) {
     auto& s = by_device[q->device()];

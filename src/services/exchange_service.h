@@ -8,8 +8,8 @@
 // never bound anything, the user's thread, an executor bound to another
 // device; all of hflow's bind points: Note [Where hflow binds a device] in
 // rt/device_binding.h) and is the fix for GE's seed bug, where pool threads
-// reached SubmitEventSync unbound. ExchangeOptions::bind_at_entry = false exists only
-// so that a test can prove its regression test catches that bug.
+// reached SubmitEventSync unbound. ExchangeOptions::bind_at_entry = false
+// exists only so that a test can prove its regression test catches that bug.
 //
 // Devices get a context (and an agent thread) only when first used, so a
 // service on a {0..7} cluster used on {2..5} never touches 0, 1, 6 or 7.

@@ -66,7 +66,8 @@ TEST(SubEventTest, Names) {
   EXPECT_EQ(SubEventOf(EventRequest{AddGroupRequest{}}), SubEvent::kAddGroup);
 }
 
-// --- The six events ------------------------------------------------------------
+// --- The six events
+// ------------------------------------------------------------
 
 TEST_F(ExchangeServiceTest, SixEventsRoundTrip) {
   {
@@ -201,9 +202,9 @@ TEST_F(ExchangeServiceTest, CopyQMbufMustBeSubmittedToTheDestinationDevice) {
   ASSERT_TRUE(svc.CreateQueue(5, 4, "q5", &q5).ok());
   Status s = Submit(svc, 2, CopyQMbufRequest{q2, q5, "in"});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("CopyQMbuf event on device 2"),
-                                 HasSubstr("destination queue"),
-                                 HasSubstr("device 5")));
+  EXPECT_THAT(s.message(),
+              AllOf(HasSubstr("CopyQMbuf event on device 2"),
+                    HasSubstr("destination queue"), HasSubstr("device 5")));
   // Unknown queues.
   s = Submit(svc, 5, CopyQMbufRequest{999, q5, "in"});
   EXPECT_EQ(s.code(), StatusCode::kNotFound) << s.ToString();
@@ -218,15 +219,17 @@ TEST_F(ExchangeServiceTest, CopyQMbufMustBeSubmittedToTheDestinationDevice) {
                                  HasSubstr("'q2'")));
 }
 
-// --- Errors -------------------------------------------------------------------
+// --- Errors
+// -------------------------------------------------------------------
 
 TEST_F(ExchangeServiceTest, FailedRepliesNameTheEventAndDevice) {
   ExchangeService svc(sim_.get());
   EventReply reply;
   Status s = svc.SubmitEventSync(3, AllocMbufRequest{"nope", 64}, &reply);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("AllocMbuf event on device 3 failed"),
-                                 HasSubstr("'nope'")));
+  EXPECT_THAT(s.message(),
+              AllOf(HasSubstr("AllocMbuf event on device 3 failed"),
+                    HasSubstr("'nope'")));
   EXPECT_EQ(reply.mbuf, nullptr);
   s = svc.SubmitEventSync(2, AddGroupRequest{"nope", "m", kPermRead}, nullptr);
   EXPECT_THAT(s.message(), HasSubstr("AddGroup event on device 2 failed"));
@@ -261,8 +264,9 @@ TEST_F(ExchangeServiceTest, InjectedFaultSurfacesAsTheEventError) {
   sim_->InjectFault(rt::Op::kEventSubmit, 1, Status::Internal("x"));
   Status s = svc.SubmitEventSync(2, CreateGroupRequest{"g", 4096}, nullptr);
   EXPECT_EQ(s.code(), StatusCode::kInternal) << s.ToString();
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("CreateGroup event on device 2 failed"),
-                                 HasSubstr("x")));
+  EXPECT_THAT(
+      s.message(),
+      AllOf(HasSubstr("CreateGroup event on device 2 failed"), HasSubstr("x")));
   // The fault fired once: the same event now succeeds, the group is new.
   s = svc.SubmitEventSync(2, CreateGroupRequest{"g", 4096}, nullptr);
   ASSERT_TRUE(s.ok()) << s.ToString();
@@ -270,8 +274,9 @@ TEST_F(ExchangeServiceTest, InjectedFaultSurfacesAsTheEventError) {
   sim_->InjectFault(rt::Op::kEventSubmit, 2, Status::Internal("agent side"));
   s = svc.SubmitEventSync(2, CreateGroupRequest{"h", 4096}, nullptr);
   EXPECT_EQ(s.code(), StatusCode::kInternal) << s.ToString();
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("CreateGroup event on device 2 failed"),
-                                 HasSubstr("agent side")));
+  EXPECT_THAT(s.message(),
+              AllOf(HasSubstr("CreateGroup event on device 2 failed"),
+                    HasSubstr("agent side")));
   MbufPtr m;
   EXPECT_EQ(svc.AllocMbuf(2, "h", "deployer", 64, &m).code(),
             StatusCode::kNotFound)
@@ -281,14 +286,15 @@ TEST_F(ExchangeServiceTest, InjectedFaultSurfacesAsTheEventError) {
   s = svc.SubmitEventSync(2, CreateGroupRequest{"h", 4096}, nullptr);
   EXPECT_EQ(s.code(), StatusCode::kInternal);
   EXPECT_THAT(s.message(), HasSubstr("create"));
-  EXPECT_TRUE(svc.SubmitEventSync(2, CreateGroupRequest{"h", 4096}, nullptr).ok());
+  EXPECT_TRUE(
+      svc.SubmitEventSync(2, CreateGroupRequest{"h", 4096}, nullptr).ok());
   // A failing cache allocation leaves the budget untouched.
   sim_->InjectFault(rt::Op::kMalloc, 1, Status::OutOfMemory("oom"));
   s = svc.SubmitEventSync(2, AllocCacheRequest{"h", 4096, 64}, nullptr);
   EXPECT_EQ(s.code(), StatusCode::kOutOfMemory) << s.ToString();
   EXPECT_THAT(s.message(), HasSubstr("AllocCache event on device 2 failed"));
-  EXPECT_TRUE(svc.SubmitEventSync(2, AllocCacheRequest{"h", 4096, 64}, nullptr)
-                  .ok());
+  EXPECT_TRUE(
+      svc.SubmitEventSync(2, AllocCacheRequest{"h", 4096, 64}, nullptr).ok());
 }
 
 TEST_F(ExchangeServiceTest, SubmitTimeoutWhileCopyQMbufWaitsOnEmptySource) {
@@ -328,8 +334,8 @@ TEST_F(ExchangeServiceTest, CopyQMbufWaitsForALateSourceMbuf) {
     m->head().trans_id = 99;
     EXPECT_TRUE(svc.Enqueue(q2, std::move(m), 0).ok());
   });
-  Status s = svc.SubmitEventSync(5, CopyQMbufRequest{q2, q5, "in", "deployer", -1},
-                                 nullptr, 1500);
+  Status s = svc.SubmitEventSync(
+      5, CopyQMbufRequest{q2, q5, "in", "deployer", -1}, nullptr, 1500);
   producer.join();
   ASSERT_TRUE(s.ok()) << s.ToString();
   MbufPtr got;
@@ -338,7 +344,8 @@ TEST_F(ExchangeServiceTest, CopyQMbufWaitsForALateSourceMbuf) {
   EXPECT_EQ(got->device(), 5);
 }
 
-// --- Copies and host transfers --------------------------------------------------
+// --- Copies and host transfers
+// --------------------------------------------------
 
 TEST_F(ExchangeServiceTest, CopyMbufIsIssuedOnTheDestinationDevice) {
   ExchangeService svc(sim_.get());
@@ -350,23 +357,25 @@ TEST_F(ExchangeServiceTest, CopyMbufIsIssuedOnTheDestinationDevice) {
   ASSERT_TRUE(svc.WriteMbuf(src, data.data(), data.size()).ok());
   src->head().trans_id = 5;
 
-  RunOnFreshThread([&] {
-    // The caller is bound to device 2's user context (the source's device).
-    rt::Context* mine = nullptr;
-    ASSERT_TRUE(sim_->CreateContext(2, &mine).ok());
-    sim_->SetRecordCalls(true);
-    MbufPtr dst;
-    Status s = svc.CopyMbuf(src, 5, "b", "deployer", &dst);
-    sim_->SetRecordCalls(false);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    EXPECT_EQ(sim_->GetCurrentContext(), mine);
-    EXPECT_EQ(dst->device(), 5);
-    EXPECT_EQ(dst->head().trans_id, 5u);
-    std::vector<uint8_t> back(256);
-    ASSERT_TRUE(svc.ReadMbuf(dst, back.data(), back.size()).ok());
-    EXPECT_EQ(back, data);
-    ASSERT_TRUE(sim_->DestroyContext(mine).ok());
-  }, "copier");
+  RunOnFreshThread(
+      [&] {
+        // The caller is bound to device 2's user context (the source's device).
+        rt::Context* mine = nullptr;
+        ASSERT_TRUE(sim_->CreateContext(2, &mine).ok());
+        sim_->SetRecordCalls(true);
+        MbufPtr dst;
+        Status s = svc.CopyMbuf(src, 5, "b", "deployer", &dst);
+        sim_->SetRecordCalls(false);
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        EXPECT_EQ(sim_->GetCurrentContext(), mine);
+        EXPECT_EQ(dst->device(), 5);
+        EXPECT_EQ(dst->head().trans_id, 5u);
+        std::vector<uint8_t> back(256);
+        ASSERT_TRUE(svc.ReadMbuf(dst, back.data(), back.size()).ok());
+        EXPECT_EQ(back, data);
+        ASSERT_TRUE(sim_->DestroyContext(mine).ok());
+      },
+      "copier");
 
   int memcpys = 0, mallocs = 0;
   for (const rt::CallRecord& r : sim_->CallLog()) {
@@ -492,7 +501,8 @@ TEST_F(ExchangeServiceTest, CopyMbufErrors) {
             StatusCode::kInvalidArgument);
   Status s = svc.CopyMbuf(src, 5, "missing", "deployer", &dst);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("'missing'"), HasSubstr("device 5")));
+  EXPECT_THAT(s.message(),
+              AllOf(HasSubstr("'missing'"), HasSubstr("device 5")));
   s = svc.CopyMbuf(src, 5, "tiny", "stranger", &dst);
   EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
   s = svc.CopyMbuf(src, 5, "tiny", "deployer", &dst);
@@ -524,9 +534,9 @@ TEST_F(ExchangeServiceTest, WriteAndReadMbufAreBoundsChecked) {
   struct Range {
     uint64_t bytes, offset;
   };
-  for (Range r : {Range{101, 0}, Range{1, 100}, Range{50, 51}, Range{0, 101},
-                  Range{1, UINT64_MAX}, Range{UINT64_MAX, 1},
-                  Range{UINT64_MAX, 0}}) {
+  for (Range r :
+       {Range{101, 0}, Range{1, 100}, Range{50, 51}, Range{0, 101},
+        Range{1, UINT64_MAX}, Range{UINT64_MAX, 1}, Range{UINT64_MAX, 0}}) {
     Status w = svc.WriteMbuf(m, data.data(), r.bytes, r.offset);
     EXPECT_EQ(w.code(), StatusCode::kInvalidArgument)
         << r.bytes << "@" << r.offset;
@@ -543,11 +553,12 @@ TEST_F(ExchangeServiceTest, WriteAndReadMbufAreBoundsChecked) {
   // The failed writes changed nothing.
   ASSERT_TRUE(svc.ReadMbuf(m, back.data(), 100).ok());
   EXPECT_TRUE(std::equal(back.begin(), back.begin() + 50, data.begin()));
-  EXPECT_TRUE(std::equal(back.begin() + 50, back.begin() + 100,
-                         data.begin() + 150));
+  EXPECT_TRUE(
+      std::equal(back.begin() + 50, back.begin() + 100, data.begin() + 150));
 }
 
-// --- Device loss ------------------------------------------------------------------
+// --- Device loss
+// ------------------------------------------------------------------
 
 TEST_F(ExchangeServiceTest, DeviceLossFailsSubmitOnThatDevice) {
   {
@@ -567,16 +578,16 @@ TEST_F(ExchangeServiceTest, DeviceLossFailsSubmitOnThatDevice) {
       EventReply reply;
       Status s = svc.SubmitEventSync(3, r, &reply, 1000);
       EXPECT_EQ(s.code(), StatusCode::kDeviceLost) << s.ToString();
-      EXPECT_THAT(s.message(), AllOf(HasSubstr("event on device 3"),
-                                     HasSubstr("lost")));
+      EXPECT_THAT(s.message(),
+                  AllOf(HasSubstr("event on device 3"), HasSubstr("lost")));
       EXPECT_EQ(reply.mbuf, nullptr);
     }
     uint8_t byte = 1;
     EXPECT_EQ(svc.WriteMbuf(direct, &byte, 1).code(), StatusCode::kDeviceLost);
     // A never-used device that is lost fails the same way.
     sim_->MarkDeviceLost(5);
-    Status s = svc.SubmitEventSync(5, CreateGroupRequest{"g", 4096}, nullptr,
-                                   1000);
+    Status s =
+        svc.SubmitEventSync(5, CreateGroupRequest{"g", 4096}, nullptr, 1000);
     EXPECT_EQ(s.code(), StatusCode::kDeviceLost) << s.ToString();
     EXPECT_THAT(s.message(), HasSubstr("device 5"));
     // Others are unaffected.
@@ -621,7 +632,8 @@ TEST_F(ExchangeServiceTest, DeviceLossFailsEventsQueuedBehindABlockedOne) {
   EXPECT_THAT(s.message(), AllOf(HasSubstr("device 5"), HasSubstr("lost")));
 }
 
-// --- Devices never used -------------------------------------------------------------
+// --- Devices never used
+// -------------------------------------------------------------
 
 TEST(ExchangeServiceClusterTest, DevicesNeverUsedHaveNoContexts) {
   const std::vector<int32_t> all = {0, 1, 2, 3, 4, 5, 6, 7};
@@ -629,31 +641,35 @@ TEST(ExchangeServiceClusterTest, DevicesNeverUsedHaveNoContexts) {
   ASSERT_EQ(sim->DefaultDevice(), 0);
   {
     ExchangeService svc(sim.get());
-    RunOnFreshThread([&] {
-      for (int32_t d : {2, 5}) {
-        MakeGroup(svc, d, "g", 1 << 20, 1 << 16, 4096);
-        ASSERT_TRUE(
-            Submit(svc, d, AddGroupRequest{"g", "exec", kPermAlloc}).ok());
-      }
-      uint32_t q2 = 0, q5 = 0;
-      ASSERT_TRUE(svc.CreateQueue(2, 4, "q2", &q2).ok());
-      ASSERT_TRUE(svc.CreateQueue(5, 4, "q5", &q5).ok());
-      EventReply reply;
-      ASSERT_TRUE(Submit(svc, 2, AllocMbufRequest{"g", 512, "exec"}, &reply).ok());
-      const auto data = Pattern(512, 4);
-      ASSERT_TRUE(svc.WriteMbuf(reply.mbuf, data.data(), data.size()).ok());
-      ASSERT_TRUE(svc.Enqueue(q2, reply.mbuf, 0).ok());
-      ASSERT_TRUE(
-          Submit(svc, 5, CopyQMbufRequest{q2, q5, "g", "exec", 1000}).ok());
-      MbufPtr got, back;
-      ASSERT_TRUE(svc.Dequeue(q5, &got, 1000).ok());
-      ASSERT_TRUE(svc.CopyMbuf(got, 2, "g", "exec", &back).ok());
-      std::vector<uint8_t> read(512);
-      ASSERT_TRUE(svc.ReadMbuf(back, read.data(), read.size()).ok());
-      EXPECT_EQ(read, data);
-      ASSERT_TRUE(Submit(svc, 2, FreeMbufRequest{std::move(reply.mbuf)}).ok());
-      EXPECT_EQ(sim->GetCurrentContext(), nullptr);
-    }, "deploy-0");
+    RunOnFreshThread(
+        [&] {
+          for (int32_t d : {2, 5}) {
+            MakeGroup(svc, d, "g", 1 << 20, 1 << 16, 4096);
+            ASSERT_TRUE(
+                Submit(svc, d, AddGroupRequest{"g", "exec", kPermAlloc}).ok());
+          }
+          uint32_t q2 = 0, q5 = 0;
+          ASSERT_TRUE(svc.CreateQueue(2, 4, "q2", &q2).ok());
+          ASSERT_TRUE(svc.CreateQueue(5, 4, "q5", &q5).ok());
+          EventReply reply;
+          ASSERT_TRUE(
+              Submit(svc, 2, AllocMbufRequest{"g", 512, "exec"}, &reply).ok());
+          const auto data = Pattern(512, 4);
+          ASSERT_TRUE(svc.WriteMbuf(reply.mbuf, data.data(), data.size()).ok());
+          ASSERT_TRUE(svc.Enqueue(q2, reply.mbuf, 0).ok());
+          ASSERT_TRUE(
+              Submit(svc, 5, CopyQMbufRequest{q2, q5, "g", "exec", 1000}).ok());
+          MbufPtr got, back;
+          ASSERT_TRUE(svc.Dequeue(q5, &got, 1000).ok());
+          ASSERT_TRUE(svc.CopyMbuf(got, 2, "g", "exec", &back).ok());
+          std::vector<uint8_t> read(512);
+          ASSERT_TRUE(svc.ReadMbuf(back, read.data(), read.size()).ok());
+          EXPECT_EQ(read, data);
+          ASSERT_TRUE(
+              Submit(svc, 2, FreeMbufRequest{std::move(reply.mbuf)}).ok());
+          EXPECT_EQ(sim->GetCurrentContext(), nullptr);
+        },
+        "deploy-0");
     // Stats only know the used devices.
     std::vector<int32_t> seen;
     for (const auto& st : svc.Stats()) seen.push_back(st.device);
@@ -675,9 +691,11 @@ TEST(ExchangeServiceClusterTest, AgentThreadRunsEventsBoundToItsDevice) {
   auto sim = MakeSim({0, 1, 2, 3, 4, 5, 6, 7});
   ExchangeService svc(sim.get());
   sim->SetRecordCalls(true);
-  RunOnFreshThread([&] {
-    ASSERT_TRUE(Submit(svc, 6, CreateGroupRequest{"g", 4096}).ok());
-  }, "submitter");
+  RunOnFreshThread(
+      [&] {
+        ASSERT_TRUE(Submit(svc, 6, CreateGroupRequest{"g", 4096}).ok());
+      },
+      "submitter");
   sim->SetRecordCalls(false);
   bool host_side = false, agent_side = false;
   for (const rt::CallRecord& r : sim->CallLog()) {
@@ -695,7 +713,8 @@ TEST(ExchangeServiceClusterTest, AgentThreadRunsEventsBoundToItsDevice) {
   EXPECT_EQ(ImplicitBindings(*sim, {0}), 0u);
 }
 
-// --- Stats ----------------------------------------------------------------------------
+// --- Stats
+// ----------------------------------------------------------------------------
 
 TEST(ExchangeServiceStatsTest, ReportsQueuesAndGroupsPerUsedDevice) {
   auto sim = MakeSim({3, 6, 7});
@@ -736,11 +755,12 @@ TEST(ExchangeServiceStatsTest, ReportsQueuesAndGroupsPerUsedDevice) {
   EXPECT_EQ(stats[2].live_mbufs, 1u);
 }
 
-// --- Bugs found (disabled so the suite stays green; see the report) ----------------
+// --- Bugs found (disabled so the suite stays green; see the report)
+// ----------------
 
-// Regression (fixed): ExchangeService::CopyQMbuf (exchange_service.cc) dequeues the source
-// mbuf before it looks up the destination group or allocates there; when
-// CopyMbuf then fails (unknown group, no permission, group budget), the
+// Regression (fixed): ExchangeService::CopyQMbuf (exchange_service.cc) dequeues
+// the source mbuf before it looks up the destination group or allocates there;
+// when CopyMbuf then fails (unknown group, no permission, group budget), the
 // dequeued mbuf is simply dropped: the message is lost. Validate the
 // destination (group, member's alloc permission) before dequeuing, and on a
 // later failure give the mbuf back to the source queue (e.g. a
@@ -764,9 +784,9 @@ TEST_F(ExchangeServiceTest, FailedCopyQMbufKeepsTheSourceMbuf) {
   EXPECT_EQ(still->head().trans_id, 31u);
 }
 
-// Regression (fixed): device loss does not fail an event that the agent is already running.
-// OnDeviceLost (exchange_service.cc) closes the lost device's queues and
-// calls DeviceAgent::Fail, which fails only *queued* events
+// Regression (fixed): device loss does not fail an event that the agent is
+// already running. OnDeviceLost (exchange_service.cc) closes the lost device's
+// queues and calls DeviceAgent::Fail, which fails only *queued* events
 // (event_scheduler.cc, Fail). A CopyQMbuf on device 5 blocked on a source
 // queue of device 2 keeps its SubmitEventSync caller waiting after device 5
 // is lost (forever with timeout -1; here until the 1 s timeout). Fix: let
@@ -792,10 +812,10 @@ TEST_F(ExchangeServiceTest, DeviceLossFailsAnInFlightEvent) {
   EXPECT_LT(Since(t0), milliseconds(500));
 }
 
-// Regression (a race, fixed): SubmitEventSync(FreeMbuf) can return before the device side
-// has dropped its reference. DeviceAgent::Loop (event_scheduler.cc) fulfils
-// the promise and only then, at the end of the loop iteration, destroys its
-// `p` (the Pending holding the request's MbufPtr), so a caller that frees
+// Regression (a race, fixed): SubmitEventSync(FreeMbuf) can return before the
+// device side has dropped its reference. DeviceAgent::Loop (event_scheduler.cc)
+// fulfils the promise and only then, at the end of the loop iteration, destroys
+// its `p` (the Pending holding the request's MbufPtr), so a caller that frees
 // its last mbuf and immediately destroys the group intermittently gets
 // kFailedPrecondition "1 mbufs are still alive". Fix: in Loop, move the
 // request out and destroy it (e.g. `p->request = EventRequest{};` or

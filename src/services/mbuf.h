@@ -40,8 +40,8 @@ struct MbufHead {
   int32_t ret_code = 0;
   uint64_t start_time = 0;
   uint64_t end_time = 0;
-  uint16_t msg_type = 0;    // FlowFunc MsgType
-  int32_t dtype = 0;        // FlowFunc TensorDataType
+  uint16_t msg_type = 0;  // FlowFunc MsgType
+  int32_t dtype = 0;      // FlowFunc TensorDataType
   std::vector<int64_t> shape;
   uint32_t route_label = 0;
   std::vector<TensorDesc> tensor_list;  // MSG_TYPE_TENSOR_LIST only

@@ -73,8 +73,8 @@ std::string PermissionText(uint32_t perms) {
 std::shared_ptr<MemoryGroup> MemoryGroup::Create(
     std::shared_ptr<rt::DeviceContexts> contexts, int32_t device,
     std::string name, uint64_t size_bytes, std::string creator) {
-  std::shared_ptr<MemoryGroup> g(new MemoryGroup(
-      std::move(contexts), device, std::move(name), size_bytes));
+  std::shared_ptr<MemoryGroup> g(new MemoryGroup(std::move(contexts), device,
+                                                 std::move(name), size_bytes));
   // Not shared yet; the lock (uncontended) is for the analysis.
   util::MutexLock lock(g->mu_);
   g->members_[creator] = kPermAll;
@@ -93,7 +93,8 @@ MemoryGroup::~MemoryGroup() {
   if (!caches_.empty() || !unfreed_.empty()) {
     rt::ScopedDevice bound(contexts_.get(), device_);
     for (Cache& c : caches_) (void)bound.runtime()->Free(device_, c.base);
-    for (const auto& u : unfreed_) (void)bound.runtime()->Free(device_, u.first);
+    for (const auto& u : unfreed_)
+      (void)bound.runtime()->Free(device_, u.first);
   }
 }
 
@@ -131,8 +132,8 @@ Status MemoryGroup::CheckPermissionLocked(const std::string& member,
       (it == members_.end() ? " (not a member; add it with AddGroup)" : ""));
 }
 
-Status MemoryGroup::AllocCache(const rt::ScopedDevice& bound, uint64_t size_bytes,
-                               uint64_t max_alloc_bytes) {
+Status MemoryGroup::AllocCache(const rt::ScopedDevice& bound,
+                               uint64_t size_bytes, uint64_t max_alloc_bytes) {
   HFLOW_RETURN_IF_ERROR(bound.Require(device_));
   if (size_bytes == 0 || max_alloc_bytes == 0 || max_alloc_bytes > size_bytes) {
     return Status::InvalidArgument(
@@ -158,8 +159,9 @@ Status MemoryGroup::AllocCache(const rt::ScopedDevice& bound, uint64_t size_byte
   return Status::OK();
 }
 
-Status MemoryGroup::Alloc(const rt::ScopedDevice& bound, const std::string& member,
-                          uint64_t size, MbufPtr* out, const AllocWait& wait) {
+Status MemoryGroup::Alloc(const rt::ScopedDevice& bound,
+                          const std::string& member, uint64_t size,
+                          MbufPtr* out, const AllocWait& wait) {
   HFLOW_RETURN_IF_ERROR(bound.Require(device_));
   HFLOW_RETURN_IF_ERROR(CheckSize(size));
   void* data = nullptr;
@@ -167,7 +169,8 @@ Status MemoryGroup::Alloc(const rt::ScopedDevice& bound, const std::string& memb
   {
     util::MutexLock lock(mu_, util::kSpinFirst);
     HFLOW_RETURN_IF_ERROR(CheckPermissionLocked(member, kPermAlloc));
-    if (destroyed_) return Status::FailedPrecondition(Where() + " is destroyed");
+    if (destroyed_)
+      return Status::FailedPrecondition(Where() + " is destroyed");
     if (caches_.empty()) {
       HFLOW_RETURN_IF_ERROR(AllocDirectLocked(bound, size, &data, &block));
     } else {
@@ -185,8 +188,9 @@ Status MemoryGroup::Alloc(const rt::ScopedDevice& bound, const std::string& memb
   return Status::OK();
 }
 
-Status MemoryGroup::AllocDirectLocked(const rt::ScopedDevice& bound, uint64_t size,
-                                      void** data, uint64_t* block) {
+Status MemoryGroup::AllocDirectLocked(const rt::ScopedDevice& bound,
+                                      uint64_t size, void** data,
+                                      uint64_t* block) {
   *block = BlockSize(size == 0 ? 1 : size);
   if (*block > size_bytes_ - reserved_) {
     return Status::ResourceExhausted(Where() + ": " + std::to_string(size) +
@@ -347,7 +351,8 @@ Status MemoryGroup::AllocFromCache(const std::string& member, uint64_t size,
   {
     util::MutexLock lock(mu_, util::kSpinFirst);
     HFLOW_RETURN_IF_ERROR(CheckPermissionLocked(member, kPermAlloc));
-    if (destroyed_) return Status::FailedPrecondition(Where() + " is destroyed");
+    if (destroyed_)
+      return Status::FailedPrecondition(Where() + " is destroyed");
     data = TakeCachedLocked(size, keep_free, &block);
     if (data == nullptr) {
       return Status::NotFound(Where() + ": no cache serves " +

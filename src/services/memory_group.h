@@ -47,9 +47,9 @@ enum Permission : uint32_t {
 std::string PermissionText(uint32_t perms);
 
 struct GroupStats {
-  uint64_t size_bytes = 0;        // budget
-  uint64_t reserved_bytes = 0;    // caches + direct allocations
-  uint64_t in_use_bytes = 0;      // blocks handed out
+  uint64_t size_bytes = 0;         // budget
+  uint64_t reserved_bytes = 0;     // caches + direct allocations
+  uint64_t in_use_bytes = 0;       // blocks handed out
   uint64_t peak_in_use_bytes = 0;  // the most in_use_bytes has been
   uint64_t live_mbufs = 0;
   uint64_t waiting_allocs = 0;  // allocations waiting for a block now
@@ -74,9 +74,8 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
  public:
   // The creator becomes admin with every permission.
   static std::shared_ptr<MemoryGroup> Create(
-      std::shared_ptr<rt::DeviceContexts> contexts,
-      int32_t device, std::string name, uint64_t size_bytes,
-      std::string creator);
+      std::shared_ptr<rt::DeviceContexts> contexts, int32_t device,
+      std::string name, uint64_t size_bytes, std::string creator);
   ~MemoryGroup();
 
   const std::string& name() const { return name_; }
@@ -128,8 +127,8 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
   // After TakeCachedLocked failed: the errors no wait can mend, then free
   // listed blocks for reuse, then wait as `wait` says.
   Status WaitForBlockLocked(util::MutexLock& lock, uint64_t size,
-                            const AllocWait& wait, void** data,
-                            uint64_t* block) REQUIRES(mu_);
+                            const AllocWait& wait, void** data, uint64_t* block)
+      REQUIRES(mu_);
   Status CheckServableLocked(uint64_t size, uint64_t keep_free) const
       REQUIRES(mu_);
   // Moves every free-listed block back into its cache's ranges, so they
@@ -143,7 +142,7 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
     void* base = nullptr;
     uint64_t size = 0;
     uint64_t max_alloc = 0;
-    uint64_t used = 0;  // bytes of blocks handed out
+    uint64_t used = 0;      // bytes of blocks handed out
     RangeAllocator ranges;  // what is neither handed out nor listed
     // Free small blocks per size class (FreeList): a fixed table, so
     // steady-state alloc/release traffic allocates no host memory.

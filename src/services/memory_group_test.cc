@@ -166,18 +166,19 @@ TEST_F(MemoryGroupTest, MemberWithoutAllocPermissionIsDenied) {
   MbufPtr m;
   Status s = svc.AllocMbuf(2, "pool", "reader", 64, &m);
   EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s.ToString();
-  EXPECT_THAT(s.message(),
-              AllOf(HasSubstr("'pool'"), HasSubstr("device 2"),
-                    HasSubstr("'reader'"), HasSubstr("needs alloc"),
-                    HasSubstr("has read|write")));
+  EXPECT_THAT(
+      s.message(),
+      AllOf(HasSubstr("'pool'"), HasSubstr("device 2"), HasSubstr("'reader'"),
+            HasSubstr("needs alloc"), HasSubstr("has read|write")));
   EXPECT_THAT(s.message(), ::testing::Not(HasSubstr("not a member")));
   // Granting alloc later adds to the existing permissions.
-  ASSERT_TRUE(Submit(svc, 2, AddGroupRequest{"pool", "reader", kPermAlloc}).ok());
+  ASSERT_TRUE(
+      Submit(svc, 2, AddGroupRequest{"pool", "reader", kPermAlloc}).ok());
   s = svc.AllocMbuf(2, "pool", "reader", 64, &m);
   EXPECT_TRUE(s.ok()) << s.ToString();
   auto g = m->group();
-  EXPECT_TRUE(g->CheckPermission("reader", kPermRead | kPermWrite | kPermAlloc)
-                  .ok());
+  EXPECT_TRUE(
+      g->CheckPermission("reader", kPermRead | kPermWrite | kPermAlloc).ok());
   EXPECT_FALSE(g->CheckPermission("reader", kPermAdmin).ok());
 }
 
@@ -186,8 +187,8 @@ TEST_F(MemoryGroupTest, NonAdminCannotAddMembers) {
   ASSERT_TRUE(
       Submit(svc, 3, CreateGroupRequest{"pool", 1 << 16, "owner"}).ok());
   ASSERT_TRUE(
-      Submit(svc, 3, AddGroupRequest{"pool", "worker", kPermAll & ~kPermAdmin,
-                                     "owner"})
+      Submit(svc, 3,
+             AddGroupRequest{"pool", "worker", kPermAll & ~kPermAdmin, "owner"})
           .ok());
   // The default "deployer" is not the creator here, so not an admin.
   Status s = Submit(svc, 3, AddGroupRequest{"pool", "x", kPermRead});
@@ -198,8 +199,9 @@ TEST_F(MemoryGroupTest, NonAdminCannotAddMembers) {
   // A member without admin cannot add either.
   s = Submit(svc, 3, AddGroupRequest{"pool", "x", kPermRead, "worker"});
   EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s.ToString();
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("'worker'"), HasSubstr("needs admin"),
-                                 HasSubstr("has read|write|alloc")));
+  EXPECT_THAT(s.message(),
+              AllOf(HasSubstr("'worker'"), HasSubstr("needs admin"),
+                    HasSubstr("has read|write|alloc")));
   // Nothing was granted to "x".
   MbufPtr m;
   ASSERT_TRUE(svc.AllocMbuf(3, "pool", "worker", 64, &m).ok());
@@ -252,10 +254,10 @@ TEST_F(MemoryGroupTest, CacheLargerThanBudgetIsResourceExhausted) {
            {0, 0}, {1024, 0}, {1024, 2048}}) {
     MakeGroup(svc, 2, "g" + std::to_string(size) + "_" + std::to_string(max),
               1 << 16);
-    s = Submit(svc, 2,
-               AllocCacheRequest{
-                   "g" + std::to_string(size) + "_" + std::to_string(max), size,
-                   max});
+    s = Submit(
+        svc, 2,
+        AllocCacheRequest{
+            "g" + std::to_string(size) + "_" + std::to_string(max), size, max});
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
   }
 }
@@ -312,9 +314,9 @@ TEST_F(MemoryGroupTest, OversizeBeyondMaxAllocIsInvalidArgumentNamingTheMax) {
   MbufPtr m;
   Status s = svc.AllocMbuf(2, "c", "deployer", 513, &m);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("'c'"), HasSubstr("device 2"),
-                                 HasSubstr("513"),
-                                 HasSubstr("max alloc size 512")));
+  EXPECT_THAT(s.message(),
+              AllOf(HasSubstr("'c'"), HasSubstr("device 2"), HasSubstr("513"),
+                    HasSubstr("max alloc size 512")));
   EventReply reply;
   s = Submit(svc, 2, AllocMbufRequest{"c", 100000}, &reply);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
@@ -508,8 +510,10 @@ TEST_F(MemoryGroupTest, ServiceDestructionReturnsAllMemory) {
       ASSERT_TRUE(svc.AllocMbuf(2, "cached", "deployer", 512, &m).ok());
       ASSERT_TRUE(svc.Enqueue(q, std::move(m), 0).ok());
     }
-    ASSERT_TRUE(svc.AllocMbuf(2, "cached", "deployer", 64, &survivor_cached).ok());
-    ASSERT_TRUE(svc.AllocMbuf(5, "direct", "deployer", 300, &survivor_direct).ok());
+    ASSERT_TRUE(
+        svc.AllocMbuf(2, "cached", "deployer", 64, &survivor_cached).ok());
+    ASSERT_TRUE(
+        svc.AllocMbuf(5, "direct", "deployer", 300, &survivor_direct).ok());
     MbufPtr dropped;
     ASSERT_TRUE(svc.AllocMbuf(5, "direct", "deployer", 300, &dropped).ok());
   }
@@ -567,7 +571,8 @@ TEST_F(MemoryGroupTest, DirectGroupRequiresTheRightToken) {
       MbufPtr m;
       Status s = group->Alloc(wrong, "me", 64, &m);
       EXPECT_EQ(s.code(), StatusCode::kInternal) << s.ToString();
-      EXPECT_THAT(s.message(), AllOf(HasSubstr("device 3"), HasSubstr("device 4")));
+      EXPECT_THAT(s.message(),
+                  AllOf(HasSubstr("device 3"), HasSubstr("device 4")));
       EXPECT_EQ(group->AllocCache(wrong, 4096, 1024).code(),
                 StatusCode::kInternal);
       EXPECT_EQ(group->Destroy(wrong).code(), StatusCode::kInternal);
@@ -603,8 +608,7 @@ TEST_F(MemoryGroupTest, AllocFromCacheServesOnlyCachedBlocksUnbound) {
   auto group = MemoryGroup::Create(contexts, 4, "stage", 1 << 16, "me");
   RunOnFreshThread([&] {
     MbufPtr m;
-    EXPECT_EQ(group->AllocFromCache("me", 64, &m).code(),
-              StatusCode::kNotFound)
+    EXPECT_EQ(group->AllocFromCache("me", 64, &m).code(), StatusCode::kNotFound)
         << "no cache yet";
     {
       rt::ScopedDevice bound(contexts.get(), 4);
@@ -748,12 +752,12 @@ TEST(MbufHeadTest, UserDataAtOffset) {
 
 // --- Bugs found (disabled so the suite stays green; see the report) ---------
 
-// Regression (fixed): MemoryGroup::Alloc (memory_group.cc, the cache branch) rounds every
-// request up to a power-of-two block (BlockSize) but AllocCache accepts any
-// size and max_alloc <= size. A request that is within the cache's max alloc
-// size can then never fit a fresh, empty cache: cache 1000 / max 1000, Alloc
-// 1000 -> block 1024 > 1000 -> "caches exhausted (0 bytes in use by 0
-// mbufs)".
+// Regression (fixed): MemoryGroup::Alloc (memory_group.cc, the cache branch)
+// rounds every request up to a power-of-two block (BlockSize) but AllocCache
+// accepts any size and max_alloc <= size. A request that is within the cache's
+// max alloc size can then never fit a fresh, empty cache: cache 1000 / max
+// 1000, Alloc 1000 -> block 1024 > 1000 -> "caches exhausted (0 bytes in use by
+// 0 mbufs)".
 TEST_F(MemoryGroupTest, AllocWithinMaxAllocFitsFreshCache) {
   ExchangeService svc(sim_.get());
   MakeGroup(svc, 3, "odd", 1 << 16, 1000, 1000);
@@ -765,9 +769,9 @@ TEST_F(MemoryGroupTest, AllocWithinMaxAllocFitsFreshCache) {
   EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
-// Regression (fixed): blocks freed into a cache's per-size free list are never given back
-// to the bump region or merged, so a cache that once served small blocks can
-// never again serve a larger one, even when completely free: "caches
+// Regression (fixed): blocks freed into a cache's per-size free list are never
+// given back to the bump region or merged, so a cache that once served small
+// blocks can never again serve a larger one, even when completely free: "caches
 // exhausted (0 bytes in use by 0 mbufs)".
 TEST_F(MemoryGroupTest, FullyFreedCacheServesLargerBlocks) {
   ExchangeService svc(sim_.get());

@@ -1,7 +1,7 @@
 // The process-wide state behind hflow::Initialize/Finalize: the device
 // runtime, the device registry, the exchange service, the options, and the
-// live sessions (so Finalize can remove their graphs); and the keep for graphs abandoned with
-// a UDF thread still in them (Note [Abandoning a stuck graph] in
+// live sessions (so Finalize can remove their graphs); and the keep for graphs
+// abandoned with a UDF thread still in them (Note [Abandoning a stuck graph] in
 // exec/graph_runner.cc).
 //
 // Thread-safety: Get() returns a shared snapshot; Initialize/Finalize take

@@ -17,8 +17,9 @@ using Clock = GraphState::Clock;
 // What is left of a timeout that started at `t0` (-1 and 0 stay as they are).
 int32_t GraphState::Remaining(int32_t timeout_ms, Clock::time_point t0) {
   if (timeout_ms <= 0) return timeout_ms;
-  auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
-                   Clock::now() - t0).count();
+  auto spent =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0)
+          .count();
   return spent >= timeout_ms ? 0 : static_cast<int32_t>(timeout_ms - spent);
 }
 
@@ -290,8 +291,8 @@ Status GraphState::Feed(const std::vector<Tensor>& inputs, const FlowInfo& info,
 
 Status GraphState::FeedLocked(const std::vector<Tensor>& inputs,
                               const FlowInfo& info, int32_t timeout_ms) {
-  uint64_t trans = info.transaction_id != 0 ? info.transaction_id
-                                            : next_trans_.fetch_add(1);
+  uint64_t trans =
+      info.transaction_id != 0 ? info.transaction_id : next_trans_.fetch_add(1);
   const auto t0 = timeout_ms > 0 ? Clock::now() : Clock::time_point{};
   if (inputs.size() > 1) HFLOW_RETURN_IF_ERROR(CheckFeedFits(inputs, trans));
   MbufSlots slots(inputs.size());
@@ -330,8 +331,8 @@ Status GraphState::FeedLocked(const std::vector<Tensor>& inputs,
 // next to a plain one) needs queues deep enough for that. An enqueue that
 // still fails part way (a queue closed by a lost device, a runtime error)
 // fails the graph as a whole (Note [Failing a graph] in deployer.cc).
-Status GraphState::FeedWhole(services::MbufPtr* mbufs, size_t n,
-                             uint64_t trans, int32_t timeout_ms) {
+Status GraphState::FeedWhole(services::MbufPtr* mbufs, size_t n, uint64_t trans,
+                             int32_t timeout_ms) {
   const auto t0 = timeout_ms > 0 ? Clock::now() : Clock::time_point{};
   exec::Router::Prepared sends;
   for (size_t k = 0; k < n; ++k) {

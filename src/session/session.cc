@@ -107,8 +107,7 @@ using session::Environment;
 // RemoveGraph of one graph never waits for a feed of another.
 struct Session::Impl {
   // The graph, once hflow is known initialized; kNotFound when absent.
-  Status Find(uint32_t graph_id, std::shared_ptr<GraphState>* out)
-      EXCLUDES(mu);
+  Status Find(uint32_t graph_id, std::shared_ptr<GraphState>* out) EXCLUDES(mu);
   // Adds a converted graph (AddGraph, AddGraphFile).
   Status Add(uint32_t graph_id, deploy::GraphDef def, std::string deploy_file)
       EXCLUDES(mu);
@@ -132,15 +131,16 @@ Status Initialize(const Options& options) {
         "memory: it may be the one that would free it)");
   }
   if (!options.udf_log_level.empty()) {
-    static const std::pair<const char*, FlowFunc::FlowFuncLogLevel> kLevels[] = {
-        {"debug", FlowFunc::FlowFuncLogLevel::DEBUG},
-        {"info", FlowFunc::FlowFuncLogLevel::INFO},
-        {"warn", FlowFunc::FlowFuncLogLevel::WARN},
-        {"error", FlowFunc::FlowFuncLogLevel::ERROR}};
+    static const std::pair<const char*, FlowFunc::FlowFuncLogLevel> kLevels[] =
+        {{"debug", FlowFunc::FlowFuncLogLevel::DEBUG},
+         {"info", FlowFunc::FlowFuncLogLevel::INFO},
+         {"warn", FlowFunc::FlowFuncLogLevel::WARN},
+         {"error", FlowFunc::FlowFuncLogLevel::ERROR}};
     bool known = false;
     if (options.udf_log_level == "off") {
       // One above ERROR: the loggers' "nothing enabled" level.
-      FlowFunc::internal::SetLogLevel(static_cast<FlowFunc::FlowFuncLogLevel>(4));
+      FlowFunc::internal::SetLogLevel(
+          static_cast<FlowFunc::FlowFuncLogLevel>(4));
       known = true;
     }
     for (const auto& [name, level] : kLevels) {
@@ -173,8 +173,8 @@ Status Initialize(const Options& options) {
   ro.cluster = options.cluster;
   ro.default_device = options.default_device;
   ro.record_calls = options.record_calls;
-  HFLOW_RETURN_IF_ERROR(
-      rt::InitializeRuntime(ro, &env->runtime).WithContext("hflow::Initialize: "));
+  HFLOW_RETURN_IF_ERROR(rt::InitializeRuntime(ro, &env->runtime)
+                            .WithContext("hflow::Initialize: "));
   env->contexts = std::make_shared<rt::DeviceContexts>(env->runtime.get());
   env->svc = std::make_unique<services::ExchangeService>(env->contexts);
   if (options.crash_report) {
@@ -289,8 +289,8 @@ Status Session::Impl::Add(uint32_t graph_id, deploy::GraphDef def,
     return Status::AlreadyExists("graph " + std::to_string(graph_id) +
                                  " already exists in this session");
   }
-  graphs[graph_id] = std::make_shared<GraphState>(
-      graph_id, std::move(def), std::move(deploy_file), env);
+  graphs[graph_id] = std::make_shared<GraphState>(graph_id, std::move(def),
+                                                  std::move(deploy_file), env);
   return Status::OK();
 }
 
@@ -377,7 +377,8 @@ Status Session::RemoveGraph(uint32_t graph_id) {
   return g->Remove();
 }
 
-Status Session::DeviceReports(uint32_t graph_id, std::vector<DeviceReport>* out) {
+Status Session::DeviceReports(uint32_t graph_id,
+                              std::vector<DeviceReport>* out) {
   ContextGuard guard;
   std::shared_ptr<GraphState> g;
   HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));

@@ -337,7 +337,8 @@ TEST_F(InputValueNpyTest, BoolBytesMustBeZeroOrOne) {
 }
 
 TEST(InputValueTest, ParseNpyBytesReadsMemoryAndNamesTheSource) {
-  std::string header = "{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }";
+  std::string header =
+      "{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }";
   header += std::string((64 - (10 + header.size() + 1) % 64) % 64, ' ') + "\n";
   std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
   bytes += static_cast<char>(header.size());

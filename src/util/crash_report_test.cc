@@ -14,8 +14,8 @@
 #include <cstring>
 #include <string>
 
-#include "util/thread_name.h"
 #include "test_util.h"
+#include "util/thread_name.h"
 
 namespace hflow {
 namespace util {

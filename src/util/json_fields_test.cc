@@ -30,7 +30,8 @@ TEST(JsonFieldsTest, OneWordingForEveryError) {
               "a.json: x[1]: is wrong; fix it");
   ExpectError(FieldError("a.json", "", "is wrong", ""), "a.json: is wrong");
   const JsonFields f("a.json");
-  ExpectError(f.Error("x", "is wrong", "fix it"), "a.json: x: is wrong; fix it");
+  ExpectError(f.Error("x", "is wrong", "fix it"),
+              "a.json: x: is wrong; fix it");
   EXPECT_EQ(JsonFields("", "<cluster config>").source(), "<cluster config>");
   EXPECT_EQ(JsonFields("--input 'a=int32:1'").source(), "--input 'a=int32:1'");
 }
@@ -56,8 +57,9 @@ TEST(JsonFieldsTest, ParseNamesTheDocumentAndPosition) {
   EXPECT_THAT(s.message(),
               HasSubstr("a.json: (document): malformed JSON: parse error at "
                         "line 2"));
-  EXPECT_THAT(s.message(),
-              HasSubstr("; check brackets, commas and quotes at that position"));
+  EXPECT_THAT(
+      s.message(),
+      HasSubstr("; check brackets, commas and quotes at that position"));
   s = f.Parse(std::string(1000, '[') + std::string(1000, ']'), &root);
   EXPECT_THAT(s.message(),
               HasSubstr("a.json: (document): malformed JSON: nested deeper "
@@ -69,11 +71,9 @@ TEST(JsonFieldsTest, UnknownKeysNameThePathAndTheKnownKeys) {
   const Json obj = Json::parse(
       R"({"logic_device_list": "0:0:1", "description": "x", "comment": 1,
           "_note": 2, "invoke_list": []})");
-  EXPECT_TRUE(
-      f.Keys(obj, "e[0]", {"logic_device_list"}, {"invoke_list"}).ok());
+  EXPECT_TRUE(f.Keys(obj, "e[0]", {"logic_device_list"}, {"invoke_list"}).ok());
   ExpectError(f.Keys(Json::parse(R"({"logic_device_lst": 1})"), "e[0]",
-                     {"flow_node_list", "logic_device_list"},
-                     {"invoke_list"}),
+                     {"flow_node_list", "logic_device_list"}, {"invoke_list"}),
               "d.json: e[0].logic_device_lst: unknown field; known fields: "
               "flow_node_list, logic_device_list (accepted and ignored: "
               "invoke_list); did you mean \"logic_device_list\"?");

@@ -5,21 +5,36 @@ namespace hflow {
 
 const char* StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kTimeout: return "timeout";
-    case StatusCode::kNoContext: return "no context";
-    case StatusCode::kContextMismatch: return "context mismatch";
-    case StatusCode::kDeviceLost: return "device lost";
-    case StatusCode::kOutOfMemory: return "out of memory";
-    case StatusCode::kResourceExhausted: return "resource exhausted";
-    case StatusCode::kFailedPrecondition: return "failed precondition";
-    case StatusCode::kInternal: return "internal";
-    case StatusCode::kAlreadyExists: return "already exists";
-    case StatusCode::kPermissionDenied: return "permission denied";
-    case StatusCode::kCancelled: return "cancelled";
-    case StatusCode::kNotSupported: return "not supported";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kTimeout:
+      return "timeout";
+    case StatusCode::kNoContext:
+      return "no context";
+    case StatusCode::kContextMismatch:
+      return "context mismatch";
+    case StatusCode::kDeviceLost:
+      return "device lost";
+    case StatusCode::kOutOfMemory:
+      return "out of memory";
+    case StatusCode::kResourceExhausted:
+      return "resource exhausted";
+    case StatusCode::kFailedPrecondition:
+      return "failed precondition";
+    case StatusCode::kInternal:
+      return "internal";
+    case StatusCode::kAlreadyExists:
+      return "already exists";
+    case StatusCode::kPermissionDenied:
+      return "permission denied";
+    case StatusCode::kCancelled:
+      return "cancelled";
+    case StatusCode::kNotSupported:
+      return "not supported";
   }
   return "unknown";
 }

@@ -28,10 +28,10 @@
 // Lock ordering: this mutex is taken before / after the named ones.
 #define ACQUIRED_BEFORE(...) \
   HFLOW_THREAD_ANNOTATION_(acquired_before(__VA_ARGS__))
-#define ACQUIRED_AFTER(...) HFLOW_THREAD_ANNOTATION_(acquired_after(__VA_ARGS__))
+#define ACQUIRED_AFTER(...) \
+  HFLOW_THREAD_ANNOTATION_(acquired_after(__VA_ARGS__))
 // The caller must hold the mutex (exclusively / shared).
-#define REQUIRES(...) \
-  HFLOW_THREAD_ANNOTATION_(requires_capability(__VA_ARGS__))
+#define REQUIRES(...) HFLOW_THREAD_ANNOTATION_(requires_capability(__VA_ARGS__))
 #define REQUIRES_SHARED(...) \
   HFLOW_THREAD_ANNOTATION_(requires_shared_capability(__VA_ARGS__))
 // The function takes the mutex and returns holding it.

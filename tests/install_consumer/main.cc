@@ -12,7 +12,8 @@ int main() {
     return 1;
   }
   std::cout << "devices:";
-  for (int32_t d : hflow::rt::CurrentRuntime()->DeviceIds()) std::cout << " " << d;
+  for (int32_t d : hflow::rt::CurrentRuntime()->DeviceIds())
+    std::cout << " " << d;
   std::cout << "\n";
   return 0;
 }

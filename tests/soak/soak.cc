@@ -43,9 +43,9 @@
 #include "hflow/hflow.h"
 #include "hflow/rt.h"
 #include "rt/sim/sim_runtime.h"
-#include "util/thread_name.h"
 #include "soak/soak_graphs.h"
 #include "soak/soak_util.h"
+#include "util/thread_name.h"
 
 namespace hflow {
 namespace soak {
@@ -64,7 +64,8 @@ struct Tally {
 
   void Error(const Status& s, bool expected, const std::string& what) {
     std::lock_guard<std::mutex> lock(mu);
-    ++errors[std::string(StatusCodeName(s.code())) + (expected ? "" : " (unexpected)")];
+    ++errors[std::string(StatusCodeName(s.code())) +
+             (expected ? "" : " (unexpected)")];
     if (!expected) {
       unexpected.fetch_add(1);
       Problem(what + ": " + s.ToString());
@@ -84,7 +85,7 @@ struct Slot {
   uint32_t graph_id = 0;  // guarded by life
   int kind = 0;           // guarded by life
   std::atomic<bool> removing{false};
-  std::atomic<bool> recycling{false};  // one recycle of a slot at a time
+  std::atomic<bool> recycling{false};         // one recycle of a slot at a time
   std::atomic<bool> exclusive_wanted{false};  // a recycle waits for `life`
   std::mutex set_mu;
   std::unordered_set<int64_t> outstanding;  // fed, not yet fetched
@@ -121,7 +122,8 @@ class Soak {
 };
 
 int64_t MsSince(Clock::time_point t0) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0)
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() -
+                                                               t0)
       .count();
 }
 
@@ -142,8 +144,8 @@ void Soak::Feed(Slot& s, std::mt19937_64& rng) {
     std::lock_guard<std::mutex> lock(s.set_mu);
     s.outstanding.insert(v);  // before the feed: a fetch may beat us
   }
-  Status st = session_.FeedData(s.graph_id, MakeInputs(s.kind, v, n),
-                                FlowInfo{}, 200);
+  Status st =
+      session_.FeedData(s.graph_id, MakeInputs(s.kind, v, n), FlowInfo{}, 200);
   if (st.ok()) {
     tally_.fed.fetch_add(1);
     return;
@@ -167,7 +169,8 @@ void Soak::Fetch(Slot& s, int32_t timeout_ms, bool drain_check) {
         (st.IsTimeout() && !drain_check) ||
         (s.removing.load() && (st.code() == StatusCode::kCancelled ||
                                st.code() == StatusCode::kNotFound));
-    tally_.Error(st, expected, "FetchData on graph " + std::to_string(s.graph_id));
+    tally_.Error(st, expected,
+                 "FetchData on graph " + std::to_string(s.graph_id));
     return;
   }
   if (info.ret_code != 0) {  // the built-ins never fail
@@ -271,7 +274,8 @@ void Soak::Worker(int t) {
     int op = int(rng() % 100);
     busy_since_[t] = now;
     busy_slot_[t] = s.index;
-    if (now - last > args_.recycle_ms && last_recycle_ms_.compare_exchange_strong(last, now)) {
+    if (now - last > args_.recycle_ms &&
+        last_recycle_ms_.compare_exchange_strong(last, now)) {
       bool abrupt = rng() % 4 == 0;
       busy_op_[t] = abrupt ? "abrupt recycle" : "orderly recycle";
       Recycle(s, abrupt);
@@ -293,9 +297,10 @@ void Soak::DumpThreads() {
   int64_t now = MsSince(t0_);
   for (size_t t = 0; t < busy_since_.size(); ++t) {
     int64_t b = busy_since_[t].load();
-    std::fprintf(stderr, "soak:   soak-%zu: %s on slot %d%s\n", t,
-                 b < 0 ? "idle" : busy_op_[t].load(), busy_slot_[t].load(),
-                 b < 0 ? "" : (" for " + std::to_string(now - b) + " ms").c_str());
+    std::fprintf(
+        stderr, "soak:   soak-%zu: %s on slot %d%s\n", t,
+        b < 0 ? "idle" : busy_op_[t].load(), busy_slot_[t].load(),
+        b < 0 ? "" : (" for " + std::to_string(now - b) + " ms").c_str());
   }
   std::fflush(stderr);
   std::string cmd = "gdb -p " + std::to_string(getpid()) +
@@ -315,13 +320,14 @@ void Soak::Report(double elapsed) {
       errs += (errs.empty() ? "" : ", ") + k + "=" + std::to_string(n);
     }
   }
-  std::printf("soak: %6.0f s  fed %llu  fetched %llu  recycles %llu  errors {%s}  "
-              "rss %.1f MiB  device mem %.1f MiB  contexts %llu\n",
-              elapsed, (unsigned long long)tally_.fed.load(),
-              (unsigned long long)tally_.fetched.load(),
-              (unsigned long long)tally_.recycles.load(), errs.c_str(),
-              RssBytes() / 1048576.0, u.mem / 1048576.0,
-              (unsigned long long)u.contexts);
+  std::printf(
+      "soak: %6.0f s  fed %llu  fetched %llu  recycles %llu  errors {%s}  "
+      "rss %.1f MiB  device mem %.1f MiB  contexts %llu\n",
+      elapsed, (unsigned long long)tally_.fed.load(),
+      (unsigned long long)tally_.fetched.load(),
+      (unsigned long long)tally_.recycles.load(), errs.c_str(),
+      RssBytes() / 1048576.0, u.mem / 1048576.0,
+      (unsigned long long)u.contexts);
   std::fflush(stdout);
 }
 
@@ -352,7 +358,8 @@ int Soak::Run() {
   last_recycle_ms_ = 0;
 
   std::vector<std::thread> threads;
-  for (int t = 0; t < args_.threads; ++t) threads.emplace_back([this, t] { Worker(t); });
+  for (int t = 0; t < args_.threads; ++t)
+    threads.emplace_back([this, t] { Worker(t); });
 
   const double warmup = std::min(60.0, args_.seconds * args_.warmup_fraction);
   uint64_t rss_base = 0, dev_base = 0, rss_start = RssBytes(), rss_peak = 0,
@@ -371,8 +378,10 @@ int Soak::Run() {
     for (int t = 0; t < args_.threads; ++t) {
       int64_t b = busy_since_[t].load();
       if (b >= 0 && now - b > kHangMs) {
-        std::fprintf(stderr, "soak: HANG: thread soak-%d has been in one call "
-                     "for %lld ms\n", t, (long long)(now - b));
+        std::fprintf(stderr,
+                     "soak: HANG: thread soak-%d has been in one call "
+                     "for %lld ms\n",
+                     t, (long long)(now - b));
         DumpThreads();
         std::_Exit(3);
       }
@@ -426,14 +435,14 @@ int Soak::Run() {
   Report(elapsed);
 
   bool ok = tally_.unexpected == 0 && tally_.lost == 0 && tally_.corrupt == 0 &&
-            tally_.failed_messages == 0 &&
-            !grew && left_mem == 0 && left_ctx == 0;
+            tally_.failed_messages == 0 && !grew && left_mem == 0 &&
+            left_ctx == 0;
   std::string errs, problems;
   {
     std::lock_guard<std::mutex> lock(tally_.mu);
     for (const auto& [k, n] : tally_.errors) {
-      errs += std::string(errs.empty() ? "" : ", ") + "\"" + k + "\": " +
-              std::to_string(n);
+      errs += std::string(errs.empty() ? "" : ", ") + "\"" + k +
+              "\": " + std::to_string(n);
     }
     for (const auto& p : tally_.first_problems) {
       std::string q;
@@ -450,24 +459,31 @@ int Soak::Run() {
       "{\"ok\": %s, \"seconds\": %.1f, \"threads\": %d, \"graphs\": %d, "
       "\"fed\": %llu, \"fetched\": %llu, \"failed_messages\": %llu, "
       "\"dropped_by_remove\": %llu, \"lost\": %llu, \"corrupt\": %llu, "
-      "\"recycles\": %llu, \"abrupt_recycles\": %llu, \"unexpected_errors\": %llu, "
+      "\"recycles\": %llu, \"abrupt_recycles\": %llu, \"unexpected_errors\": "
+      "%llu, "
       "\"rss_start_mib\": %.1f, \"rss_after_warmup_mib\": %.1f, "
       "\"rss_peak_mib\": %.1f, \"rss_end_mib\": %.1f, "
-      "\"device_mem_start_bytes\": %llu, \"device_mem_after_warmup_bytes\": %llu, "
-      "\"device_mem_peak_bytes\": %llu, \"device_mem_before_finalize_bytes\": %llu, "
+      "\"device_mem_start_bytes\": %llu, \"device_mem_after_warmup_bytes\": "
+      "%llu, "
+      "\"device_mem_peak_bytes\": %llu, \"device_mem_before_finalize_bytes\": "
+      "%llu, "
       "\"device_mem_after_finalize_bytes\": %llu, "
       "\"contexts_after_finalize\": %llu, \"growth\": \"%s\", ",
       ok ? "true" : "false", elapsed, args_.threads, args_.slots,
-      (unsigned long long)tally_.fed.load(), (unsigned long long)tally_.fetched.load(),
+      (unsigned long long)tally_.fed.load(),
+      (unsigned long long)tally_.fetched.load(),
       (unsigned long long)tally_.failed_messages.load(),
       (unsigned long long)tally_.dropped_by_remove.load(),
-      (unsigned long long)tally_.lost.load(), (unsigned long long)tally_.corrupt.load(),
-      (unsigned long long)tally_.recycles.load(), (unsigned long long)tally_.abrupt.load(),
+      (unsigned long long)tally_.lost.load(),
+      (unsigned long long)tally_.corrupt.load(),
+      (unsigned long long)tally_.recycles.load(),
+      (unsigned long long)tally_.abrupt.load(),
       (unsigned long long)tally_.unexpected.load(), rss_start / 1048576.0,
       rss_base / 1048576.0, rss_peak / 1048576.0, RssBytes() / 1048576.0,
       (unsigned long long)dev_start.mem, (unsigned long long)dev_base,
       (unsigned long long)dev_peak, (unsigned long long)before_finalize.mem,
-      (unsigned long long)left_mem, (unsigned long long)left_ctx, growth.c_str());
+      (unsigned long long)left_mem, (unsigned long long)left_ctx,
+      growth.c_str());
   std::string json = std::string(buf) + "\"errors\": {" + errs +
                      "}, \"problems\": [" + problems + "]}";
   std::printf("%s\n", json.c_str());

@@ -44,7 +44,8 @@ class CheckNonNegative : public MetaFlowFunc {
                            static_cast<unsigned long long>(trans),
                            static_cast<long long>(i), x[i], kNegativeInput);
         context_->RaiseException(kNegativeInput, trans);
-        return FLOW_FUNC_SUCCESS;  // the exception, not the ret code, reports it
+        return FLOW_FUNC_SUCCESS;  // the exception, not the ret code, reports
+                                   // it
       }
     }
     return context_->SetOutput(0, in[0]);

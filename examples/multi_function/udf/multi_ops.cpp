@@ -2,8 +2,10 @@
 // registered with FLOW_FUNC_REGISTRAR (C++11, old string ABI, as for CANN
 // DataFlow). Graph (see ../graph.txt):
 //
-//   graph input x ── node input 1 ─[input_map]─ pp input 0 ─[Scale]─ pp output 0 ─[output_map]─ node output 1 ── graph output 1
-//   graph input y ── node input 0 ─[input_map]─ pp input 1 ─[Sum]─── pp output 1 ─[output_map]─ node output 0 ── graph output 0
+//   graph input x ── node input 1 ─[input_map]─ pp input 0 ─[Scale]─ pp output
+//   0 ─[output_map]─ node output 1 ── graph output 1 graph input y ── node
+//   input 0 ─[input_map]─ pp input 1 ─[Sum]─── pp output 1 ─[output_map]─ node
+//   output 0 ── graph output 0
 //
 // The compile config's func_list says which pp inputs and outputs belong to
 // which proc: Scale reads pp input 0 and writes pp output 0 (x * "factor"),

@@ -57,8 +57,7 @@ Status CheckSameKind(const std::string& who, int64_t batch_dim,
 
 // Joins `parts` (already checked alike): stacking when batch_dim < 0, else
 // concatenation along batch_dim.
-BatchItem Concat(const std::vector<const BatchItem*>& parts,
-                 int64_t batch_dim);
+BatchItem Concat(const std::vector<const BatchItem*>& parts, int64_t batch_dim);
 // A message of `like`'s dtype and shape, all zeros (CountBatch padding).
 BatchItem ZerosLike(const BatchItem& like);
 // The flow info of `info` without its tensor, flagged EOS: the empty

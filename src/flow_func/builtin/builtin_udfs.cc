@@ -2,7 +2,8 @@
 // without a compile config:
 //
 //   in0..inN ──[_BuiltIn_Identity]── out0..outN   (each input passed on)
-//   in0, in1 ──[_BuiltIn_Add]── out0               (element-wise, any numeric dtype)
+//   in0, in1 ──[_BuiltIn_Add]── out0               (element-wise, any numeric
+//   dtype)
 //
 // (The batch built-ins live in batch_udfs.cc.) Written against the public
 // FlowFunc API, like any user UDF.
@@ -119,20 +120,32 @@ using AddFn = void (*)(const void*, const void*, void*, int64_t);
 
 AddFn AdderFor(TensorDataType dt) {
   switch (dt) {
-    case TensorDataType::DT_FLOAT: return AddAs<float>;
-    case TensorDataType::DT_DOUBLE: return AddAs<double>;
-    case TensorDataType::DT_INT8: return AddAs<int8_t>;
-    case TensorDataType::DT_INT16: return AddAs<int16_t>;
-    case TensorDataType::DT_INT32: return AddAs<int32_t>;
-    case TensorDataType::DT_INT64: return AddAs<int64_t>;
-    case TensorDataType::DT_UINT8: return AddAs<uint8_t>;
-    case TensorDataType::DT_UINT16: return AddAs<uint16_t>;
-    case TensorDataType::DT_UINT32: return AddAs<uint32_t>;
-    case TensorDataType::DT_UINT64: return AddAs<uint64_t>;
+    case TensorDataType::DT_FLOAT:
+      return AddAs<float>;
+    case TensorDataType::DT_DOUBLE:
+      return AddAs<double>;
+    case TensorDataType::DT_INT8:
+      return AddAs<int8_t>;
+    case TensorDataType::DT_INT16:
+      return AddAs<int16_t>;
+    case TensorDataType::DT_INT32:
+      return AddAs<int32_t>;
+    case TensorDataType::DT_INT64:
+      return AddAs<int64_t>;
+    case TensorDataType::DT_UINT8:
+      return AddAs<uint8_t>;
+    case TensorDataType::DT_UINT16:
+      return AddAs<uint16_t>;
+    case TensorDataType::DT_UINT32:
+      return AddAs<uint32_t>;
+    case TensorDataType::DT_UINT64:
+      return AddAs<uint64_t>;
     case TensorDataType::DT_FLOAT16:
       return AddHalfLike<HalfToFloat, FloatToHalf>;
-    case TensorDataType::DT_BF16: return AddHalfLike<Bf16ToFloat, FloatToBf16>;
-    default: return nullptr;
+    case TensorDataType::DT_BF16:
+      return AddHalfLike<Bf16ToFloat, FloatToBf16>;
+    default:
+      return nullptr;
   }
 }
 
@@ -151,10 +164,11 @@ class AddFunc : public FlowFunc::MetaFlowFunc {
     AddFn add = AdderFor(a->GetDataType());
     if (add == nullptr || a->GetDataType() != b->GetDataType() ||
         a->GetShape() != b->GetShape()) {
-      FLOW_FUNC_LOG_ERROR("_BuiltIn_Add needs two tensors of one numeric "
-                          "dtype and shape (dtypes %d and %d)",
-                          static_cast<int>(a->GetDataType()),
-                          static_cast<int>(b->GetDataType()));
+      FLOW_FUNC_LOG_ERROR(
+          "_BuiltIn_Add needs two tensors of one numeric "
+          "dtype and shape (dtypes %d and %d)",
+          static_cast<int>(a->GetDataType()),
+          static_cast<int>(b->GetDataType()));
       return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
     }
     std::shared_ptr<FlowMsg> out =

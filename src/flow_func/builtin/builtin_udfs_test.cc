@@ -4,12 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "flow_func/init_params.h"
 #include "flow_func/udf_instance.h"
 #include "udf_test_util.h"
-
-#include <nlohmann/json.hpp>
 
 namespace hflow {
 namespace flow_func {
@@ -54,32 +53,43 @@ void CheckAdd(UdfHarness& h, UdfInstance& inst, TensorDataType dt,
   h.ClearOutputs();
   auto bound = h.Bind();
   int64_t n = static_cast<int64_t>(x.size());
-  ASSERT_EQ(inst.Proc(*bound, 0, {h.Tensor<T>(dt, {n}, x), h.Tensor<T>(dt, {n}, y)}),
-            0)
+  ASSERT_EQ(
+      inst.Proc(*bound, 0, {h.Tensor<T>(dt, {n}, x), h.Tensor<T>(dt, {n}, y)}),
+      0)
       << static_cast<int>(dt);
   auto out = h.outputs();
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].second->GetTensor()->GetDataType(), dt);
-  EXPECT_EQ(UdfHarness::Values<T>(*out[0].second), want) << static_cast<int>(dt);
+  EXPECT_EQ(UdfHarness::Values<T>(*out[0].second), want)
+      << static_cast<int>(dt);
 }
 
 TEST(BuiltinUdfTest, AddEveryNumericDtype) {
   UdfHarness h({3, 6, 7}, 6);
   auto inst = Make(h, "_BuiltIn_Add", 2, 1);
-  CheckAdd<int8_t>(h, *inst, TensorDataType::DT_INT8, {1, -2}, {3, -4}, {4, -6});
+  CheckAdd<int8_t>(h, *inst, TensorDataType::DT_INT8, {1, -2}, {3, -4},
+                   {4, -6});
   CheckAdd<int16_t>(h, *inst, TensorDataType::DT_INT16, {300}, {400}, {700});
   CheckAdd<int32_t>(h, *inst, TensorDataType::DT_INT32, {1, 2}, {3, 4}, {4, 6});
-  CheckAdd<int64_t>(h, *inst, TensorDataType::DT_INT64, {1ll << 40}, {1}, {(1ll << 40) + 1});
+  CheckAdd<int64_t>(h, *inst, TensorDataType::DT_INT64, {1ll << 40}, {1},
+                    {(1ll << 40) + 1});
   CheckAdd<uint8_t>(h, *inst, TensorDataType::DT_UINT8, {200}, {50}, {250});
-  CheckAdd<uint16_t>(h, *inst, TensorDataType::DT_UINT16, {60000}, {5}, {60005});
-  CheckAdd<uint32_t>(h, *inst, TensorDataType::DT_UINT32, {4000000000u}, {1}, {4000000001u});
-  CheckAdd<uint64_t>(h, *inst, TensorDataType::DT_UINT64, {1ull << 63}, {2}, {(1ull << 63) + 2});
-  CheckAdd<float>(h, *inst, TensorDataType::DT_FLOAT, {0.5f, 1}, {0.25f, -1}, {0.75f, 0});
-  CheckAdd<double>(h, *inst, TensorDataType::DT_DOUBLE, {1e300}, {1e300}, {2e300});
+  CheckAdd<uint16_t>(h, *inst, TensorDataType::DT_UINT16, {60000}, {5},
+                     {60005});
+  CheckAdd<uint32_t>(h, *inst, TensorDataType::DT_UINT32, {4000000000u}, {1},
+                     {4000000001u});
+  CheckAdd<uint64_t>(h, *inst, TensorDataType::DT_UINT64, {1ull << 63}, {2},
+                     {(1ull << 63) + 2});
+  CheckAdd<float>(h, *inst, TensorDataType::DT_FLOAT, {0.5f, 1}, {0.25f, -1},
+                  {0.75f, 0});
+  CheckAdd<double>(h, *inst, TensorDataType::DT_DOUBLE, {1e300}, {1e300},
+                   {2e300});
   // 1.5 + 2.25 = 3.75 in IEEE half (0x3E00 + 0x4080 = 0x4380).
-  CheckAdd<uint16_t>(h, *inst, TensorDataType::DT_FLOAT16, {0x3E00}, {0x4080}, {0x4380});
+  CheckAdd<uint16_t>(h, *inst, TensorDataType::DT_FLOAT16, {0x3E00}, {0x4080},
+                     {0x4380});
   // bfloat16: 1.0 (0x3F80) + 2.0 (0x4000) = 3.0 (0x4040).
-  CheckAdd<uint16_t>(h, *inst, TensorDataType::DT_BF16, {0x3F80}, {0x4000}, {0x4040});
+  CheckAdd<uint16_t>(h, *inst, TensorDataType::DT_BF16, {0x3F80}, {0x4000},
+                     {0x4040});
 }
 
 TEST(BuiltinUdfTest, AddRejectsMismatchedInputs) {
@@ -90,9 +100,12 @@ TEST(BuiltinUdfTest, AddRejectsMismatchedInputs) {
   auto b = h.Tensor<float>(TensorDataType::DT_FLOAT, {2}, {1, 2});
   auto c = h.Tensor<int32_t>(TensorDataType::DT_INT32, {3}, {1, 2, 3});
   auto d = h.Tensor<uint8_t>(TensorDataType::DT_BOOL, {1}, {1});
-  EXPECT_EQ(inst->Proc(*bound, 0, {a, b}), FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID);
-  EXPECT_EQ(inst->Proc(*bound, 0, {a, c}), FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID);
-  EXPECT_EQ(inst->Proc(*bound, 0, {d, d}), FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID);
+  EXPECT_EQ(inst->Proc(*bound, 0, {a, b}),
+            FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID);
+  EXPECT_EQ(inst->Proc(*bound, 0, {a, c}),
+            FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID);
+  EXPECT_EQ(inst->Proc(*bound, 0, {d, d}),
+            FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID);
   EXPECT_EQ(inst->Proc(*bound, 0, {a}), FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID);
   EXPECT_TRUE(h.outputs().empty());
 }
@@ -110,7 +123,8 @@ TEST(BuiltinUdfTest, CountBatchStacksAndSlides) {
   }
   auto out = h.outputs();
   ASSERT_EQ(out.size(), 3u);  // windows [1..3], [2..4], [3..5]
-  EXPECT_EQ(out[0].second->GetTensor()->GetShape(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(out[0].second->GetTensor()->GetShape(),
+            (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(UdfHarness::Values<int32_t>(*out[0].second),
             (std::vector<int32_t>{1, 10, 2, 20, 3, 30}));
   EXPECT_EQ(UdfHarness::Values<int32_t>(*out[2].second),
@@ -125,16 +139,19 @@ TEST(BuiltinUdfTest, CountBatchTimeoutEmitsPaddedBatchFromTimerThread) {
   auto bound = h.Bind();
   auto t0 = std::chrono::steady_clock::now();
   for (int32_t v : {5, 6}) {
-    ASSERT_EQ(inst->Proc(*bound, 0,
-                         {h.Tensor<int32_t>(TensorDataType::DT_INT32, {1}, {v})}),
-              0);
+    ASSERT_EQ(
+        inst->Proc(*bound, 0,
+                   {h.Tensor<int32_t>(TensorDataType::DT_INT32, {1}, {v})}),
+        0);
   }
   EXPECT_TRUE(h.outputs().empty());
   ASSERT_TRUE(h.WaitOutputs(1, std::chrono::seconds(5)));
-  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(30));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0,
+            std::chrono::milliseconds(30));
   auto out = h.outputs();
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].second->GetTensor()->GetShape(), (std::vector<int64_t>{4, 1}));
+  EXPECT_EQ(out[0].second->GetTensor()->GetShape(),
+            (std::vector<int64_t>{4, 1}));
   EXPECT_EQ(UdfHarness::Values<int32_t>(*out[0].second),
             (std::vector<int32_t>{5, 6, 0, 0}));
   EXPECT_EQ(out[0].second->mbuf()->device(), 3);
@@ -169,8 +186,10 @@ TEST(BuiltinUdfTest, TimeBatchGroupsByTimestamps) {
   }
   auto out = h.outputs();
   ASSERT_EQ(out.size(), 2u);  // [0,10) and [10,20)
-  EXPECT_EQ(UdfHarness::Values<float>(*out[0].second), (std::vector<float>{0, 1}));
-  EXPECT_EQ(UdfHarness::Values<float>(*out[1].second), (std::vector<float>{2, 3}));
+  EXPECT_EQ(UdfHarness::Values<float>(*out[0].second),
+            (std::vector<float>{0, 1}));
+  EXPECT_EQ(UdfHarness::Values<float>(*out[1].second),
+            (std::vector<float>{2, 3}));
   EXPECT_EQ(out[1].second->GetStartTime(), 10u);
   EXPECT_EQ(out[1].second->GetEndTime(), 20u);
 }

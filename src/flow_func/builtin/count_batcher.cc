@@ -2,27 +2,26 @@
 // (batches of a fixed number of messages, optionally sliding, padded or
 // timed out). Note [Batch semantics] in batcher.cc records what GE does
 // and where hflow differs. Not thread-safe (see batcher.h).
-#include "flow_func/builtin/batcher.h"
-
 #include <algorithm>
 #include <string>
 #include <utility>
 
+#include "flow_func/builtin/batcher.h"
 #include "flow_func/builtin/batcher_internal.h"
 
 namespace hflow {
 namespace flow_func {
 
 using batcher_internal::Cat;
-using batcher_internal::Who;
-using batcher_internal::CheckTimeout;
 using batcher_internal::CheckBatchDimOption;
-using batcher_internal::CheckTensor;
 using batcher_internal::CheckSameKind;
+using batcher_internal::CheckTensor;
+using batcher_internal::CheckTimeout;
 using batcher_internal::Concat;
-using batcher_internal::ZerosLike;
 using batcher_internal::EosMarker;
 using batcher_internal::SetFlowInfo;
+using batcher_internal::Who;
+using batcher_internal::ZerosLike;
 
 // ---------------------------------------------------------------- CountBatch
 

@@ -33,7 +33,8 @@ TimerService::~TimerService() {
   thread_.join();
 }
 
-uint64_t TimerService::Schedule(uint64_t deadline_ms, std::function<void()> fn) {
+uint64_t TimerService::Schedule(uint64_t deadline_ms,
+                                std::function<void()> fn) {
   uint64_t id;
   {
     util::MutexLock lock(mu_);

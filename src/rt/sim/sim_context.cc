@@ -111,8 +111,8 @@ Status SimRuntime::CheckBinding(Op op, SimDevice* dev, bool* implicit) {
     return Status::ContextMismatch(
         std::string(OpName(op)) + " on " + Dev(dev->id) + ": thread '" +
         util::CurrentThreadName() + "' is bound to a context of " +
-        Dev(cur->device) + ", not " + Dev(dev->id) + "; bind " +
-        Dev(dev->id) + " first (SetDevice or SetCurrentContext)");
+        Dev(cur->device) + ", not " + Dev(dev->id) + "; bind " + Dev(dev->id) +
+        " first (SetDevice or SetCurrentContext)");
   }
   if (default_device_ && *default_device_ == dev->id) {
     // The quirk of real runtimes: an unbound thread silently gets the
@@ -156,7 +156,8 @@ Status SimRuntime::SetDevice(int32_t device) {
     // Fast path: already bound to this device's live default context and
     // holding a reference, so the count cannot reach zero underneath us.
     SimContext* cur = BoundContext();
-    if (cur != nullptr && cur == dev->default_ctx.load(std::memory_order_acquire)) {
+    if (cur != nullptr &&
+        cur == dev->default_ctx.load(std::memory_order_acquire)) {
       int64_t refs = dev->refs.load(std::memory_order_relaxed);
       while (refs > 0) {
         if (dev->refs.compare_exchange_weak(refs, refs + 1)) {

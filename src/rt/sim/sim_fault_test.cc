@@ -6,8 +6,8 @@
 #include <chrono>
 
 #include "rt/sim/sim_runtime.h"
-#include "util/thread_name.h"
 #include "test_util.h"
+#include "util/thread_name.h"
 
 namespace hflow {
 namespace rt {
@@ -60,12 +60,12 @@ TEST(SimFaultTest, AnyOpCountsEveryFaultableCall) {
   auto sim = MakeSim({2});
   sim->SetCountCalls(true);
   RunOnFreshThread([&] {
-    ASSERT_TRUE(sim->SetDevice(2).ok());                  // 1
+    ASSERT_TRUE(sim->SetDevice(2).ok());  // 1
     void* p;
-    ASSERT_TRUE(sim->Malloc(2, 8, &p).ok());              // 2
-    ASSERT_TRUE(sim->SetCurrentContext(nullptr).ok());    // not faultable
-    ASSERT_TRUE(sim->SetDevice(2).ok());                  // 3
-    ASSERT_TRUE(sim->Free(2, p).ok());                    // 4
+    ASSERT_TRUE(sim->Malloc(2, 8, &p).ok());            // 2
+    ASSERT_TRUE(sim->SetCurrentContext(nullptr).ok());  // not faultable
+    ASSERT_TRUE(sim->SetDevice(2).ok());                // 3
+    ASSERT_TRUE(sim->Free(2, p).ok());                  // 4
   });
   EXPECT_EQ(sim->CallCount(), 4u);
   EXPECT_EQ(sim->CallCount(Op::kSetDevice), 2u);
@@ -125,7 +125,7 @@ TEST(SimFaultTest, CallLogNamesThreadDeviceAndBoundContext) {
   RunOnFreshThread(
       [&] {
         void* p = nullptr;
-        (void)sim->Malloc(2, 8, &p);          // unbound: fails
+        (void)sim->Malloc(2, 8, &p);  // unbound: fails
         ASSERT_TRUE(sim->SetDevice(2).ok());
         ASSERT_TRUE(sim->Malloc(2, 8, &p).ok());
         ASSERT_TRUE(sim->Free(2, p).ok());

@@ -45,7 +45,7 @@ Status SimRuntime::Malloc(int32_t device, size_t bytes, void** ptr) {
             std::to_string(dev->capacity) + " bytes in use");
       }
     } while (!dev->mem_used.compare_exchange_weak(used, used + bytes));
-    void* p = ::operator new(bytes, std::align_val_t{kAlign}, std::nothrow);
+    void* p = ::operator new (bytes, std::align_val_t{kAlign}, std::nothrow);
     if (p == nullptr) {
       dev->mem_used.fetch_sub(bytes);
       return Status::OutOfMemory("Malloc on " + Dev(device) +
@@ -90,7 +90,7 @@ Status SimRuntime::Free(int32_t device, void* ptr) {
       allocs_.erase(it);
       allocs_epoch_.fetch_add(1, std::memory_order_release);
     }
-    ::operator delete(ptr, std::align_val_t{kAlign});
+    ::operator delete (ptr, std::align_val_t{kAlign});
     dev->mem_used.fetch_sub(bytes);
     dev->live_allocations.fetch_sub(1);
     return Status::OK();
@@ -163,10 +163,11 @@ Status SimRuntime::Memcpy(int32_t device, void* dst, const void* src,
       src_on_dev = FindAllocation(src, bytes, &src_dev);
     }
     auto bad = [&](const char* what, const void* p) {
-      return Status::InvalidArgument(
-          "Memcpy on " + Dev(device) + ": " + what + " " + Ptr(p) + " (+" +
-          std::to_string(bytes) + " bytes) is not inside a live allocation "
-          "of the expected device");
+      return Status::InvalidArgument("Memcpy on " + Dev(device) + ": " + what +
+                                     " " + Ptr(p) + " (+" +
+                                     std::to_string(bytes) +
+                                     " bytes) is not inside a live allocation "
+                                     "of the expected device");
     };
     switch (kind) {
       case MemcpyKind::kHostToDevice:
@@ -179,10 +180,10 @@ Status SimRuntime::Memcpy(int32_t device, void* dst, const void* src,
         if (!dst_on_dev) return bad("destination", dst);
         if (!src_on_dev) return bad("source", src);
         if (dst_dev != device && src_dev != device) {
-          return Status::InvalidArgument(
-              "Memcpy on " + Dev(device) + ": a device-to-device copy from " +
-              Dev(src_dev) + " to " + Dev(dst_dev) +
-              " must be issued on one of them");
+          return Status::InvalidArgument("Memcpy on " + Dev(device) +
+                                         ": a device-to-device copy from " +
+                                         Dev(src_dev) + " to " + Dev(dst_dev) +
+                                         " must be issued on one of them");
         }
         for (int32_t peer : {src_dev, dst_dev}) {
           if (FindDevice(peer)->lost.load()) {

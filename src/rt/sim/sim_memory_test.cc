@@ -75,16 +75,17 @@ TEST(SimMemoryTest, CopiesValidateEveryDevicePointer) {
     ASSERT_TRUE(sim->Malloc(6, 256, &d6).ok());
     std::vector<char> host(512, 1);
     // Overrunning the allocation.
-    EXPECT_EQ(sim->Memcpy(6, d6, host.data(), 512,
-                          MemcpyKind::kHostToDevice).code(),
-              StatusCode::kInvalidArgument);
+    EXPECT_EQ(
+        sim->Memcpy(6, d6, host.data(), 512, MemcpyKind::kHostToDevice).code(),
+        StatusCode::kInvalidArgument);
     // Host pointer passed as device pointer.
-    EXPECT_EQ(sim->Memcpy(6, host.data(), d6, 16,
-                          MemcpyKind::kHostToDevice).code(),
-              StatusCode::kInvalidArgument);
+    EXPECT_EQ(
+        sim->Memcpy(6, host.data(), d6, 16, MemcpyKind::kHostToDevice).code(),
+        StatusCode::kInvalidArgument);
     // Interior pointer within bounds is fine.
     EXPECT_TRUE(sim->Memcpy(6, static_cast<char*>(d6) + 128, host.data(), 128,
-                            MemcpyKind::kHostToDevice).ok());
+                            MemcpyKind::kHostToDevice)
+                    .ok());
     EXPECT_TRUE(sim->Memset(6, d6, 0, 256).ok());
     ASSERT_TRUE(sim->Free(6, d6).ok());
     ASSERT_TRUE(sim->ResetDevice(6).ok());
@@ -102,8 +103,8 @@ TEST(SimMemoryTest, CopyAfterAnotherThreadFreedIsRejected) {
     ASSERT_TRUE(sim->SetDevice(6).ok());
     ASSERT_TRUE(sim->Malloc(6, 256, &d6).ok());
     for (int i = 0; i < 3; ++i) {  // the first fills the cache
-      ASSERT_TRUE(sim->Memcpy(6, d6, host.data(), 256,
-                              MemcpyKind::kHostToDevice).ok());
+      ASSERT_TRUE(
+          sim->Memcpy(6, d6, host.data(), 256, MemcpyKind::kHostToDevice).ok());
     }
     RunOnFreshThread([&] {
       ASSERT_TRUE(sim->SetDevice(6).ok());
@@ -120,12 +121,13 @@ TEST(SimMemoryTest, CopyAfterAnotherThreadFreedIsRejected) {
     ASSERT_TRUE(sim->SetDevice(7).ok());
     void* again = nullptr;
     ASSERT_TRUE(sim->Malloc(7, 256, &again).ok());
-    ASSERT_TRUE(sim->Memcpy(7, again, host.data(), 256,
-                            MemcpyKind::kHostToDevice).ok());
+    ASSERT_TRUE(
+        sim->Memcpy(7, again, host.data(), 256, MemcpyKind::kHostToDevice)
+            .ok());
     ASSERT_TRUE(sim->ResetDevice(7).ok());
     ASSERT_TRUE(sim->SetDevice(6).ok());
-    EXPECT_EQ(sim->Memcpy(6, again, host.data(), 256,
-                          MemcpyKind::kHostToDevice).code(),
+    EXPECT_EQ(sim->Memcpy(6, again, host.data(), 256, MemcpyKind::kHostToDevice)
+                  .code(),
               StatusCode::kInvalidArgument)
         << (again == d6 ? "same address reused" : "new address");
     ASSERT_TRUE(sim->ResetDevice(6).ok());
@@ -134,11 +136,11 @@ TEST(SimMemoryTest, CopyAfterAnotherThreadFreedIsRejected) {
     // A cached hit still checks the range against the allocation it found.
     void* d7 = nullptr;
     ASSERT_TRUE(sim->Malloc(7, 128, &d7).ok());
-    ASSERT_TRUE(sim->Memcpy(7, d7, host.data(), 128,
-                            MemcpyKind::kHostToDevice).ok());
-    EXPECT_EQ(sim->Memcpy(7, d7, host.data(), 129,
-                          MemcpyKind::kHostToDevice).code(),
-              StatusCode::kInvalidArgument);
+    ASSERT_TRUE(
+        sim->Memcpy(7, d7, host.data(), 128, MemcpyKind::kHostToDevice).ok());
+    EXPECT_EQ(
+        sim->Memcpy(7, d7, host.data(), 129, MemcpyKind::kHostToDevice).code(),
+        StatusCode::kInvalidArgument);
     ASSERT_TRUE(sim->Free(7, d7).ok());
     ASSERT_TRUE(sim->ResetDevice(7).ok());
   });
@@ -153,16 +155,15 @@ TEST(SimMemoryTest, CrossDeviceCopyIssuedOnEitherEnd) {
     ASSERT_TRUE(sim->Malloc(3, 1024, &d3).ok());
     std::vector<uint8_t> src(1024);
     std::iota(src.begin(), src.end(), 0);
-    ASSERT_TRUE(sim->Memcpy(3, d3, src.data(), 1024,
-                            MemcpyKind::kHostToDevice).ok());
+    ASSERT_TRUE(
+        sim->Memcpy(3, d3, src.data(), 1024, MemcpyKind::kHostToDevice).ok());
     ASSERT_TRUE(sim->ResetDevice(3).ok());
     ASSERT_TRUE(sim->SetDevice(7).ok());
     ASSERT_TRUE(sim->Malloc(7, 1024, &d7).ok());
-    ASSERT_TRUE(sim->Memcpy(7, d7, d3, 1024,
-                            MemcpyKind::kDeviceToDevice).ok());
+    ASSERT_TRUE(sim->Memcpy(7, d7, d3, 1024, MemcpyKind::kDeviceToDevice).ok());
     std::vector<uint8_t> back(1024);
-    ASSERT_TRUE(sim->Memcpy(7, back.data(), d7, 1024,
-                            MemcpyKind::kDeviceToHost).ok());
+    ASSERT_TRUE(
+        sim->Memcpy(7, back.data(), d7, 1024, MemcpyKind::kDeviceToHost).ok());
     EXPECT_EQ(back, src);
     ASSERT_TRUE(sim->ResetDevice(7).ok());
     // Issued on a third device: rejected.

@@ -58,8 +58,7 @@ SimRuntime::SimRuntime(SimOptions options)
 SimRuntime::~SimRuntime() {
   // Device memory the program leaked is still host memory: give it back.
   for (auto& [addr, a] : allocs_) {
-    ::operator delete(reinterpret_cast<void*>(addr),
-                      std::align_val_t{64});
+    ::operator delete (reinterpret_cast<void*>(addr), std::align_val_t{64});
   }
 }
 
@@ -79,9 +78,9 @@ Status SimRuntime::ValidateOptions() const {
   }
   for (size_t i = 1; i < devices_.size(); ++i) {
     if (devices_[i]->id == devices_[i - 1]->id) {
-      return Status::InvalidArgument(
-          "sim runtime: device " + std::to_string(devices_[i]->id) +
-          " appears twice in the cluster config");
+      return Status::InvalidArgument("sim runtime: device " +
+                                     std::to_string(devices_[i]->id) +
+                                     " appears twice in the cluster config");
     }
   }
   if (default_device_ && FindDevice(*default_device_) == nullptr) {
@@ -103,8 +102,6 @@ std::optional<int32_t> SimRuntime::DefaultDevice() const {
   return default_device_;
 }
 
-
-
 Status SimRuntime::LookupDevice(Op op, int32_t device, SimDevice** out) const {
   *out = FindDevice(device);
   if (*out != nullptr) return Status::OK();
@@ -112,10 +109,9 @@ Status SimRuntime::LookupDevice(Op op, int32_t device, SimDevice** out) const {
   for (const auto& d : devices_) {
     ids += (ids.empty() ? "" : ",") + std::to_string(d->id);
   }
-  return Status::InvalidArgument(std::string(OpName(op)) + ": device " +
-                                 std::to_string(device) +
-                                 " is not in the cluster (devices: " + ids +
-                                 ")");
+  return Status::InvalidArgument(
+      std::string(OpName(op)) + ": device " + std::to_string(device) +
+      " is not in the cluster (devices: " + ids + ")");
 }
 
 // ---------------------------------------------------------------------------
@@ -195,10 +191,9 @@ Status SimRuntime::MaybeFault(Op op) {
     for (auto it = faults_.begin(); it != faults_.end(); ++it) {
       if (it->op != op && !(it->op == kAnyOp && faultable)) continue;
       if (--it->remaining == 0) {
-        fired = it->error.ok() ? Status::Internal("injected fault")
-                               : it->error;
-        fired = fired.WithContext(std::string(OpName(op)) +
-                                  " (injected fault): ");
+        fired = it->error.ok() ? Status::Internal("injected fault") : it->error;
+        fired =
+            fired.WithContext(std::string(OpName(op)) + " (injected fault): ");
         faults_.erase(it);
         UpdateInstrumented();
         break;
@@ -210,8 +205,8 @@ Status SimRuntime::MaybeFault(Op op) {
   return fired;
 }
 
-void SimRuntime::Record(Op op, int32_t device, SimContext* entry,
-                        bool implicit, const Status& s) {
+void SimRuntime::Record(Op op, int32_t device, SimContext* entry, bool implicit,
+                        const Status& s) {
   CallRecord r;
   r.thread = util::CurrentThreadName();
   r.op = op;

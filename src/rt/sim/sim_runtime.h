@@ -52,11 +52,11 @@ struct SimOptions {
 // One recorded runtime call.
 struct CallRecord {
   uint64_t seq = 0;
-  std::string thread;        // name of the calling thread
+  std::string thread;  // name of the calling thread
   Op op = Op::kCount;
-  int32_t device = -1;       // target device (-1: none, e.g. unbinding)
-  int64_t bound_context = 0; // id of the context bound at entry (0: none)
-  int32_t bound_device = -1; // its device (-1: none)
+  int32_t device = -1;        // target device (-1: none, e.g. unbinding)
+  int64_t bound_context = 0;  // id of the context bound at entry (0: none)
+  int32_t bound_device = -1;  // its device (-1: none)
   bool implicit_binding = false;
   StatusCode result = StatusCode::kOk;
 };
@@ -158,8 +158,7 @@ class SimRuntime final : public DeviceRuntime {
   // the default-device quirk bound the thread.
   Status CheckBinding(Op op, SimDevice* dev, bool* implicit);
   // Lookup + lost check + binding check.
-  Status EnterDeviceOp(Op op, int32_t device, SimDevice** dev,
-                       bool* implicit);
+  Status EnterDeviceOp(Op op, int32_t device, SimDevice** dev, bool* implicit);
 
   // Instrumentation: fault injection, latency, call log. `body` runs only if
   // no fault fires.

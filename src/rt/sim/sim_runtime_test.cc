@@ -111,10 +111,10 @@ TEST(SimRuntimeTest, BoundToRightDeviceProceeds) {
     void* p = nullptr;
     ASSERT_TRUE(sim->Malloc(4, 1000, &p).ok());
     std::vector<char> host(1000, 7), back(1000, 0);
-    ASSERT_TRUE(sim->Memcpy(4, p, host.data(), 1000,
-                            MemcpyKind::kHostToDevice).ok());
-    ASSERT_TRUE(sim->Memcpy(4, back.data(), p, 1000,
-                            MemcpyKind::kDeviceToHost).ok());
+    ASSERT_TRUE(
+        sim->Memcpy(4, p, host.data(), 1000, MemcpyKind::kHostToDevice).ok());
+    ASSERT_TRUE(
+        sim->Memcpy(4, back.data(), p, 1000, MemcpyKind::kDeviceToHost).ok());
     EXPECT_EQ(back, host);
     ASSERT_TRUE(sim->Free(4, p).ok());
     ASSERT_TRUE(sim->ResetDevice(4).ok());
@@ -122,8 +122,7 @@ TEST(SimRuntimeTest, BoundToRightDeviceProceeds) {
 }
 
 // Device sets that do not start at 0, and one that does.
-class DeviceSetTest
-    : public ::testing::TestWithParam<std::vector<int32_t>> {};
+class DeviceSetTest : public ::testing::TestWithParam<std::vector<int32_t>> {};
 
 TEST_P(DeviceSetTest, EveryDeviceNeedsItsOwnBinding) {
   const std::vector<int32_t> devices = GetParam();
@@ -265,8 +264,7 @@ TEST(SimRuntimeTest, UserContextsBindAndDestroy) {
     ASSERT_TRUE(sim->DestroyContext(ctx).ok());
     EXPECT_EQ(sim->GetCurrentContext(), nullptr);
     // A destroyed handle is rejected, not dereferenced.
-    EXPECT_EQ(sim->SetCurrentContext(ctx).code(),
-              StatusCode::kInvalidArgument);
+    EXPECT_EQ(sim->SetCurrentContext(ctx).code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(sim->DestroyContext(ctx).code(), StatusCode::kInvalidArgument);
   });
 }

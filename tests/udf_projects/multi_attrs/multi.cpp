@@ -53,8 +53,8 @@ class MultiAttrs : public MetaMultiFunc {
     Check(bit++, params->GetAttr("types", dts) == FLOW_FUNC_SUCCESS &&
                      dts.size() == 2 && dts[0] == TensorDataType::DT_FLOAT);
     AscendString wrong;
-    Check(bit++, params->GetAttr("count", wrong) ==
-                     FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH);
+    Check(bit++,
+          params->GetAttr("count", wrong) == FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH);
     Check(bit++, params->GetAttr("absent", i) == FLOW_FUNC_ERR_ATTR_NOT_EXITS);
     Check(bit++, params->GetInputNum() == 2 && params->GetOutputNum() == 3);
     FLOW_FUNC_LOG_INFO("MultiAttrs %s init mask 0x%llx", params->GetName(),
