@@ -35,6 +35,7 @@
 
 #include "hflow/hflow.h"
 #include "hflow/rt.h"
+#include "test_util.h"
 
 #ifndef HFLOW_SOURCE_DIR
 #error "HFLOW_SOURCE_DIR must name the source tree"
@@ -57,20 +58,10 @@ std::string Example(const std::string& rel) {
   return std::string(HFLOW_SOURCE_DIR) + "/examples/" + rel;
 }
 
-// UDF projects build under the build tree (unless the caller chose a folder)
-// against the build tree's SDK.
-void UseBuildTreeForUdfs() {
-#ifdef HFLOW_BUILD_SDK_DIR
-  const fs::path build = fs::path(HFLOW_BUILD_SDK_DIR).parent_path();
-  setenv("HFLOW_UDF_BUILD_DIR", (build / "examples_udf_builds").c_str(), 0);
-  setenv("HFLOW_SDK_DIR", HFLOW_BUILD_SDK_DIR, 0);
-#endif
-}
-
 class ExamplesTest : public ::testing::Test {
  protected:
   void Start(const std::vector<int32_t>& devices) {
-    UseBuildTreeForUdfs();
+    testing::UseBuildTreeForUdfs();
     Options o;
     o.cluster = MakeLocalCluster(devices);
     Status s = Initialize(o);
@@ -332,7 +323,7 @@ struct CliRun {
 // default); `args` go to `hflow run` after the script's own.
 CliRun RunScript(const std::string& script, const std::string& args = "",
                  const std::string& cli = HFLOW_CLI_PATH) {
-  UseBuildTreeForUdfs();
+  testing::UseBuildTreeForUdfs();
   CliRun r;
   const std::string err_file = ::testing::TempDir() + "hflow_examples_stderr_" +
                                std::to_string(::getpid()) + ".txt";

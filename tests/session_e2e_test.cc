@@ -106,7 +106,7 @@ TEST_F(SessionE2ETest, TimeoutsAndBadInputs) {
   EXPECT_EQ(s.FetchData(9, &out, &info, 0).code(), StatusCode::kNotFound);
   ASSERT_TRUE(s.AddGraph(1, AddPipeline()).ok());
   EXPECT_EQ(s.AddGraph(1, AddPipeline()).code(), StatusCode::kAlreadyExists);
-  Status st = s.FeedData(1, {}, in, 0);
+  Status st = s.FetchData(1, &out, &info, 0);
   EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);  // before build
   ASSERT_TRUE(s.BuildGraph(1).ok());
   st =

@@ -254,7 +254,7 @@ TEST_P(FetchPairingTest, OutputsThatNeverPairFailTheFetchClearlyAndKeepData) {
   ASSERT_EQ(st.code(), StatusCode::kResourceExhausted) << st.ToString();
   EXPECT_NE(st.ToString().find("output 0 ('id:0')"), std::string::npos)
       << st.ToString();
-  EXPECT_NE(st.ToString().find("every output must carry the same"),
+  EXPECT_NE(st.ToString().find("fetched together must carry the same"),
             std::string::npos)
       << st.ToString();
 }

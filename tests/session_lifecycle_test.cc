@@ -304,19 +304,24 @@ TEST_F(SessionLifecycleApiTest, BadInputsGetClearErrors) {
   std::vector<DeviceReport> reports;
   EXPECT_EQ(s.DeviceReports(42, &reports).code(), StatusCode::kNotFound);
 
-  // Feed and fetch before build.
+  // Fetch before build; the first feed builds (as GE).
   ASSERT_TRUE(s.AddGraph(1, TwoInputAdd()).ok());
-  Status st = s.FeedData(1, {I64({1}), I64({2})}, FlowInfo{}, 0);
+  Status st = s.FetchData(1, &out, &info, 0);
   EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("BuildGraph"));
-  st = s.FetchData(1, &out, &info, 0);
-  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
-  ASSERT_TRUE(s.BuildGraph(1).ok());
+  st = s.FeedData(1, {I64({1}), I64({2})}, FlowInfo{}, 1000);
+  EXPECT_TRUE(st.ok()) << st.ToString();
   EXPECT_TRUE(s.BuildGraph(1).ok());  // building twice is harmless
+  st = s.FetchData(1, &out, &info, 5000);
+  ASSERT_TRUE(st.ok()) << st.ToString();
 
+  // No tensors and no EOS flag: not a feed.
+  st = s.FeedData(1, {}, FlowInfo{}, 0);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_THAT(st.message(), HasSubstr("kFlowFlagEos"));
   // Wrong number of inputs, naming the inputs.
   for (const auto& inputs :
-       {std::vector<Tensor>{}, std::vector<Tensor>{I64({1})},
+       {std::vector<Tensor>{I64({1})},
         std::vector<Tensor>{I64({1}), I64({1}), I64({1})}}) {
     st = s.FeedData(1, inputs, FlowInfo{}, 0);
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
@@ -377,8 +382,10 @@ TEST_F(SessionLifecycleApiTest, BadGraphsAndPlacementsGetClearErrors) {
   EXPECT_THAT(st.message(), HasSubstr("9"));
   std::vector<Tensor> out;
   FlowInfo info;
-  EXPECT_EQ(s.FeedData(1, {I64({1})}, FlowInfo{}, 0).code(),
-            StatusCode::kFailedPrecondition);
+  // The first feed builds again, and fails as the build did.
+  Status fed = s.FeedData(1, {I64({1})}, FlowInfo{}, 0);
+  EXPECT_EQ(fed.code(), st.code()) << fed.ToString();
+  EXPECT_THAT(fed.message(), HasSubstr("building on first feed"));
   EXPECT_TRUE(s.RemoveGraph(1).ok());
   // An unknown function.
   FlowData x("x", 0);
@@ -561,15 +568,15 @@ TEST_F(SessionLifecycleApiTest, SameGraphIdInTwoSessionsIsIndependent) {
   ASSERT_TRUE(b.AddGraph(7, Pipeline("b", {3}, {3})).ok());
   ASSERT_TRUE(a.BuildGraph(7).ok());
   // b's graph 7 is not built yet: a's build did not build it.
-  EXPECT_EQ(b.FeedData(7, {I64({1})}, FlowInfo{}, 0).code(),
+  std::vector<Tensor> out;
+  FlowInfo info;
+  EXPECT_EQ(b.FetchData(7, &out, &info, 0).code(),
             StatusCode::kFailedPrecondition);
   ASSERT_TRUE(b.BuildGraph(7).ok());
 
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(a.FeedData(7, {I64({100 + i})}, FlowInfo{}, 1000).ok());
   }
-  std::vector<Tensor> out;
-  FlowInfo info;
   EXPECT_EQ(b.FetchData(7, &out, &info, 50).code(), StatusCode::kTimeout);
   ASSERT_TRUE(b.FeedData(7, {I64({5})}, FlowInfo{}, 1000).ok());
   Status st = b.FetchData(7, &out, &info, 5000);

@@ -1,8 +1,11 @@
 // Test helpers (see test_util.h).
 #include "test_util.h"
 
+#include <stdlib.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 
@@ -52,6 +55,15 @@ void LeaveCrashSignalsToTheProcess() {
   std::string value = old == nullptr ? "" : old;
   if (value.find(kLeave) == std::string::npos) value += kLeave;
   setenv(name, value.c_str(), 1);
+#endif
+}
+
+void UseBuildTreeForUdfs() {
+#ifdef HFLOW_BUILD_SDK_DIR
+  const std::filesystem::path build =
+      std::filesystem::path(HFLOW_BUILD_SDK_DIR).parent_path();
+  setenv("HFLOW_UDF_BUILD_DIR", (build / "examples_udf_builds").c_str(), 0);
+  setenv("HFLOW_SDK_DIR", HFLOW_BUILD_SDK_DIR, 0);
 #endif
 }
 

@@ -46,6 +46,11 @@ std::string DevicesName(const std::vector<int32_t>& devices);
 // user's process would. No effect in other builds.
 void LeaveCrashSignalsToTheProcess();
 
+// UDF projects that hflow builds during BuildGraph build under the build
+// tree (examples_udf_builds), against the build tree's SDK, unless the
+// caller's environment already names other folders.
+void UseBuildTreeForUdfs();
+
 // Runs `fn` on a new thread named `name` and joins it.
 void RunOnFreshThread(const std::function<void()>& fn,
                       const std::string& name = "test-fresh");

@@ -49,6 +49,13 @@ struct FlowInfo {
   // On fetch, when ret_code != 0: the node whose UDF failed (or raised the
   // exception); empty otherwise.
   std::string error_node;
+
+  // GE's offset API over user_data (DataFlowInfo::SetUserData/GetUserData):
+  // writes `size` bytes at `offset` (growing user_data to offset + size), or
+  // reads them. kInvalidArgument when offset + size exceeds 64 bytes, for a
+  // null pointer with a size, or (GetUserData) beyond what user_data holds.
+  Status SetUserData(const void* data, size_t size, size_t offset = 0);
+  Status GetUserData(void* data, size_t size, size_t offset = 0) const;
 };
 
 // A host tensor.
@@ -74,6 +81,38 @@ struct Tensor {
     if (!v.empty()) std::memcpy(v.data(), data.data(), v.size() * sizeof(T));
     return v;
   }
+};
+
+// Message types: FlowFunc's MsgType numbers, so a host message reaches a
+// UDF as the type it was fed with. Types from kMsgTypeUserDefineStart up
+// are the user's own (GE's range), carried as raw bytes.
+inline constexpr uint16_t kMsgTypeTensor = 0;
+inline constexpr uint16_t kMsgTypeRawData = 1;
+inline constexpr uint16_t kMsgTypeTensorList = 2;
+inline constexpr uint16_t kMsgTypeUserDefineStart = 1024;
+
+// One message of one graph input or output: GE's FlowMsg on the host
+// (Session::FeedMessages / FetchMessages).
+struct Message {
+  uint16_t msg_type = kMsgTypeTensor;
+  // kMsgTypeTensor: exactly one tensor (none when `empty`);
+  // kMsgTypeTensorList: any number of tensors. Unused by other types.
+  std::vector<Tensor> tensors;
+  // kMsgTypeRawData and user-defined types: the bytes.
+  std::vector<uint8_t> raw;
+  // An empty message (GE's AllocEmptyDataMsg, "null data"): no payload.
+  // An end-of-stream-only feed is made of these; a fetch says so here.
+  bool empty = false;
+  // Flags, times, transaction id, user data and ret code. On feed, the
+  // messages of one call are one transaction: their transaction ids must
+  // agree (0: the session assigns one); ret_code travels to the UDF.
+  FlowInfo info;
+};
+
+// One piece of a raw-data feed (GE's RawData): `len` bytes at `data`.
+struct RawData {
+  const void* data = nullptr;
+  size_t len = 0;
 };
 
 // Bytes per element of a DataType (0 for unknown values).
@@ -212,8 +251,12 @@ class Session {
   Status BuildGraph(uint32_t graph_id);
   // One tensor per graph input; timeout in ms (-1 = forever, 0 = try).
   // The transaction goes in whole or not at all: on kTimeout nothing was
-  // fed, and the same transaction may be fed again.
-  // Errors: kFailedPrecondition when not initialized or not built;
+  // fed, and the same transaction may be fed again. A graph not built yet
+  // is built first (as BuildGraph, whose errors it returns: GE builds on
+  // the first feed). No tensors with kFlowFlagEos in info.flags is an
+  // end-of-stream-only feed: an empty message carrying the flags goes to
+  // every input.
+  // Errors: kFailedPrecondition when not initialized;
   // kNotFound for an unknown or removed graph; kInvalidArgument for a wrong
   // number of tensors, a tensor whose bytes do not match its dtype and
   // shape, a message over Options::max_message_bytes, or user_data over 64
@@ -222,13 +265,55 @@ class Session {
   // while the call waits; kDeviceLost when a device it uses is lost.
   Status FeedData(uint32_t graph_id, const std::vector<Tensor>& inputs,
                   const FlowInfo& info, int32_t timeout_ms);
+  // As FeedData, to the graph inputs `indexes` name (inputs[i] goes to input
+  // indexes[i]; empty: every input in order); inputs not named get nothing
+  // from this transaction. Errors: kInvalidArgument for an index out of
+  // range, a repeated index, or as many indexes as tensors not given; then
+  // as FeedData.
+  Status FeedData(uint32_t graph_id, const std::vector<uint32_t>& indexes,
+                  const std::vector<Tensor>& inputs, const FlowInfo& info,
+                  int32_t timeout_ms);
   // One tensor per graph output (of one transaction); a distinct kTimeout
   // status when nothing arrives in time. A UDF failure comes back as
   // info->ret_code with empty tensors (an OK status).
-  // Errors: kInvalidArgument for null outputs or info; then as FeedData
+  // Errors: kFailedPrecondition when not initialized or not built (nothing
+  // fed yet); kInvalidArgument for null outputs or info; then as FeedData
   // (kTimeout: nothing arrived within the timeout).
   Status FetchData(uint32_t graph_id, std::vector<Tensor>* outputs,
                    FlowInfo* info, int32_t timeout_ms);
+  // As FetchData, for the graph outputs `indexes` name, in that order
+  // (empty: every output): (*outputs)[i] is output indexes[i], all of one
+  // transaction. Outputs not named are left for later fetches, so a node
+  // whose outputs carry different transactions is fetched one output at a
+  // time. Errors: kInvalidArgument for an index out of range or repeated;
+  // then as FetchData.
+  Status FetchData(uint32_t graph_id, const std::vector<uint32_t>& indexes,
+                   std::vector<Tensor>* outputs, FlowInfo* info,
+                   int32_t timeout_ms);
+  // Message-level feed (GE's FeedDataFlowGraph of FlowMsgs): inputs[i] goes
+  // to graph input indexes[i] (empty: every input in order), each with its
+  // own type, flags, user data and ret code, as one transaction.
+  // Errors: kInvalidArgument for the index errors of FeedData, a message
+  // whose payload does not match its type (a tensor message without
+  // exactly one tensor, tensors on a raw message, an unknown type below
+  // kMsgTypeUserDefineStart), a tensor whose bytes do not match its shape,
+  // user data over 64 bytes, or transaction ids that differ; then as
+  // FeedData.
+  Status FeedMessages(uint32_t graph_id, const std::vector<uint32_t>& indexes,
+                      const std::vector<Message>& inputs, int32_t timeout_ms);
+  // Message-level fetch: one message per output `indexes` names (empty:
+  // every output), of one transaction, each with its type, flags, user data
+  // and ret code (a failed message has ret_code set and no payload).
+  // Errors: as FetchData.
+  Status FetchMessages(uint32_t graph_id, const std::vector<uint32_t>& indexes,
+                       std::vector<Message>* outputs, int32_t timeout_ms);
+  // GE's FeedRawData: the pieces, joined in order, as one raw-data message
+  // to graph input `index`, with `info`'s flow info. No pieces with
+  // kFlowFlagEos is an end-of-stream-only feed of every input.
+  // Errors: kInvalidArgument for an index out of range or a null piece
+  // with a length; then as FeedData.
+  Status FeedRawData(uint32_t graph_id, const std::vector<RawData>& parts,
+                     uint32_t index, const FlowInfo& info, int32_t timeout_ms);
 
   // hflow extensions for streams of small messages: many transactions per
   // call, with FeedData's and FetchData's guarantees, paying the per-call

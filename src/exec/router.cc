@@ -119,8 +119,21 @@ Router::OutputFn Router::OutputOf(const deploy::DeployedInstance& inst,
     if (h.trans_id == 0) h.trans_id = t_run.trans;
     // A UDF that sets a ret code on its own output is the failing node.
     if (h.ret_code != 0 && h.error_node == 0) h.error_node = tag;
-    if (h.user_data_len == 0 && t_run.input != nullptr) {
-      (void)h.SetUserData(t_run.input->user_data, t_run.input->user_data_len);
+    if (t_run.input != nullptr) {
+      // Note [Outputs inherit the flow info]
+      // GE makes a UDF's messages from the head of the input being
+      // processed, so an output carries that input's flow flags (an EOS
+      // fed at the host reaches the fetcher through every node), times and
+      // user data unless the UDF set its own.
+      const services::MbufHead& in = *t_run.input;
+      if (h.user_data_len == 0) {
+        (void)h.SetUserData(in.user_data, in.user_data_len);
+      }
+      if (h.flags == 0) h.flags = in.flags;
+      if (h.start_time == 0 && h.end_time == 0) {
+        h.start_time = in.start_time;
+        h.end_time = in.end_time;
+      }
     }
     if (idx >= by_output.size()) return FlowFunc::FLOW_FUNC_SUCCESS;
     for (const RouteTargets* targets : by_output[idx]) {

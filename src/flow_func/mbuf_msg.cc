@@ -246,6 +246,7 @@ Status MsgAllocator::AllocEmptyMsg(MsgType type,
   services::MbufPtr m;
   HFLOW_RETURN_IF_ERROR(AllocMbuf(0, &m));
   m->head().msg_type = static_cast<uint16_t>(type);
+  m->head().null_data = true;
   m->head().shape = type == MsgType::MSG_TYPE_TENSOR_DATA
                         ? std::vector<int64_t>{0}
                         : std::vector<int64_t>{};

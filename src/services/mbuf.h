@@ -50,6 +50,9 @@ struct MbufHead {
   // A failed message (ret_code != 0): which node failed, as a tag the
   // deployment gives (1 + the node's index in its graph; 0: unknown).
   uint32_t error_node = 0;
+  // An empty message (GE's "null data": AllocEmptyDataMsg, an
+  // end-of-stream-only feed): it has no payload, whatever its type.
+  bool null_data = false;
   uint8_t user_data[kMaxUserData] = {};
   uint32_t user_data_len = 0;
 

@@ -23,6 +23,7 @@
 #include "exec/router.h"
 #include "hflow/session.h"
 #include "session/environment.h"
+#include "session/host_message.h"
 #include "session/output_matcher.h"
 
 namespace hflow {
@@ -48,10 +49,23 @@ class GraphState {
   ~GraphState();
 
   Status Build();
-  Status Feed(const std::vector<Tensor>& inputs, const FlowInfo& info,
+  // Builds the graph unless it is built (FeedData builds on first use, as
+  // GE does).
+  Status EnsureBuilt();
+  // FeedData; `indexes` null or empty: every input in order.
+  Status Feed(const std::vector<uint32_t>* indexes,
+              const std::vector<Tensor>& inputs, const FlowInfo& info,
               int32_t timeout_ms);
-  Status Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
+  Status FeedMessages(const std::vector<uint32_t>& indexes,
+                      const std::vector<Message>& inputs, int32_t timeout_ms);
+  Status FeedRaw(const std::vector<RawData>& parts, uint32_t index,
+                 const FlowInfo& info, int32_t timeout_ms);
+  // FetchData; `indexes` null or empty: every output in order.
+  Status Fetch(const std::vector<uint32_t>* indexes,
+               std::vector<Tensor>* outputs, FlowInfo* info,
                int32_t timeout_ms);
+  Status FetchMessages(const std::vector<uint32_t>& indexes,
+                       std::vector<Message>* outputs, int32_t timeout_ms);
   // Session::FeedDataBatch / FetchDataBatch (graph_state_batch.cc).
   Status FeedBatch(const std::vector<std::vector<Tensor>>& batch,
                    const std::vector<FlowInfo>& infos, int32_t timeout_ms,
@@ -69,27 +83,58 @@ class GraphState {
   // What is left at this moment of a timeout that started at `t0`.
   static int32_t Remaining(int32_t timeout_ms, Clock::time_point t0);
   Status CheckUsable() const;  // removed, or not built
-  Status CheckInputs(const std::vector<Tensor>& inputs) const;
+  // The inputs or outputs (`side`) a call names: `indexes` null or empty
+  // means all `count` in order; each must be in range and named once.
+  Status Select(const char* call, const char* side,
+                const std::vector<uint32_t>* indexes, size_t count,
+                std::vector<uint32_t>* out) const;
+  // Whether a feed of `given` items (`what`) comes with as many indexes,
+  // or, without indexes, one per graph input.
+  Status CheckCount(const char* call, const char* what,
+                    const std::vector<uint32_t>* indexes, size_t given) const;
+  // FeedData's tensors (`sel` says each one's input) as parts, checked.
+  Status TensorParts(const std::vector<uint32_t>& sel,
+                     const std::vector<Tensor>& inputs, const FlowInfo& info,
+                     std::vector<session::FeedPart>* parts) const;
+  // An end-of-stream-only feed: an empty message with `info` per input.
+  Status FeedEos(const FlowInfo& info, int32_t timeout_ms);
   Status CheckFeed(const std::vector<Tensor>& inputs,
                    const FlowInfo& info) const;
   void BindFeed(std::optional<rt::ScopedDevice>* bound);
   void BindFetch(std::optional<rt::ScopedDevice>* bound);
-  // Routes one transaction; feed_mu_ held.
+  // Routes one transaction of every input (FeedData, FeedDataBatch);
+  // feed_mu_ held.
   Status FeedLocked(const std::vector<Tensor>& inputs, const FlowInfo& info,
                     int32_t timeout_ms);
-  // FeedLocked for a transaction with several target queues: all of them
-  // or none (Note [A transaction goes in whole]).
-  Status FeedWhole(services::MbufPtr* mbufs, size_t n, uint64_t trans,
+  // Routes one transaction made of `parts` (each naming its input), whole
+  // or not at all; feed_mu_ held.
+  Status FeedParts(const session::FeedPart* parts, size_t n, uint64_t trans,
                    int32_t timeout_ms);
-  // One message per output of one transaction into got[0..outputs), which
-  // must be empty (waiting up to the timeout), or none: nothing taken is
-  // lost on failure (Note [Pairing outputs] in output_matcher.cc).
-  // fetch_mu_ held.
-  Status TakeOutputs(services::MbufPtr* got, int32_t timeout_ms);
-  // Converts one transaction's outputs (the caller puts them back when this
-  // fails).
+  // Takes the life lock, checks, binds and feeds `parts` as one
+  // transaction (`trans` 0: the next id).
+  Status FeedPartsCall(const std::vector<session::FeedPart>& parts,
+                       uint64_t trans, int32_t timeout_ms);
+  // FeedParts for a transaction with several target queues: all of them
+  // or none (Note [A transaction goes in whole]).
+  Status FeedWhole(const session::FeedPart* parts, services::MbufPtr* mbufs,
+                   size_t n, uint64_t trans, int32_t timeout_ms);
+  // One message per output `sel` names, of one transaction, into
+  // got[0..sel.size()), which must be empty (waiting up to the timeout),
+  // or none: nothing taken is lost on failure (Note [Pairing outputs] in
+  // output_matcher.cc). fetch_mu_ held.
+  Status TakeOutputs(const std::vector<uint32_t>& sel, services::MbufPtr* got,
+                     int32_t timeout_ms);
+  Status TakeOutputs(services::MbufPtr* got, int32_t timeout_ms) {
+    return TakeOutputs(matcher_->all(), got, timeout_ms);
+  }
+  // Converts one transaction's outputs of `sel` (the caller puts them back
+  // when this fails).
+  Status ReadOutputs(const std::vector<uint32_t>& sel, services::MbufPtr* got,
+                     std::vector<Tensor>* outputs, FlowInfo* info);
   Status ReadOutputs(services::MbufPtr* got, std::vector<Tensor>* outputs,
-                     FlowInfo* info);
+                     FlowInfo* info) {
+    return ReadOutputs(matcher_->all(), got, outputs, info);
+  }
   // Returns `transactions` sets of outputs, taken in order, so they come
   // out again first, in the same order.
   void PutBack(services::MbufPtr* got, size_t transactions);
@@ -97,12 +142,11 @@ class GraphState {
   // The device input k's message of transaction `trans` is made on.
   int32_t InputDevice(size_t k, uint64_t trans) const;
   // Whether a transaction's inputs can ever fit in their devices' pools.
-  Status CheckFeedFits(const std::vector<Tensor>& inputs, uint64_t trans) const;
+  Status CheckFeedFits(const session::FeedPart* parts, size_t n,
+                       uint64_t trans) const;
   // Waits up to `timeout_ms` for pool memory.
-  Status MakeInputMbuf(size_t k, const Tensor& t, const FlowInfo& info,
-                       int32_t timeout_ms, uint64_t trans,
-                       services::MbufPtr* out);
-  Status ToTensor(const services::MbufPtr& m, Tensor* out);
+  Status MakeInputMbuf(const session::FeedPart& part, int32_t timeout_ms,
+                       uint64_t trans, services::MbufPtr* out);
   void DeliverException(const std::string& node, int32_t code, uint64_t ctx);
 
   const uint32_t id_;
@@ -122,9 +166,6 @@ class GraphState {
   // device its mbufs are made on; per graph output, its queue.
   std::vector<const exec::Router::RouteTargets*> input_routes_;
   std::vector<int32_t> input_devices_;
-  // A transaction goes to more than one queue (Note [A transaction goes in
-  // whole] in graph_state.cc).
-  bool multi_target_ = false;
   std::vector<services::DeviceQueue*> output_queues_;
   // Pairs the outputs by transaction id; guarded by fetch_mu_.
   std::unique_ptr<session::OutputMatcher> matcher_;
@@ -132,6 +173,8 @@ class GraphState {
   std::mutex fetch_mu_;
   std::atomic<uint64_t> next_trans_{1};
   std::atomic<bool> removed_{false};
+  // Set by Build once deployed (read without life_mu_ by EnsureBuilt).
+  std::atomic<bool> built_{false};
   // Exceptions raised by UDFs (exception catch), delivered by Fetch.
   std::mutex exc_mu_;
   std::pair<int32_t, uint64_t> last_exception_{0, 0};

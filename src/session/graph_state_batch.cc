@@ -15,6 +15,7 @@ Status GraphState::FeedBatch(const std::vector<std::vector<Tensor>>& batch,
                              const std::vector<FlowInfo>& infos,
                              int32_t timeout_ms, size_t* fed) {
   *fed = 0;
+  HFLOW_RETURN_IF_ERROR(EnsureBuilt());
   std::shared_lock<std::shared_mutex> life(life_mu_);
   HFLOW_RETURN_IF_ERROR(CheckUsable());
   if (!infos.empty() && infos.size() != batch.size()) {

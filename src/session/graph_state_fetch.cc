@@ -10,49 +10,77 @@
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/mbuf_msg.h"
 #include "session/graph_state.h"
+#include "session/host_message.h"
 
 namespace hflow {
 
-// Fills `out`, reusing its buffers: a caller fetching in a loop with the
-// same vector allocates nothing in the steady state.
-Status GraphState::ToTensor(const services::MbufPtr& m, Tensor* out) {
-  const services::MbufHead& h = m->head();
-  out->shape = h.shape;
-  out->dtype = static_cast<DataType>(h.dtype);
-  int64_t n = flow_func::ElementCount(h.shape);
-  size_t bytes = n < 0 ? 0 : size_t(n) * DataTypeSize(out->dtype);
-  if (h.msg_type ==
-      static_cast<uint16_t>(FlowFunc::MsgType::MSG_TYPE_RAW_MSG)) {
-    out->dtype = DataType::kUint8;
-    bytes = h.shape.empty() ? 0 : size_t(h.shape[0]);
-  }
-  out->data.resize(bytes);  // overwritten below
-  if (bytes == 0) return Status::OK();
-  return env_->svc->ReadMbuf(m, out->data.data(), bytes, h.data_offset);
-}
-
-Status GraphState::Fetch(std::vector<Tensor>* outputs, FlowInfo* info,
+Status GraphState::Fetch(const std::vector<uint32_t>* indexes,
+                         std::vector<Tensor>* outputs, FlowInfo* info,
                          int32_t timeout_ms) {
   std::shared_lock<std::shared_mutex> life(life_mu_);
   HFLOW_RETURN_IF_ERROR(CheckUsable());
+  std::vector<uint32_t> picked;
+  const std::vector<uint32_t>* sel = &matcher_->all();
+  if (indexes != nullptr && !indexes->empty()) {
+    HFLOW_RETURN_IF_ERROR(
+        Select("FetchData", "output", indexes, def_.outputs.size(), &picked));
+    sel = &picked;
+  }
   // One message per output of one transaction, taken together.
   std::lock_guard<std::mutex> lock(fetch_mu_);
   std::optional<rt::ScopedDevice> bound;
   BindFetch(&bound);
-  MbufSlots slots(def_.outputs.size());
+  MbufSlots slots(sel->size());
   services::MbufPtr* got = slots.data();
-  HFLOW_RETURN_IF_ERROR(TakeOutputs(got, timeout_ms));
-  Status s = ReadOutputs(got, outputs, info);
-  if (!s.ok()) PutBack(got, 1);
+  HFLOW_RETURN_IF_ERROR(TakeOutputs(*sel, got, timeout_ms));
+  Status s = ReadOutputs(*sel, got, outputs, info);
+  if (!s.ok()) matcher_->PutBack(*sel, got, 1);
   return s;
+}
+
+Status GraphState::FetchMessages(const std::vector<uint32_t>& indexes,
+                                 std::vector<Message>* outputs,
+                                 int32_t timeout_ms) {
+  std::shared_lock<std::shared_mutex> life(life_mu_);
+  HFLOW_RETURN_IF_ERROR(CheckUsable());
+  std::vector<uint32_t> sel;
+  HFLOW_RETURN_IF_ERROR(
+      Select("FetchMessages", "output", &indexes, def_.outputs.size(), &sel));
+  std::lock_guard<std::mutex> lock(fetch_mu_);
+  std::optional<rt::ScopedDevice> bound;
+  BindFetch(&bound);
+  std::vector<services::MbufPtr> got(sel.size());
+  HFLOW_RETURN_IF_ERROR(TakeOutputs(sel, got.data(), timeout_ms));
+  outputs->resize(sel.size());
+  for (size_t j = 0; j < sel.size(); ++j) {
+    Message& out = (*outputs)[j];
+    Status s = session::ReadMessage(env_->svc.get(), got[j], &out);
+    if (!s.ok()) {
+      matcher_->PutBack(sel, got.data(), 1);  // nothing lost
+      outputs->clear();
+      return s.WithContext(Where() + "FetchMessages: reading output " +
+                           std::to_string(sel[j]) + ": ");
+    }
+    if (out.info.ret_code != 0) {
+      out.info.error_node = ErrorNodeOf(got[j]->head(), sel[j]);
+    }
+  }
+  return Status::OK();
+}
+
+void GraphState::BindFetch(std::optional<rt::ScopedDevice>* bound) {
+  if (!output_queues_.empty()) {
+    bound->emplace(env_->contexts.get(), output_queues_[0]->device());
+  }
 }
 
 void GraphState::PutBack(services::MbufPtr* got, size_t transactions) {
   matcher_->PutBack(got, transactions);
 }
 
-Status GraphState::TakeOutputs(services::MbufPtr* got, int32_t timeout_ms) {
-  Status s = matcher_->Take(got, timeout_ms);
+Status GraphState::TakeOutputs(const std::vector<uint32_t>& sel,
+                               services::MbufPtr* got, int32_t timeout_ms) {
+  Status s = matcher_->Take(sel, got, timeout_ms);
   return s.ok() ? s : s.WithContext(Where() + "FetchData: ");
 }
 
@@ -67,36 +95,29 @@ std::string GraphState::ErrorNodeOf(const services::MbufHead& h,
   return def_.outputs[k].op;
 }
 
-Status GraphState::ReadOutputs(services::MbufPtr* got,
+Status GraphState::ReadOutputs(const std::vector<uint32_t>& sel,
+                               services::MbufPtr* got,
                                std::vector<Tensor>* outputs, FlowInfo* info) {
-  const size_t n = output_queues_.size();
-  const services::MbufHead& h0 = got[0]->head();
-  info->transaction_id = h0.trans_id;
-  info->start_time = h0.start_time;
-  info->end_time = h0.end_time;
-  info->flags = h0.flags;
-  info->user_data.assign(h0.user_data, h0.user_data + h0.user_data_len);
+  const size_t n = sel.size();
+  session::ReadFlowInfo(got[0]->head(), info);
   info->ret_code = 0;
   info->error_node.clear();
   outputs->resize(n);
-  for (size_t k = 0; k < n; ++k) {
-    const services::MbufHead& h = got[k]->head();
+  for (size_t j = 0; j < n; ++j) {
+    const services::MbufHead& h = got[j]->head();
     info->flags |= h.flags;  // an EOS on any output ends the transaction
-    if (h.ret_code != 0) {
-      if (info->ret_code == 0) {
-        info->ret_code = h.ret_code;
-        info->error_node = ErrorNodeOf(h, k);
-      }
-      (*outputs)[k] = Tensor{};
-      continue;
+    if (h.ret_code != 0 && info->ret_code == 0) {
+      info->ret_code = h.ret_code;
+      info->error_node = ErrorNodeOf(h, sel[j]);
     }
-    Status s = ToTensor(got[k], &(*outputs)[k]);
+    Status s = session::ReadTensor(env_->svc.get(), got[j], &(*outputs)[j]);
     if (!s.ok()) {
       // The outputs could not be read: the caller puts them back, so the
       // error loses no transaction and a later fetch can take them again.
       outputs->clear();
       *info = FlowInfo{};
-      return s.WithContext(Where() + "FetchData: reading the outputs: ");
+      return s.WithContext(Where() + "FetchData: reading output " +
+                           std::to_string(sel[j]) + ": ");
     }
   }
   return Status::OK();

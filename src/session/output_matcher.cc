@@ -52,21 +52,33 @@ OutputMatcher::OutputMatcher(services::ExchangeService* svc,
       queues_(std::move(queues)),
       names_(std::move(names)),
       limit_(std::move(hold_limit)),
-      held_(queues_.size()) {}
+      held_(queues_.size()) {
+  for (uint32_t k = 0; k < queues_.size(); ++k) all_.push_back(k);
+}
 
-Status OutputMatcher::Take(services::MbufPtr* got, int32_t timeout_ms) {
-  const size_t n = queues_.size();
-  if (n == 1 && held_[0].empty()) {
-    return svc_->Dequeue(*queues_[0], &got[0], timeout_ms);
+// Note [Fetching some outputs]
+// A fetch may name some outputs (GE's indexed FetchDataFlowGraph); they are
+// paired among themselves only, and the others are left alone: their queues
+// are not drained into the holding area, so a multi-function node whose
+// functions feed different outputs (transaction 1 on output 0, transaction
+// 2 on output 1) is fetched one output at a time, each from its own queue,
+// and messages of an output nobody fetches just wait in their queue (back-
+// pressuring their producer) instead of filling the hold. What an earlier
+// fetch of other outputs holds stays held for the next fetch naming them.
+Status OutputMatcher::Take(const Selection& sel, services::MbufPtr* got,
+                           int32_t timeout_ms) {
+  const size_t n = sel.size();
+  if (n == 1 && held_[sel[0]].empty()) {
+    return svc_->Dequeue(*queues_[sel[0]], &got[0], timeout_ms);
   }
   const auto t0 = timeout_ms > 0 ? Clock::now() : Clock::time_point{};
   for (;;) {
-    if (FindComplete(got)) return Status::OK();
-    if (DrainReady()) continue;
-    for (size_t j = 0; j < n; ++j) {
-      if (held_[j].size() >= limit_[j]) return HoldLimitError(j);
+    if (FindComplete(sel, got)) return Status::OK();
+    if (DrainReady(sel)) continue;
+    for (uint32_t k : sel) {
+      if (held_[k].size() >= limit_[k]) return HoldLimitError(sel, k);
     }
-    const size_t k = NextToWait();
+    const uint32_t k = NextToWait(sel);
     services::MbufPtr m;
     HFLOW_RETURN_IF_ERROR(
         svc_->Dequeue(*queues_[k], &m, Remaining(timeout_ms, t0)));
@@ -74,22 +86,22 @@ Status OutputMatcher::Take(services::MbufPtr* got, int32_t timeout_ms) {
   }
 }
 
-bool OutputMatcher::TakeReady(services::MbufPtr* got) {
+bool OutputMatcher::TakeReady(const Selection& sel, services::MbufPtr* got) {
   for (;;) {
-    if (FindComplete(got)) return true;
-    if (!DrainReady()) return false;
+    if (FindComplete(sel, got)) return true;
+    if (!DrainReady(sel)) return false;
   }
 }
 
-bool OutputMatcher::FindComplete(services::MbufPtr* got) {
-  const size_t n = queues_.size();
-  auto& first = held_[0];
+bool OutputMatcher::FindComplete(const Selection& sel, services::MbufPtr* got) {
+  const size_t n = sel.size();
+  auto& first = held_[sel[0]];
   for (size_t i = 0; i < first.size(); ++i) {
     const uint64_t t = TransOf(first[i]);
     bool all = true;
-    for (size_t k = 1; k < n && all; ++k) {
+    for (size_t j = 1; j < n && all; ++j) {
       all = false;
-      for (const auto& m : held_[k]) {
+      for (const auto& m : held_[sel[j]]) {
         if (TransOf(m) == t) {
           all = true;
           break;
@@ -99,11 +111,11 @@ bool OutputMatcher::FindComplete(services::MbufPtr* got) {
     if (!all) continue;
     got[0] = std::move(first[i]);
     first.erase(first.begin() + static_cast<std::ptrdiff_t>(i));
-    for (size_t k = 1; k < n; ++k) {
-      auto& h = held_[k];
+    for (size_t j = 1; j < n; ++j) {
+      auto& h = held_[sel[j]];
       for (auto it = h.begin(); it != h.end(); ++it) {
         if (TransOf(*it) == t) {
-          got[k] = std::move(*it);
+          got[j] = std::move(*it);
           h.erase(it);
           break;
         }
@@ -114,9 +126,9 @@ bool OutputMatcher::FindComplete(services::MbufPtr* got) {
   return false;
 }
 
-bool OutputMatcher::DrainReady() {
+bool OutputMatcher::DrainReady(const Selection& sel) {
   bool moved = false;
-  for (size_t k = 0; k < queues_.size(); ++k) {
+  for (uint32_t k : sel) {
     if (queues_[k]->Size() == 0 || held_[k].size() >= limit_[k]) continue;
     services::MbufPtr m;
     // A failed take leaves the queue to the wait, which reports it.
@@ -127,40 +139,43 @@ bool OutputMatcher::DrainReady() {
   return moved;
 }
 
-size_t OutputMatcher::NextToWait() const {
-  if (held_[0].empty()) return 0;
-  const uint64_t t = TransOf(held_[0].front());
-  for (size_t k = 1; k < held_.size(); ++k) {
+uint32_t OutputMatcher::NextToWait(const Selection& sel) const {
+  const auto& first = held_[sel[0]];
+  if (first.empty()) return sel[0];
+  const uint64_t t = TransOf(first.front());
+  for (size_t j = 1; j < sel.size(); ++j) {
     bool has = false;
-    for (const auto& m : held_[k]) has |= TransOf(m) == t;
-    if (!has) return k;
+    for (const auto& m : held_[sel[j]]) has |= TransOf(m) == t;
+    if (!has) return sel[j];
   }
-  return 0;  // not reached: that transaction would be complete
+  return sel[0];  // not reached: that transaction would be complete
 }
 
-Status OutputMatcher::HoldLimitError(size_t k) const {
-  const size_t waiting_on = NextToWait();
+Status OutputMatcher::HoldLimitError(const Selection& sel, uint32_t k) const {
+  const uint32_t waiting_on = NextToWait(sel);
+  const auto& first = held_[sel[0]];
   std::string oldest =
-      held_[0].empty()
-          ? std::string("a message on output 0")
-          : "transaction " + std::to_string(TransOf(held_[0].front()));
+      first.empty() ? "a message on output " + std::to_string(sel[0])
+                    : "transaction " + std::to_string(TransOf(first.front()));
   return Status::ResourceExhausted(
       "output " + std::to_string(k) + " ('" + names_[k] + "') holds " +
       std::to_string(held_[k].size()) +
       " messages whose transactions have not come on every other output "
-      "(waiting for " +
+      "fetched with it (waiting for " +
       oldest + " on output " + std::to_string(waiting_on) +
       "); a fetch returns one message per output of one transaction, so "
-      "every output must carry the same transactions (a node that emits on "
-      "one output only cannot be fetched together with the others)");
+      "outputs fetched together must carry the same transactions (fetch "
+      "the outputs of a node that emits on one output at a time with "
+      "indexes)");
 }
 
-void OutputMatcher::PutBack(services::MbufPtr* got, size_t sets) {
-  const size_t n = queues_.size();
+void OutputMatcher::PutBack(const Selection& sel, services::MbufPtr* got,
+                            size_t sets) {
+  const size_t n = sel.size();
   for (size_t s = sets; s-- > 0;) {
-    for (size_t k = 0; k < n; ++k) {
-      services::MbufPtr& m = got[s * n + k];
-      if (m) held_[k].push_front(std::move(m));
+    for (size_t j = 0; j < n; ++j) {
+      services::MbufPtr& m = got[s * n + j];
+      if (m) held_[sel[j]].push_front(std::move(m));
     }
   }
 }

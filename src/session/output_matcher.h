@@ -30,37 +30,52 @@ class OutputMatcher {
 
   size_t outputs() const { return queues_.size(); }
 
-  // Fills got[0..outputs()) (all empty) with one transaction's messages,
-  // waiting up to `timeout_ms` (-1 forever, 0 try). On failure got is left
-  // empty and every message taken is kept for the next call.
-  Status Take(services::MbufPtr* got, int32_t timeout_ms);
-  // A whole transaction that is ready now (held or queued), without
-  // waiting; false when there is none (or a queue failed: the next Take
-  // reports it).
-  bool TakeReady(services::MbufPtr* got);
-  // Gives back `sets` transactions taken in order (got[0..sets*outputs())),
-  // so they come out again first, in the same order.
-  void PutBack(services::MbufPtr* got, size_t sets);
+  // Output indexes, in the order a fetch returns them (each at most once).
+  using Selection = std::vector<uint32_t>;
+  // Every output, in order.
+  const Selection& all() const { return all_; }
+
+  // Fills got[0..sel.size()) (all empty) with one transaction's messages of
+  // the outputs `sel` names, waiting up to `timeout_ms` (-1 forever, 0
+  // try). On failure got is left empty and every message taken is kept
+  // for the next call. Other outputs are not touched (Note [Fetching some
+  // outputs]).
+  Status Take(const Selection& sel, services::MbufPtr* got, int32_t timeout_ms);
+  Status Take(services::MbufPtr* got, int32_t timeout_ms) {
+    return Take(all_, got, timeout_ms);
+  }
+  // A whole transaction of `sel` that is ready now (held or queued),
+  // without waiting; false when there is none (or a queue failed: the next
+  // Take reports it).
+  bool TakeReady(const Selection& sel, services::MbufPtr* got);
+  bool TakeReady(services::MbufPtr* got) { return TakeReady(all_, got); }
+  // Gives back `sets` transactions of `sel` taken in order
+  // (got[0..sets*sel.size())), so they come out again first, in order.
+  void PutBack(const Selection& sel, services::MbufPtr* got, size_t sets);
+  void PutBack(services::MbufPtr* got, size_t sets) {
+    PutBack(all_, got, sets);
+  }
   // Messages held back at the moment (all outputs).
   size_t held() const;
   // Drops everything held (the graph is going away).
   void Clear();
 
  private:
-  // Moves the oldest complete transaction of held_ into got.
-  bool FindComplete(services::MbufPtr* got);
-  // Moves what the queues hold now into held_ (within the limits); true
-  // when anything moved.
-  bool DrainReady();
-  // The output to wait on next: the first that lacks the oldest held
-  // transaction of output 0 (or output 0 itself when it holds nothing).
-  size_t NextToWait() const;
-  Status HoldLimitError(size_t k) const;
+  // Moves the oldest complete transaction of `sel` held into got.
+  bool FindComplete(const Selection& sel, services::MbufPtr* got);
+  // Moves what the queues of `sel` hold now into held_ (within the
+  // limits); true when anything moved.
+  bool DrainReady(const Selection& sel);
+  // The output to wait on next: the first of `sel` that lacks the oldest
+  // held transaction of sel[0] (or sel[0] itself when it holds nothing).
+  uint32_t NextToWait(const Selection& sel) const;
+  Status HoldLimitError(const Selection& sel, uint32_t k) const;
 
   services::ExchangeService* const svc_;
   const std::vector<services::DeviceQueue*> queues_;
   const std::vector<std::string> names_;
   const std::vector<size_t> limit_;
+  Selection all_;
   // Per output, messages taken from its queue and not yet returned, in the
   // order they arrived.
   std::vector<std::deque<services::MbufPtr>> held_;

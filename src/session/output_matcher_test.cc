@@ -170,6 +170,37 @@ TEST_F(OutputMatcherTest, SingleOutputTakesTheQueueHead) {
   EXPECT_EQ(T(got[0]), 2u);
 }
 
+// Note [Fetching some outputs]: a selection pairs only its own outputs,
+// in its own order, and never drains the others' queues.
+TEST_F(OutputMatcherTest, SelectionPairsItsOutputsAndLeavesTheOthers) {
+  OutputMatcher m = Make();
+  Put(0, 1);  // output 0 carries transaction 1 only
+  Put(1, 2);  // output 1 carries transaction 2 only
+  services::MbufPtr got[2];
+  ASSERT_TRUE(m.Take({1}, got, 1000).ok());
+  EXPECT_EQ(T(got[0]), 2u);
+  EXPECT_EQ(queues_[0]->Size(), 1u) << "output 0 was not touched";
+  EXPECT_EQ(m.held(), 0u);
+  got[0].reset();
+  ASSERT_TRUE(m.Take({0}, got, 1000).ok());
+  EXPECT_EQ(T(got[0]), 1u);
+  got[0].reset();
+  // Both outputs, named in reverse: got[0] is output 1.
+  Put(0, 7);
+  Put(1, 8);
+  Put(1, 7);
+  ASSERT_TRUE(m.Take({1, 0}, got, 1000).ok());
+  EXPECT_EQ(T(got[0]), 7u);
+  EXPECT_EQ(T(got[1]), 7u);
+  EXPECT_EQ(got[0]->head().trans_id, 7u);
+  m.PutBack({1, 0}, got, 1);  // back where each came from
+  services::MbufPtr again[2];
+  ASSERT_TRUE(m.Take(again, 1000).ok());
+  EXPECT_EQ(T(again[0]), 7u);
+  EXPECT_EQ(T(again[1]), 7u);
+  EXPECT_EQ(m.held(), 1u) << "transaction 8 of output 1 waits";
+}
+
 }  // namespace
 }  // namespace session
 }  // namespace hflow

@@ -321,7 +321,36 @@ Status Session::FeedData(uint32_t graph_id, const std::vector<Tensor>& inputs,
   ContextGuard guard;
   std::shared_ptr<GraphState> g;
   HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
-  return g->Feed(inputs, info, timeout_ms);
+  return g->Feed(nullptr, inputs, info, timeout_ms);
+}
+
+Status Session::FeedData(uint32_t graph_id,
+                         const std::vector<uint32_t>& indexes,
+                         const std::vector<Tensor>& inputs,
+                         const FlowInfo& info, int32_t timeout_ms) {
+  ContextGuard guard;
+  std::shared_ptr<GraphState> g;
+  HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
+  return g->Feed(&indexes, inputs, info, timeout_ms);
+}
+
+Status Session::FeedMessages(uint32_t graph_id,
+                             const std::vector<uint32_t>& indexes,
+                             const std::vector<Message>& inputs,
+                             int32_t timeout_ms) {
+  ContextGuard guard;
+  std::shared_ptr<GraphState> g;
+  HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
+  return g->FeedMessages(indexes, inputs, timeout_ms);
+}
+
+Status Session::FeedRawData(uint32_t graph_id,
+                            const std::vector<RawData>& parts, uint32_t index,
+                            const FlowInfo& info, int32_t timeout_ms) {
+  ContextGuard guard;
+  std::shared_ptr<GraphState> g;
+  HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
+  return g->FeedRaw(parts, index, info, timeout_ms);
 }
 
 Status Session::FetchData(uint32_t graph_id, std::vector<Tensor>* outputs,
@@ -332,7 +361,33 @@ Status Session::FetchData(uint32_t graph_id, std::vector<Tensor>* outputs,
   }
   std::shared_ptr<GraphState> g;
   HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
-  return g->Fetch(outputs, info, timeout_ms);
+  return g->Fetch(nullptr, outputs, info, timeout_ms);
+}
+
+Status Session::FetchData(uint32_t graph_id,
+                          const std::vector<uint32_t>& indexes,
+                          std::vector<Tensor>* outputs, FlowInfo* info,
+                          int32_t timeout_ms) {
+  ContextGuard guard;
+  if (outputs == nullptr || info == nullptr) {
+    return Status::InvalidArgument("FetchData: null outputs or info");
+  }
+  std::shared_ptr<GraphState> g;
+  HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
+  return g->Fetch(&indexes, outputs, info, timeout_ms);
+}
+
+Status Session::FetchMessages(uint32_t graph_id,
+                              const std::vector<uint32_t>& indexes,
+                              std::vector<Message>* outputs,
+                              int32_t timeout_ms) {
+  ContextGuard guard;
+  if (outputs == nullptr) {
+    return Status::InvalidArgument("FetchMessages: null outputs");
+  }
+  std::shared_ptr<GraphState> g;
+  HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
+  return g->FetchMessages(indexes, outputs, timeout_ms);
 }
 
 Status Session::FeedDataBatch(uint32_t graph_id,
