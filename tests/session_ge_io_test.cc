@@ -61,9 +61,9 @@ class GeIoTest : public ::testing::TestWithParam<std::vector<int32_t>> {
     ASSERT_TRUE(session_->AddGraph(1, g).ok());
   }
   void AddMultiFunction() {
-    Status s = session_->AddGraphFile(
-        1, std::string(HFLOW_SOURCE_DIR) +
-               "/examples/multi_function/graph.json");
+    Status s =
+        session_->AddGraphFile(1, std::string(HFLOW_SOURCE_DIR) +
+                                      "/examples/multi_function/graph.json");
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
   Session& S() { return *session_; }
@@ -96,8 +96,7 @@ TEST_P(GeIoTest, MultiFunctionNodeFedAndFetchedOneOutputAtATime) {
 TEST_P(GeIoTest, FetchReturnsTheOutputsInTheOrderNamed) {
   AddMultiFunction();
   FlowInfo info;
-  ASSERT_TRUE(
-      S().FeedData(1, {I32({1, 2}), I32({7, 8})}, info, 60000).ok());
+  ASSERT_TRUE(S().FeedData(1, {I32({1, 2}), I32({7, 8})}, info, 60000).ok());
   std::vector<Tensor> out;
   FlowInfo got;
   Status s = S().FetchData(1, {1, 0}, &out, &got, 10000);
@@ -152,10 +151,9 @@ TEST_P(GeIoTest, EosOnlyFeedReachesTheFetcherAsAnEmptyMessage) {
 
 // _BuiltIn_Add makes a new message: it inherits the input's flow info.
 TEST_P(GeIoTest, FlowFlagsTravelWithDataThroughEveryNode) {
-  FlowGraph g = ChainGraph(
-      "adds", {{"id", "_BuiltIn_Identity", {Dev(0)}},
-               {"add", "_BuiltIn_Add", {Dev(1)}, "", 2},
-               {"add2", "_BuiltIn_Add", {Dev(2)}, "", 2}});
+  FlowGraph g = ChainGraph("adds", {{"id", "_BuiltIn_Identity", {Dev(0)}},
+                                    {"add", "_BuiltIn_Add", {Dev(1)}, "", 2},
+                                    {"add2", "_BuiltIn_Add", {Dev(2)}, "", 2}});
   ASSERT_TRUE(S().AddGraph(1, g).ok());
   FlowInfo info;
   info.flags = kFlowFlagEos | kFlowFlagSeg;
@@ -327,9 +325,78 @@ TEST_P(GeIoTest, BuildErrorsOfTheFirstFeedSaySo) {
       << s.ToString();
 }
 
+// ---- Input alignment ----
+
+//   x ── a ── out0
+//   y ── b ── out1       (aligned fetches of both outputs)
+FlowGraph TwoBranches(uint32_t max_cache, int32_t timeout_ms, bool dropout,
+                      int32_t d0, int32_t d1) {
+  FlowData x("x", 0), y("y", 1);
+  FlowNode a = testing::FuncNode("a", "_BuiltIn_Identity");
+  FlowNode b = testing::FuncNode("b", "_BuiltIn_Identity");
+  a.SetInput(0, x);
+  b.SetInput(0, y);
+  FlowGraph g("branches");
+  g.SetInputs({x, y}).SetOutputs({a, b});
+  g.SetInputsAlignAttrs(max_cache, timeout_ms, dropout);
+  return testing::Place(g, {{"a", {d0}}, {"b", {d1}}});
+}
+
+TEST_P(GeIoTest, AlignmentTimeoutReturnsWhatCameOrDropsIt) {
+  for (bool dropout : {false, true}) {
+    SCOPED_TRACE(dropout ? "dropout" : "return");
+    const uint32_t id = dropout ? 2 : 1;
+    ASSERT_TRUE(
+        S().AddGraph(id, TwoBranches(4, 100, dropout, Dev(0), Dev(1))).ok());
+    // Only x is fed: transaction 1 never comes on output 1.
+    ASSERT_TRUE(S().FeedData(id, {0}, {I64(6)}, FlowInfo{}, 10000).ok());
+    std::vector<Tensor> out;
+    FlowInfo info;
+    Status s = S().FetchData(id, &out, &info, dropout ? 1000 : 20000);
+    if (dropout) {
+      EXPECT_EQ(s.code(), StatusCode::kTimeout) << s.ToString();
+      continue;
+    }
+    ASSERT_EQ(s.code(), StatusCode::kNotAligned) << s.ToString();
+    EXPECT_NE(s.message().find("timeout of 100 ms"), std::string::npos)
+        << s.ToString();
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].As<int64_t>(), (std::vector<int64_t>{6}));
+    EXPECT_TRUE(out[1].data.empty());
+    EXPECT_EQ(info.transaction_id, 1u);
+  }
+}
+
+TEST_P(GeIoTest, AlignedTransactionsComeWhole) {
+  ASSERT_TRUE(
+      S().AddGraph(1, TwoBranches(4, 5000, false, Dev(0), Dev(1))).ok());
+  for (int64_t v : {1, 2, 3}) {
+    ASSERT_TRUE(S().FeedData(1, {I64(v), I64(-v)}, FlowInfo{}, 10000).ok());
+  }
+  for (int64_t v : {1, 2, 3}) {
+    std::vector<Tensor> out;
+    FlowInfo info;
+    ASSERT_TRUE(S().FetchData(1, &out, &info, 10000).ok());
+    EXPECT_EQ(out.at(0).As<int64_t>(), (std::vector<int64_t>{v}));
+    EXPECT_EQ(out.at(1).As<int64_t>(), (std::vector<int64_t>{-v}));
+  }
+}
+
+TEST_P(GeIoTest, AlignmentLimitsAreChecked) {
+  Status s = S().AddGraph(1, TwoBranches(1025, 100, false, Dev(0), Dev(1)));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("at most 1024"), std::string::npos)
+      << s.ToString();
+  s = S().AddGraph(1, TwoBranches(4, 0, false, Dev(0), Dev(1)));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("-1 (never) or 1..600000"), std::string::npos)
+      << s.ToString();
+}
+
 INSTANTIATE_TEST_SUITE_P(
     DeviceSets, GeIoTest,
-    ::testing::Values(std::vector<int32_t>{0, 1}, std::vector<int32_t>{2, 3, 4, 5},
+    ::testing::Values(std::vector<int32_t>{0, 1},
+                      std::vector<int32_t>{2, 3, 4, 5},
                       std::vector<int32_t>{3, 6, 7}),
     [](const ::testing::TestParamInfo<std::vector<int32_t>>& i) {
       return testing::DevicesName(i.param);

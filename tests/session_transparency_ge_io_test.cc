@@ -47,14 +47,13 @@ TEST_P(SessionGeIoTransparencyTest, IndexedFeedAndFetch) {
                 },
                 StatusCode::kOk),
             &counter_);
-  RunMatrix(spec_,
-            MakeCase(
-                "FeedData index out of range", nullptr,
-                [&](int k) {
-                  return s.FeedData(1, {3}, {Input(k)}, FlowInfo{}, 0);
-                },
-                StatusCode::kInvalidArgument),
-            &counter_);
+  RunMatrix(
+      spec_,
+      MakeCase(
+          "FeedData index out of range", nullptr,
+          [&](int k) { return s.FeedData(1, {3}, {Input(k)}, FlowInfo{}, 0); },
+          StatusCode::kInvalidArgument),
+      &counter_);
   RunMatrix(spec_,
             MakeCase(
                 "FetchData repeated index", nullptr,
@@ -138,8 +137,8 @@ TEST_P(SessionGeIoTransparencyTest, FirstFeedBuilds) {
             MakeCase(
                 "first feed builds",
                 [&](int k) {
-                  ASSERT_TRUE(s.AddGraph(100 + k, transparency::TestGraph(spec_))
-                                  .ok());
+                  ASSERT_TRUE(
+                      s.AddGraph(100 + k, transparency::TestGraph(spec_)).ok());
                 },
                 [&](int k) {
                   return s.FeedData(100 + k, {Input(k)}, FlowInfo{}, 5000);

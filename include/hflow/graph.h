@@ -122,6 +122,14 @@ class FlowGraph {
   FlowGraph& SetOutputs(std::vector<std::pair<FlowNode, uint32_t>> outputs);
   // With exception catch, RaiseException in a UDF reaches the fetcher.
   FlowGraph& SetExceptionCatch(bool enable);
+  // Input alignment (GE's SetInputsAlignAttrs): a fetch waits for a
+  // transaction on every output it takes, caching at most `max_cache_num`
+  // incomplete transactions (1..1024; 0 turns alignment off) for at most
+  // `timeout_ms` each (-1: forever, else 1..600000). A transaction past
+  // either limit is dropped (`dropout_when_not_align`) or returned as it
+  // is, with kNotAligned. Out of range values are reported by AddGraph.
+  FlowGraph& SetInputsAlignAttrs(uint32_t max_cache_num, int32_t timeout_ms,
+                                 bool dropout_when_not_align = false);
   // Placement (GE deploy info JSON text), as the graph file's "deploy".
   FlowGraph& SetDeployInfo(std::string deploy_info_json);
   const std::string& name() const;

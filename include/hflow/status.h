@@ -34,6 +34,11 @@ enum class StatusCode : int {
   kPermissionDenied = 12,
   kCancelled = 13,
   kNotSupported = 14,
+  // A fetch with input alignment (FlowGraph::SetInputsAlignAttrs) returns
+  // a transaction that did not arrive on every output in time or within
+  // the cache limit: the outputs it has, the others empty (GE's
+  // ACL_ERROR_GE_DATA_NOT_ALIGNED).
+  kNotAligned = 15,
 };
 
 // Stable lower-case name of a code ("no context", "timeout", ...).
@@ -86,6 +91,9 @@ class [[nodiscard]] Status {
   }
   static Status NotSupported(std::string_view m) {
     return Status(StatusCode::kNotSupported, m);
+  }
+  static Status NotAligned(std::string_view m) {
+    return Status(StatusCode::kNotAligned, m);
   }
 
   bool ok() const noexcept { return rep_ == nullptr; }

@@ -108,6 +108,7 @@ struct FlowGraph::Impl {
   std::vector<std::pair<std::shared_ptr<GraphAccess::NodeImpl>, uint32_t>>
       outputs;
   bool exception_catch = false;
+  deploy::InputsAlign align;
   std::string deploy_info_json;
   std::string error;
 
@@ -279,6 +280,24 @@ FlowGraph& FlowGraph::SetOutputs(
 
 FlowGraph& FlowGraph::SetExceptionCatch(bool enable) {
   impl_->exception_catch = enable;
+  return *this;
+}
+
+FlowGraph& FlowGraph::SetInputsAlignAttrs(uint32_t max_cache_num,
+                                          int32_t timeout_ms,
+                                          bool dropout_when_not_align) {
+  const std::string call = "SetInputsAlignAttrs(" +
+                           std::to_string(max_cache_num) + ", " +
+                           std::to_string(timeout_ms) + ", ...)";
+  if (max_cache_num > deploy::kMaxAlignCache) {
+    impl_->Fail(call + ": align_max_cache_num is at most " +
+                std::to_string(deploy::kMaxAlignCache));
+  } else if (timeout_ms != -1 &&
+             (timeout_ms <= 0 || timeout_ms > deploy::kMaxAlignTimeoutMs)) {
+    impl_->Fail(call + ": align_timeout is -1 (never) or 1.." +
+                std::to_string(deploy::kMaxAlignTimeoutMs) + " ms");
+  }
+  impl_->align = {max_cache_num, timeout_ms, dropout_when_not_align};
   return *this;
 }
 
@@ -461,6 +480,7 @@ Status GraphFromFlowGraph(const FlowGraph& graph, GraphDef* out) {
     def.outputs.push_back(OutputRef{node->name, index});
   }
   def.exception_catch = g.exception_catch;
+  def.align = g.align;
   def.deploy_info_json = g.deploy_info_json;
   HFLOW_RETURN_IF_ERROR(ValidateGraphStructure(def));
   *out = std::move(def);

@@ -49,6 +49,16 @@ struct NodeDef {
   std::string colocate_with;
 };
 
+// Input alignment of a graph's fetches (FlowGraph::SetInputsAlignAttrs),
+// with GE's limits.
+inline constexpr uint32_t kMaxAlignCache = 1024;
+inline constexpr int32_t kMaxAlignTimeoutMs = 600 * 1000;
+struct InputsAlign {
+  uint32_t max_cache = 0;  // 0: off
+  int32_t timeout_ms = -1;
+  bool dropout = false;
+};
+
 struct GraphDef {
   std::string name;
   std::string source;    // file name or "FlowGraph <name>" (for messages)
@@ -57,6 +67,7 @@ struct GraphDef {
   std::vector<NodeDef> nodes;
   std::vector<OutputRef> outputs;
   bool exception_catch = false;
+  InputsAlign align;
   std::string deploy_info_json;  // inline deploy info, or
   std::string deploy_info_path;  // a deploy info file (absolute)
 

@@ -113,8 +113,11 @@ Status GraphState::Build() {
     // what is in flight, which the depths bound.
     hold_limit.push_back(std::max<size_t>(256, 4 * size_t{p.queues[qi].depth}));
   }
+  const session::AlignLimits align{def_.align.max_cache, def_.align.timeout_ms,
+                                   def_.align.dropout};
   matcher_ = std::make_unique<session::OutputMatcher>(
-      env_->svc.get(), output_queues_, std::move(names), std::move(hold_limit));
+      env_->svc.get(), output_queues_, std::move(names), std::move(hold_limit),
+      align);
   runner_ = std::make_unique<exec::GraphRunner>(
       deployment_.get(), router_.get(), env_->options.exec_threads,
       env_->options.exec_handoff);

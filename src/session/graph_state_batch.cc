@@ -66,7 +66,19 @@ Status GraphState::FetchBatch(size_t max,
   const size_t n = output_queues_.size();
   // The first transaction is waited for; the rest are what is ready now.
   std::vector<services::MbufPtr> got(n);
-  HFLOW_RETURN_IF_ERROR(TakeOutputs(got.data(), timeout_ms));
+  Status taken = TakeOutputs(got.data(), timeout_ms);
+  if (taken.code() == StatusCode::kNotAligned) {
+    // An unaligned transaction comes back alone, with its status.
+    outputs->resize(1);
+    infos->resize(1);
+    Status s = ReadOutputs(got.data(), &(*outputs)[0], &(*infos)[0]);
+    if (s.ok()) return taken;
+    PutBack(got.data(), 1);
+    outputs->clear();
+    infos->clear();
+    return s;
+  }
+  HFLOW_RETURN_IF_ERROR(taken);
   got.reserve(n * std::min(max, 1 + output_queues_[0]->Size()));
   if (n == 1 && matcher_->held() == 0) {
     size_t taken = 0;  // a failed take takes nothing: the next call reports

@@ -42,8 +42,8 @@ Status GraphState::Select(const char* call, const char* side,
                       : " (0.." + std::to_string(count - 1) + ")"));
     }
     if (seen[k]) {
-      return Status::InvalidArgument(Where() + call + ": " + side +
-                                     " index " + std::to_string(k) +
+      return Status::InvalidArgument(Where() + call + ": " + side + " index " +
+                                     std::to_string(k) +
                                      " is given twice; name each once");
     }
     seen[k] = true;
@@ -57,10 +57,10 @@ Status GraphState::CheckCount(const char* call, const char* what,
                               size_t given) const {
   if (indexes != nullptr && !indexes->empty()) {
     if (indexes->size() == given) return Status::OK();
-    return Status::InvalidArgument(
-        Where() + call + " got " + std::to_string(indexes->size()) +
-        " indexes for " + std::to_string(given) + " " + what +
-        "; give one index per item");
+    return Status::InvalidArgument(Where() + call + " got " +
+                                   std::to_string(indexes->size()) +
+                                   " indexes for " + std::to_string(given) +
+                                   " " + what + "; give one index per item");
   }
   if (given == def_.inputs.size()) return Status::OK();
   std::string names;
@@ -134,10 +134,9 @@ Status GraphState::MakeInputMbuf(const FeedPart& part, int32_t timeout_ms,
   // was fed.
   const services::AllocWait wait = deployment_->FeedWait(timeout_ms);
   const uint64_t bytes = session::PayloadBytes(part);
-  Status s = g != nullptr
-                 ? svc->AllocMbuf(*g, "deployer", bytes, out, wait)
-                 : svc->AllocMbuf(device, deployment_->GroupName(), "deployer",
-                                  bytes, out, wait);
+  Status s = g != nullptr ? svc->AllocMbuf(*g, "deployer", bytes, out, wait)
+                          : svc->AllocMbuf(device, deployment_->GroupName(),
+                                           "deployer", bytes, out, wait);
   if (s.ok()) s = session::WritePart(svc, part, trans, *out);
   if (!s.ok()) {
     return s.WithContext(Where() + "FeedData: input " + std::to_string(k) +
@@ -176,10 +175,10 @@ Status GraphState::TensorParts(const std::vector<uint32_t>& sel,
   parts->clear();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const uint32_t k = sel[i];
-    HFLOW_RETURN_IF_ERROR(session::CheckTensor(
-        inputs[i], env_->options.max_message_bytes,
-        Where() + "input " + std::to_string(k) + " ('" + def_.inputs[k] +
-            "'): "));
+    HFLOW_RETURN_IF_ERROR(
+        session::CheckTensor(inputs[i], env_->options.max_message_bytes,
+                             Where() + "input " + std::to_string(k) + " ('" +
+                                 def_.inputs[k] + "'): "));
     parts->push_back(FeedPart{k, &inputs[i], nullptr, &info});
   }
   return Status::OK();

@@ -32,10 +32,11 @@ Status GraphState::Fetch(const std::vector<uint32_t>* indexes,
   BindFetch(&bound);
   MbufSlots slots(sel->size());
   services::MbufPtr* got = slots.data();
-  HFLOW_RETURN_IF_ERROR(TakeOutputs(*sel, got, timeout_ms));
+  Status taken = TakeOutputs(*sel, got, timeout_ms);
+  if (!taken.ok() && taken.code() != StatusCode::kNotAligned) return taken;
   Status s = ReadOutputs(*sel, got, outputs, info);
   if (!s.ok()) matcher_->PutBack(*sel, got, 1);
-  return s;
+  return s.ok() ? taken : s;
 }
 
 Status GraphState::FetchMessages(const std::vector<uint32_t>& indexes,
@@ -50,10 +51,16 @@ Status GraphState::FetchMessages(const std::vector<uint32_t>& indexes,
   std::optional<rt::ScopedDevice> bound;
   BindFetch(&bound);
   std::vector<services::MbufPtr> got(sel.size());
-  HFLOW_RETURN_IF_ERROR(TakeOutputs(sel, got.data(), timeout_ms));
+  Status taken = TakeOutputs(sel, got.data(), timeout_ms);
+  if (!taken.ok() && taken.code() != StatusCode::kNotAligned) return taken;
   outputs->resize(sel.size());
   for (size_t j = 0; j < sel.size(); ++j) {
     Message& out = (*outputs)[j];
+    if (!got[j]) {  // not aligned: this output did not come
+      out = Message{};
+      out.empty = true;
+      continue;
+    }
     Status s = session::ReadMessage(env_->svc.get(), got[j], &out);
     if (!s.ok()) {
       matcher_->PutBack(sel, got.data(), 1);  // nothing lost
@@ -65,7 +72,7 @@ Status GraphState::FetchMessages(const std::vector<uint32_t>& indexes,
       out.info.error_node = ErrorNodeOf(got[j]->head(), sel[j]);
     }
   }
-  return Status::OK();
+  return taken;
 }
 
 void GraphState::BindFetch(std::optional<rt::ScopedDevice>* bound) {
@@ -99,11 +106,19 @@ Status GraphState::ReadOutputs(const std::vector<uint32_t>& sel,
                                services::MbufPtr* got,
                                std::vector<Tensor>* outputs, FlowInfo* info) {
   const size_t n = sel.size();
-  session::ReadFlowInfo(got[0]->head(), info);
+  // The first output there is (all are, unless the set is not aligned).
+  size_t first = 0;
+  while (first + 1 < n && !got[first]) ++first;
+  session::ReadFlowInfo(got[first]->head(), info);
   info->ret_code = 0;
   info->error_node.clear();
   outputs->resize(n);
   for (size_t j = 0; j < n; ++j) {
+    if (!got[j]) {  // not aligned: this output did not come
+      (*outputs)[j] = Tensor{};
+      (*outputs)[j].shape = {0};
+      continue;
+    }
     const services::MbufHead& h = got[j]->head();
     info->flags |= h.flags;  // an EOS on any output ends the transaction
     if (h.ret_code != 0 && info->ret_code == 0) {

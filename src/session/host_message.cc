@@ -14,7 +14,9 @@ namespace {
 // tensor's elements are aligned for any dtype.
 constexpr uint64_t kListAlign = 64;
 
-uint64_t AlignUp(uint64_t v) { return (v + kListAlign - 1) / kListAlign * kListAlign; }
+uint64_t AlignUp(uint64_t v) {
+  return (v + kListAlign - 1) / kListAlign * kListAlign;
+}
 
 bool IsRawType(uint16_t type) {
   return type == kMsgTypeRawData || type >= kMsgTypeUserDefineStart;
@@ -35,8 +37,8 @@ std::string TypeName(uint16_t type) {
 
 Status TooLarge(const std::string& where, uint64_t bytes, uint64_t max) {
   return Status::InvalidArgument(
-      where + std::to_string(bytes) +
-      " bytes exceed the max message size of " + std::to_string(max) +
+      where + std::to_string(bytes) + " bytes exceed the max message size of " +
+      std::to_string(max) +
       " bytes; raise Options::max_message_bytes (hflow run "
       "--max-message-bytes)");
 }
@@ -92,7 +94,8 @@ Status CheckMessage(const Message& m, uint64_t max_bytes,
                                      " message carries bytes (raw), not "
                                      "tensors");
     }
-    if (m.raw.size() > max_bytes) return TooLarge(where, m.raw.size(), max_bytes);
+    if (m.raw.size() > max_bytes)
+      return TooLarge(where, m.raw.size(), max_bytes);
     return Status::OK();
   }
   if (!m.raw.empty()) {
@@ -107,14 +110,15 @@ Status CheckMessage(const Message& m, uint64_t max_bytes,
   }
   if (m.msg_type == kMsgTypeTensorList && m.tensors.empty()) {
     return Status::InvalidArgument(
-        where + "a tensor list message carries at least one tensor; use "
-                "`empty` for none");
+        where +
+        "a tensor list message carries at least one tensor; use "
+        "`empty` for none");
   }
   uint64_t total = 0;
   for (size_t i = 0; i < m.tensors.size(); ++i) {
-    const std::string at =
-        m.tensors.size() > 1 ? where + "tensor " + std::to_string(i) + ": "
-                             : where;
+    const std::string at = m.tensors.size() > 1
+                               ? where + "tensor " + std::to_string(i) + ": "
+                               : where;
     HFLOW_RETURN_IF_ERROR(CheckTensorShape(m.tensors[i], at));
     total = (i == 0 ? 0 : AlignUp(total)) + m.tensors[i].data.size();
   }
@@ -294,9 +298,8 @@ Status FlowInfo::SetUserData(const void* data, size_t size, size_t offset) {
   if (offset > services::kMaxUserData ||
       size > services::kMaxUserData - offset) {
     return Status::InvalidArgument(
-        "FlowInfo::SetUserData: " + std::to_string(size) +
-        " bytes at offset " + std::to_string(offset) +
-        " exceed the 64 bytes of user data");
+        "FlowInfo::SetUserData: " + std::to_string(size) + " bytes at offset " +
+        std::to_string(offset) + " exceed the 64 bytes of user data");
   }
   if (data == nullptr && size > 0) {
     return Status::InvalidArgument("FlowInfo::SetUserData: null data");
@@ -310,9 +313,8 @@ Status FlowInfo::GetUserData(void* data, size_t size, size_t offset) const {
   if (offset > services::kMaxUserData ||
       size > services::kMaxUserData - offset) {
     return Status::InvalidArgument(
-        "FlowInfo::GetUserData: " + std::to_string(size) +
-        " bytes at offset " + std::to_string(offset) +
-        " exceed the 64 bytes of user data");
+        "FlowInfo::GetUserData: " + std::to_string(size) + " bytes at offset " +
+        std::to_string(offset) + " exceed the 64 bytes of user data");
   }
   if (data == nullptr && size > 0) {
     return Status::InvalidArgument("FlowInfo::GetUserData: null data");

@@ -2,7 +2,9 @@
 // Thread-safety: none (the owner serialises calls).
 #include "session/output_matcher.h"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 
 namespace hflow {
 namespace session {
@@ -47,12 +49,13 @@ uint64_t TransOf(const services::MbufPtr& m) { return m->head().trans_id; }
 OutputMatcher::OutputMatcher(services::ExchangeService* svc,
                              std::vector<services::DeviceQueue*> queues,
                              std::vector<std::string> names,
-                             std::vector<size_t> hold_limit)
+                             std::vector<size_t> hold_limit, AlignLimits align)
     : svc_(svc),
       queues_(std::move(queues)),
       names_(std::move(names)),
       limit_(std::move(hold_limit)),
-      held_(queues_.size()) {
+      held_(queues_.size()),
+      align_(align) {
   for (uint32_t k = 0; k < queues_.size(); ++k) all_.push_back(k);
 }
 
@@ -75,15 +78,120 @@ Status OutputMatcher::Take(const Selection& sel, services::MbufPtr* got,
   for (;;) {
     if (FindComplete(sel, got)) return Status::OK();
     if (DrainReady(sel)) continue;
-    for (uint32_t k : sel) {
-      if (held_[k].size() >= limit_[k]) return HoldLimitError(sel, k);
+    int32_t wait = Remaining(timeout_ms, t0);
+    bool capped = false;  // woken early to expire a transaction
+    if (align_.on()) {
+      Status s;
+      const int r = TakeUnaligned(sel, got, &s);
+      if (r == 2) return s;
+      if (r == 1) continue;
+      const int32_t expiry = UntilExpiry(sel);
+      if (expiry >= 0 && (wait < 0 || expiry < wait)) {
+        wait = expiry;
+        capped = true;
+      }
+    } else {
+      for (uint32_t k : sel) {
+        if (held_[k].size() >= limit_[k]) return HoldLimitError(sel, k);
+      }
     }
     const uint32_t k = NextToWait(sel);
     services::MbufPtr m;
-    HFLOW_RETURN_IF_ERROR(
-        svc_->Dequeue(*queues_[k], &m, Remaining(timeout_ms, t0)));
-    held_[k].push_back(std::move(m));
+    Status s = svc_->Dequeue(*queues_[k], &m, wait);
+    if (s.IsTimeout() && capped) continue;
+    HFLOW_RETURN_IF_ERROR(s);
+    Hold(k, std::move(m));
   }
+}
+
+void OutputMatcher::Hold(uint32_t k, services::MbufPtr m) {
+  if (align_.on()) first_seen_.emplace(TransOf(m), Clock::now());
+  held_[k].push_back(std::move(m));
+}
+
+bool OutputMatcher::HeldIn(const Selection& sel, uint64_t t) const {
+  for (uint32_t k : sel) {
+    for (const auto& m : held_[k]) {
+      if (TransOf(m) == t) return true;
+    }
+  }
+  return false;
+}
+
+void OutputMatcher::ForgetIfGone(uint64_t t) {
+  if (align_.on() && !HeldIn(all_, t)) first_seen_.erase(t);
+}
+
+// Note [Aligning with limits]
+// GE's input alignment bounds what pairing may wait for: at most
+// max_cache incomplete transactions are held, each for at most timeout_ms
+// from its first message. Past either limit the oldest incomplete
+// transaction of the outputs fetched goes: dropped with dropout (its later
+// messages, if any, start a new wait), or returned as it is with
+// kNotAligned, the outputs it lacks empty. Limits are checked before every
+// wait, and a wait ends early when the oldest transaction's time is up, so
+// a fetch with a long timeout still returns an expired transaction on time.
+// Without alignment, pairing waits as long as the fetch does, within the
+// hold limit.
+int OutputMatcher::TakeUnaligned(const Selection& sel, services::MbufPtr* got,
+                                 Status* status) {
+  std::vector<std::pair<Clock::time_point, uint64_t>> waiting;
+  for (const auto& [t, at] : first_seen_) {
+    if (HeldIn(sel, t)) waiting.push_back({at, t});
+  }
+  if (waiting.empty()) return 0;
+  std::sort(waiting.begin(), waiting.end());
+  const Clock::time_point at = waiting.front().first;
+  const uint64_t victim = waiting.front().second;
+  std::string why;
+  if (align_.timeout_ms >= 0 &&
+      Clock::now() - at >= std::chrono::milliseconds(align_.timeout_ms)) {
+    why =
+        "did not come on every output fetched within the alignment "
+        "timeout of " +
+        std::to_string(align_.timeout_ms) + " ms";
+  } else if (waiting.size() > align_.max_cache) {
+    why = "is the oldest of " + std::to_string(waiting.size()) +
+          " incomplete transactions, more than the alignment cache of " +
+          std::to_string(align_.max_cache);
+  } else {
+    return 0;
+  }
+  std::string missing;
+  for (size_t j = 0; j < sel.size(); ++j) {
+    auto& h = held_[sel[j]];
+    auto it = std::find_if(h.begin(), h.end(), [&](const services::MbufPtr& m) {
+      return TransOf(m) == victim;
+    });
+    if (it == h.end()) {
+      missing += (missing.empty() ? "" : ", ") + names_[sel[j]];
+      continue;
+    }
+    got[j] = std::move(*it);
+    h.erase(it);
+  }
+  ForgetIfGone(victim);
+  if (align_.dropout) {
+    for (size_t j = 0; j < sel.size(); ++j) got[j].reset();
+    return 1;
+  }
+  *status = Status::NotAligned("transaction " + std::to_string(victim) + " " +
+                               why + "; missing: " + missing);
+  return 2;
+}
+
+int32_t OutputMatcher::UntilExpiry(const Selection& sel) const {
+  if (align_.timeout_ms < 0) return -1;
+  std::optional<Clock::time_point> oldest;
+  for (const auto& [t, at] : first_seen_) {
+    if ((!oldest || at < *oldest) && HeldIn(sel, t)) oldest = at;
+  }
+  if (!oldest) return -1;
+  const auto left =
+      *oldest + std::chrono::milliseconds(align_.timeout_ms) - Clock::now();
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
+  return ms <= 0 ? 0 : static_cast<int32_t>(ms + 1);
 }
 
 bool OutputMatcher::TakeReady(const Selection& sel, services::MbufPtr* got) {
@@ -121,6 +229,7 @@ bool OutputMatcher::FindComplete(const Selection& sel, services::MbufPtr* got) {
         }
       }
     }
+    ForgetIfGone(t);
     return true;
   }
   return false;
@@ -133,7 +242,7 @@ bool OutputMatcher::DrainReady(const Selection& sel) {
     services::MbufPtr m;
     // A failed take leaves the queue to the wait, which reports it.
     if (!svc_->Dequeue(*queues_[k], &m, 0).ok()) continue;
-    held_[k].push_back(std::move(m));
+    Hold(k, std::move(m));
     moved = true;
   }
   return moved;
@@ -175,7 +284,9 @@ void OutputMatcher::PutBack(const Selection& sel, services::MbufPtr* got,
   for (size_t s = sets; s-- > 0;) {
     for (size_t j = 0; j < n; ++j) {
       services::MbufPtr& m = got[s * n + j];
-      if (m) held_[sel[j]].push_front(std::move(m));
+      if (!m) continue;
+      if (align_.on()) first_seen_.emplace(TransOf(m), Clock::now());
+      held_[sel[j]].push_front(std::move(m));
     }
   }
 }
@@ -188,6 +299,7 @@ size_t OutputMatcher::held() const {
 
 void OutputMatcher::Clear() {
   for (auto& h : held_) h.clear();
+  first_seen_.clear();
 }
 
 }  // namespace session

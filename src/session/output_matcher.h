@@ -10,7 +10,9 @@
 #ifndef HFLOW_SESSION_OUTPUT_MATCHER_H_
 #define HFLOW_SESSION_OUTPUT_MATCHER_H_
 
+#include <chrono>
 #include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,13 +22,24 @@
 namespace hflow {
 namespace session {
 
+// Input alignment (FlowGraph::SetInputsAlignAttrs; Note [Aligning with
+// limits] in the .cc). max_cache 0: off (pairing waits as long as the
+// fetch, bounded by the hold limit).
+struct AlignLimits {
+  uint32_t max_cache = 0;
+  int32_t timeout_ms = -1;  // -1: no timeout
+  bool dropout = false;
+  bool on() const { return max_cache > 0; }
+};
+
 class OutputMatcher {
  public:
   // `names[k]` says what output k is ("node:i") in error messages;
   // `hold_limit[k]` bounds the messages held back for output k.
   OutputMatcher(services::ExchangeService* svc,
                 std::vector<services::DeviceQueue*> queues,
-                std::vector<std::string> names, std::vector<size_t> hold_limit);
+                std::vector<std::string> names, std::vector<size_t> hold_limit,
+                AlignLimits align = {});
 
   size_t outputs() const { return queues_.size(); }
 
@@ -39,7 +52,8 @@ class OutputMatcher {
   // the outputs `sel` names, waiting up to `timeout_ms` (-1 forever, 0
   // try). On failure got is left empty and every message taken is kept
   // for the next call. Other outputs are not touched (Note [Fetching some
-  // outputs]).
+  // outputs]). With alignment on, kNotAligned returns a transaction past a
+  // limit with the messages it has (the others null).
   Status Take(const Selection& sel, services::MbufPtr* got, int32_t timeout_ms);
   Status Take(services::MbufPtr* got, int32_t timeout_ms) {
     return Take(all_, got, timeout_ms);
@@ -70,12 +84,27 @@ class OutputMatcher {
   // held transaction of sel[0] (or sel[0] itself when it holds nothing).
   uint32_t NextToWait(const Selection& sel) const;
   Status HoldLimitError(const Selection& sel, uint32_t k) const;
+  // Holds `m`, taken from output k's queue.
+  void Hold(uint32_t k, services::MbufPtr m);
+  // Forgets when transaction t arrived once no message of it is held.
+  void ForgetIfGone(uint64_t t);
+  bool HeldIn(const Selection& sel, uint64_t t) const;
+  // Alignment: the oldest incomplete transaction of `sel` past a limit is
+  // dropped (1) or moved into got with *s = kNotAligned (2); 0: none is.
+  int TakeUnaligned(const Selection& sel, services::MbufPtr* got, Status* s);
+  // Alignment: ms until the oldest incomplete transaction of `sel` times
+  // out (0: already; -1: none will).
+  int32_t UntilExpiry(const Selection& sel) const;
 
   services::ExchangeService* const svc_;
   const std::vector<services::DeviceQueue*> queues_;
   const std::vector<std::string> names_;
   const std::vector<size_t> limit_;
   Selection all_;
+  const AlignLimits align_;
+  // With alignment on: when the first message of each held transaction
+  // arrived.
+  std::map<uint64_t, std::chrono::steady_clock::time_point> first_seen_;
   // Per output, messages taken from its queue and not yet returned, in the
   // order they arrived.
   std::vector<std::deque<services::MbufPtr>> held_;

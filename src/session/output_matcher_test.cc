@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <set>
 #include <vector>
@@ -29,14 +30,16 @@ class OutputMatcherTest : public ::testing::Test {
       ASSERT_TRUE(svc_.OpenQueue(id, &queues_[k]).ok());
     }
   }
-  OutputMatcher Make(size_t limit = 8, size_t outputs = 2) {
+  OutputMatcher Make(size_t limit = 8, size_t outputs = 2,
+                     AlignLimits align = {}) {
     std::vector<services::DeviceQueue*> qs;
     std::vector<std::string> names;
     for (size_t k = 0; k < outputs; ++k) {
       qs.push_back(queues_[k].get());
       names.push_back("n" + std::to_string(k) + ":0");
     }
-    return OutputMatcher(&svc_, qs, names, std::vector<size_t>(outputs, limit));
+    return OutputMatcher(&svc_, qs, names, std::vector<size_t>(outputs, limit),
+                         align);
   }
   void Put(int k, uint64_t trans) {
     services::MbufPtr m;
@@ -199,6 +202,59 @@ TEST_F(OutputMatcherTest, SelectionPairsItsOutputsAndLeavesTheOthers) {
   EXPECT_EQ(T(again[0]), 7u);
   EXPECT_EQ(T(again[1]), 7u);
   EXPECT_EQ(m.held(), 1u) << "transaction 8 of output 1 waits";
+}
+
+// Note [Aligning with limits]: past the cache limit the oldest incomplete
+// transaction comes back as it is (kNotAligned), or is dropped.
+TEST_F(OutputMatcherTest, AlignmentCacheLimitReturnsOrDropsTheOldest) {
+  for (bool dropout : {false, true}) {
+    SCOPED_TRACE(dropout ? "dropout" : "return");
+    OutputMatcher m = Make(8, 2, AlignLimits{1, -1, dropout});
+    Put(0, 1);
+    Put(0, 2);  // two transactions wait for output 1: one more than the cache
+    services::MbufPtr got[2];
+    Status s = m.Take(got, 0);
+    if (dropout) {
+      EXPECT_EQ(s.code(), StatusCode::kTimeout) << s.ToString();
+      EXPECT_FALSE(got[0]);
+    } else {
+      ASSERT_EQ(s.code(), StatusCode::kNotAligned) << s.ToString();
+      EXPECT_NE(s.message().find("transaction 1"), std::string::npos);
+      EXPECT_NE(s.message().find("missing: n1:0"), std::string::npos);
+      ASSERT_TRUE(got[0]);
+      EXPECT_EQ(T(got[0]), 1u);
+      EXPECT_FALSE(got[1]);
+      got[0].reset();
+      EXPECT_EQ(m.Take(got, 0).code(), StatusCode::kTimeout)
+          << "one waiting transaction is within the cache";
+    }
+    EXPECT_EQ(m.held(), 1u);  // transaction 2 still waits
+    Put(1, 2);
+    ASSERT_TRUE(m.Take(got, 0).ok());
+    EXPECT_EQ(T(got[0]), 2u);
+    EXPECT_EQ(T(got[1]), 2u);
+    m.Clear();
+  }
+}
+
+// A transaction waiting longer than the alignment timeout ends the wait on
+// time, however long the fetch's own timeout is.
+TEST_F(OutputMatcherTest, AlignmentTimeoutEndsTheWaitOnTime) {
+  OutputMatcher m = Make(8, 2, AlignLimits{8, 50, false});
+  Put(0, 3);
+  services::MbufPtr got[2];
+  const auto t0 = std::chrono::steady_clock::now();
+  Status s = m.Take(got, 30000);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - t0)
+                      .count();
+  ASSERT_EQ(s.code(), StatusCode::kNotAligned) << s.ToString();
+  EXPECT_NE(s.message().find("timeout of 50 ms"), std::string::npos);
+  EXPECT_GE(ms, 50);
+  EXPECT_LT(ms, 20000) << "the fetch's 30 s were not waited";
+  EXPECT_EQ(T(got[0]), 3u);
+  EXPECT_FALSE(got[1]);
+  EXPECT_EQ(m.held(), 0u);
 }
 
 }  // namespace

@@ -35,6 +35,8 @@ const char* StatusCodeName(StatusCode code) {
       return "cancelled";
     case StatusCode::kNotSupported:
       return "not supported";
+    case StatusCode::kNotAligned:
+      return "not aligned";
   }
   return "unknown";
 }
