@@ -55,14 +55,13 @@ TEST_F(CliResourceConfigTest, VariableNamesTheClusterWithoutOptions) {
       R"({"name":"add","inputs":["a","b"],"outputs":1,"function":"_BuiltIn_Add"},)"
       R"({"name":"post","inputs":["add:0"],"outputs":1,)"
       R"("function":"_BuiltIn_Identity"}],"outputs":["post:0"]})");
-  CliResult r = Run("run " + g +
-                    " --input a=int32:1,2 --input b=int32:10,20 --stats '" +
-                    dir_ + "/stats.json'");
+  CliResult r =
+      Run("run " + g + " --input a=int32:1,2 --input b=int32:10,20 --stats '" +
+          dir_ + "/stats.json'");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out,
-            R"({"output":0,"trans_id":1,"ret_code":0,"dtype":"int32",)"
-            R"("shape":[2],"data":[11,22]})"
-            "\n");
+  EXPECT_EQ(r.out, R"({"output":0,"trans_id":1,"ret_code":0,"dtype":"int32",)"
+                   R"("shape":[2],"data":[11,22]})"
+                   "\n");
   nlohmann::json stats =
       nlohmann::json::parse(Read(dir_ + "/stats.json"), nullptr, false);
   ASSERT_FALSE(stats.is_discarded());

@@ -74,9 +74,9 @@ Status ApplyGeOptions(const std::map<std::string, std::string>& ge_options,
 // As ApplyGeOptions, for AddGraph's options: only per-graph keys change
 // *out (which may hold the global defaults already); global-only keys are
 // kInvalidArgument naming the key and saying to pass it to Initialize.
-Status ApplyGeGraphOptions(
-    const std::map<std::string, std::string>& ge_options, GeGraphOptions* out,
-    std::vector<std::string>* notes);
+Status ApplyGeGraphOptions(const std::map<std::string, std::string>& ge_options,
+                           GeGraphOptions* out,
+                           std::vector<std::string>* notes);
 
 }  // namespace hflow
 

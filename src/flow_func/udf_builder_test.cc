@@ -106,16 +106,15 @@ TEST_F(UdfLocationTest, ForeignProjectInTheWorkingDirectoryIsSkipped) {
 
 TEST_F(UdfLocationTest, NothingFoundNamesConfigFieldsAndEveryPath) {
   std::string so;
-  Status s = ResolveUdfBinary(Config(R"(, "cmakelist_path": "p/CMakeLists.txt")"),
-                              Opts(), &so);
+  Status s = ResolveUdfBinary(
+      Config(R"(, "cmakelist_path": "p/CMakeLists.txt")"), Opts(), &so);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_THAT(s.message(), HasSubstr("f.json: target_bin, workspace, "
                                      "cmakelist_path: neither the library"));
-  for (const fs::path& p :
-       {root_ / "cwd" / "udf" / "libf.so",
-        root_ / "cwd" / "udf" / "p" / "CMakeLists.txt",
-        root_ / "cfg" / "libf.so",
-        root_ / "cfg" / "udf" / "p" / "CMakeLists.txt"}) {
+  for (const fs::path& p : {root_ / "cwd" / "udf" / "libf.so",
+                            root_ / "cwd" / "udf" / "p" / "CMakeLists.txt",
+                            root_ / "cfg" / "libf.so",
+                            root_ / "cfg" / "udf" / "p" / "CMakeLists.txt"}) {
     EXPECT_THAT(s.message(), HasSubstr(p.string()));
   }
   // BuildUdf lists the CMakeLists.txt it looked for.

@@ -126,9 +126,8 @@ uint32_t GeFetchCode(const Status& status, int32_t udf_ret_code,
 
 Status StatusOfGeCode(uint32_t code) {
   if (code == kGeSuccess) return Status::OK();
-  const std::string head =
-      std::string("GE code ") + std::to_string(code) + " (" + GeCodeName(code) +
-      ")";
+  const std::string head = std::string("GE code ") + std::to_string(code) +
+                           " (" + GeCodeName(code) + ")";
   if (const Entry* e = Find(code)) {
     const char* meaning = Meaning(code);
     return Status(e->status, meaning ? head + ": " + meaning : head);

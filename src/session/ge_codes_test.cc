@@ -66,7 +66,7 @@ TEST(GeCodesTest, EveryGeCodeMapsBack) {
       {kGeModelExecuteTimeout, StatusCode::kTimeout},
       {kGeRedeploying, StatusCode::kDeviceLost},
       {kGeEndOfSequence, StatusCode::kCancelled},
-      {1234, StatusCode::kFailedPrecondition},        // a UDF's code
+      {1234, StatusCode::kFailedPrecondition},  // a UDF's code
       {kGeMaxExternalCode, StatusCode::kFailedPrecondition},
       {kGeMaxExternalCode + 1, StatusCode::kInternal},  // unknown
   };
@@ -85,9 +85,8 @@ TEST(GeCodesTest, EveryGeCodeMapsBack) {
 
 // The codes GE's API itself returns survive the trip hflow -> GE -> hflow.
 TEST(GeCodesTest, RoundTripsWhereGeHasTheCode) {
-  for (StatusCode c :
-       {StatusCode::kInvalidArgument, StatusCode::kTimeout,
-        StatusCode::kOutOfMemory, StatusCode::kInternal}) {
+  for (StatusCode c : {StatusCode::kInvalidArgument, StatusCode::kTimeout,
+                       StatusCode::kOutOfMemory, StatusCode::kInternal}) {
     EXPECT_EQ(StatusOfGeCode(GeCodeOf(Status(c, "m"))).code(), c)
         << StatusCodeName(c);
   }

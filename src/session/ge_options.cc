@@ -23,8 +23,8 @@ enum class Scope {
 
 // What a row of kKeys is applied to.
 struct Targets {
-  Options* options;        // null for AddGraph's options
-  GeGraphOptions* graph;   // may be null for global options
+  Options* options;                 // null for AddGraph's options
+  GeGraphOptions* graph;            // may be null for global options
   std::vector<std::string>* notes;  // may be null
 };
 
@@ -34,8 +34,8 @@ using ApplyFn = Status (*)(const std::string& key, const std::string& value,
 struct KeyRow {
   const char* key;
   Scope scope;
-  ApplyFn apply;       // null: accepted and ignored, with `why` as the note
-  const char* why;     // the note for an ignored key
+  ApplyFn apply;    // null: accepted and ignored, with `why` as the note
+  const char* why;  // the note for an ignored key
 };
 
 Status Bad(const std::string& key, const std::string& value,
@@ -100,14 +100,15 @@ Status ApplyMemMaxSize(const std::string& key, const std::string& value,
     Note(t, key +
                 ": hflow keeps one message pool per device; it gets the "
                 "pools' total (" +
-                std::to_string(total) + " bytes), the block tiers are not "
-                                        "modelled");
+                std::to_string(total) +
+                " bytes), the block tiers are not "
+                "modelled");
   }
   return Status::OK();
 }
 
-Status ApplyResourceConfigPath(const std::string& key,
-                               const std::string& value, const Targets& t) {
+Status ApplyResourceConfigPath(const std::string& key, const std::string& value,
+                               const Targets& t) {
   // GE reads the variable first and the option only without it.
   if (std::getenv(kResourceConfigPathEnv) != nullptr) {
     Note(t, key + ": ignored, " + kResourceConfigPathEnv +
@@ -201,8 +202,7 @@ constexpr const char* kComputeOnly =
 constexpr KeyRow kKeys[] = {
     {"ge.exec.deviceId", Scope::kGlobal, ApplyDeviceId, nullptr},
     {"ge.flowGraphMemMaxSize", Scope::kGlobal, ApplyMemMaxSize, nullptr},
-    {"ge.resourceConfigPath", Scope::kGlobal, ApplyResourceConfigPath,
-     nullptr},
+    {"ge.resourceConfigPath", Scope::kGlobal, ApplyResourceConfigPath, nullptr},
     {"ge.graphRunMode", Scope::kGlobal, ApplyGraphRunMode, nullptr},
     {"ge.experiment.data_flow_deploy_info_path", Scope::kGraph,
      ApplyDeployInfoPath, nullptr},
@@ -222,8 +222,7 @@ constexpr KeyRow kKeys[] = {
      "ignored; GE's threshold for sending models through a memory pool"},
     {"ge.exec.precision_mode", Scope::kGlobal, nullptr, kComputeOnly},
     {"ge.exec.float_overflow_mode", Scope::kGlobal, nullptr, kComputeOnly},
-    {"ge.exec.static_model_addr_fixed", Scope::kGlobal, nullptr,
-     kComputeOnly},
+    {"ge.exec.static_model_addr_fixed", Scope::kGlobal, nullptr, kComputeOnly},
     {"ge.exec.placement", Scope::kGraph, nullptr, kComputeOnly},
     {"ge.exec.isVarInitGraph", Scope::kGraph, nullptr, kComputeOnly},
     {"ge.exec.enableDump", Scope::kGlobal, nullptr, kComputeOnly},
@@ -304,7 +303,8 @@ Status ApplyGeOptions(const std::map<std::string, std::string>& ge_options,
     return Status::InvalidArgument("ApplyGeOptions: options is null");
   }
   bool found = false;
-  HFLOW_RETURN_IF_ERROR(ClusterConfigFromEnvironment(&options->cluster, &found));
+  HFLOW_RETURN_IF_ERROR(
+      ClusterConfigFromEnvironment(&options->cluster, &found));
   if (found && notes != nullptr) {
     notes->push_back(std::string(kResourceConfigPathEnv) + ": the cluster is " +
                      std::getenv(kResourceConfigPathEnv));
@@ -312,9 +312,9 @@ Status ApplyGeOptions(const std::map<std::string, std::string>& ge_options,
   return ApplyAll(ge_options, Targets{options, graph_defaults, notes});
 }
 
-Status ApplyGeGraphOptions(
-    const std::map<std::string, std::string>& ge_options, GeGraphOptions* out,
-    std::vector<std::string>* notes) {
+Status ApplyGeGraphOptions(const std::map<std::string, std::string>& ge_options,
+                           GeGraphOptions* out,
+                           std::vector<std::string>* notes) {
   if (out == nullptr) {
     return Status::InvalidArgument("ApplyGeGraphOptions: out is null");
   }

@@ -117,9 +117,9 @@ TEST_F(GeOptionsTest, MappedKeysChangeOptions) {
 
   // Several pools: their total, with a note on the tiers.
   notes.clear();
-  ASSERT_TRUE(ApplyGeOptions({{"ge.flowGraphMemMaxSize",
-                               "1073741824,268435456:2097152"}},
-                             &o, &notes)
+  ASSERT_TRUE(ApplyGeOptions(
+                  {{"ge.flowGraphMemMaxSize", "1073741824,268435456:2097152"}},
+                  &o, &notes)
                   .ok());
   EXPECT_EQ(o.mbuf_pool_bytes, 1073741824u + 268435456u);
   ASSERT_EQ(notes.size(), 1u);
@@ -166,9 +166,9 @@ TEST_F(GeOptionsTest, IgnoredKeysAreAcceptedWithANote) {
     EXPECT_EQ(o.mbuf_pool_bytes, before.mbuf_pool_bytes);
   }
   // The per-graph ones, given with the graph.
-  for (const char* key : {"ge.runFlag", "ge.exec.placement",
-                          "ge.exec.isVarInitGraph", "ge.inputShape",
-                          "ge.outputMaxSize", "ge.externalWeightDir"}) {
+  for (const char* key :
+       {"ge.runFlag", "ge.exec.placement", "ge.exec.isVarInitGraph",
+        "ge.inputShape", "ge.outputMaxSize", "ge.externalWeightDir"}) {
     GeGraphOptions g;
     std::vector<std::string> notes;
     ASSERT_TRUE(ApplyGeGraphOptions({{key, "0"}}, &g, &notes).ok()) << key;
@@ -230,8 +230,7 @@ TEST_F(GeOptionsTest, UnknownKeysAndBadValuesAreNamed) {
                                        value + "\""));
   }
   // A cluster file that cannot be read names the option and the file.
-  s = ApplyGeOptions({{"ge.resourceConfigPath", "/no/such.json"}}, &o,
-                     nullptr);
+  s = ApplyGeOptions({{"ge.resourceConfigPath", "/no/such.json"}}, &o, nullptr);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_THAT(s.message(), HasSubstr("ge.resourceConfigPath"));
   EXPECT_THAT(s.message(), HasSubstr("/no/such.json"));
