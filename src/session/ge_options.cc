@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "hflow/context_guard.h"
 #include "util/json_fields.h"
 
 namespace hflow {
@@ -281,6 +282,7 @@ Status ApplyAll(const std::map<std::string, std::string>& ge_options,
 }  // namespace
 
 Status ClusterConfigFromEnvironment(ClusterConfig* out, bool* found) {
+  ContextGuard guard;  // no device work here; the invariant all the same
   if (found != nullptr) *found = false;
   const char* path = std::getenv(kResourceConfigPathEnv);
   if (path == nullptr) return Status::OK();
@@ -299,6 +301,7 @@ Status ClusterConfigFromEnvironment(ClusterConfig* out, bool* found) {
 Status ApplyGeOptions(const std::map<std::string, std::string>& ge_options,
                       Options* options, std::vector<std::string>* notes,
                       GeGraphOptions* graph_defaults) {
+  ContextGuard guard;
   if (options == nullptr) {
     return Status::InvalidArgument("ApplyGeOptions: options is null");
   }
@@ -315,6 +318,7 @@ Status ApplyGeOptions(const std::map<std::string, std::string>& ge_options,
 Status ApplyGeGraphOptions(const std::map<std::string, std::string>& ge_options,
                            GeGraphOptions* out,
                            std::vector<std::string>* notes) {
+  ContextGuard guard;
   if (out == nullptr) {
     return Status::InvalidArgument("ApplyGeGraphOptions: out is null");
   }
