@@ -84,32 +84,31 @@ TEST_P(GeOptionsTransparencyTest, ClusterConfigFromEnvironment) {
 }
 
 TEST_P(GeOptionsTransparencyTest, ApplyGeOptions) {
-  RunMatrix(spec_,
-            MakeCase(
-                "ApplyGeOptions ok",
-                [&](int) { unsetenv(kResourceConfigPathEnv); },
-                [&](int) {
-                  Options o;
-                  GeGraphOptions g;
-                  std::vector<std::string> notes;
-                  return ApplyGeOptions({{"ge.exec.deviceId", "3"},
-                                         {"ge.graphRunMode", "0"},
-                                         {"ge.resourceConfigPath",
-                                          cluster_file_}},
-                                        &o, &notes, &g);
-                },
-                StatusCode::kOk),
-            &counter_);
-  RunMatrix(spec_,
-            MakeCase(
-                "ApplyGeOptions unknown key", nullptr,
-                [&](int) {
-                  Options o;
-                  return ApplyGeOptions({{"ge.exec.deviceID", "3"}}, &o,
-                                        nullptr);
-                },
-                StatusCode::kInvalidArgument),
-            &counter_);
+  RunMatrix(
+      spec_,
+      MakeCase(
+          "ApplyGeOptions ok", [&](int) { unsetenv(kResourceConfigPathEnv); },
+          [&](int) {
+            Options o;
+            GeGraphOptions g;
+            std::vector<std::string> notes;
+            return ApplyGeOptions({{"ge.exec.deviceId", "3"},
+                                   {"ge.graphRunMode", "0"},
+                                   {"ge.resourceConfigPath", cluster_file_}},
+                                  &o, &notes, &g);
+          },
+          StatusCode::kOk),
+      &counter_);
+  RunMatrix(
+      spec_,
+      MakeCase(
+          "ApplyGeOptions unknown key", nullptr,
+          [&](int) {
+            Options o;
+            return ApplyGeOptions({{"ge.exec.deviceID", "3"}}, &o, nullptr);
+          },
+          StatusCode::kInvalidArgument),
+      &counter_);
 }
 
 TEST_P(GeOptionsTransparencyTest, ApplyGeGraphOptions) {

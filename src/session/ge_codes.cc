@@ -14,15 +14,19 @@ namespace {
 // from bit fields, and FAILED sets all of them), and END_OF_SEQUENCE, an
 // inner code (1343225863). GE's dflow API hands a code through only when it
 // is at most 9999999; an inner code above becomes FAILED. So a fetch
-// returns:
+// returns, in this order:
 //  - ACL_ERROR_GE_MODEL_EXECUTE_TIMEOUT when nothing came within a
-//    non-zero timeout (GE returns FAILED for timeout 0; hflow's kTimeout
-//    does not say which timeout it was, so it is always the timeout code);
+//    non-zero timeout; FAILED for timeout 0 (GE's queue-empty code is an
+//    inner one);
+//  - GeCodeOf for any other error;
 //  - ACL_ERROR_GE_USER_RAISE_EXCEPTION for a transaction a UDF raised an
 //    exception on while exception catch is on;
-//  - the UDF's ret code itself when an output carries one (GE returns the
-//    first non-zero ret code of the aligned outputs as the fetch status),
-//    FAILED when that code is negative or above 9999999;
+//  - with tensors: the UDF's ret code itself when an output carries one
+//    (GE returns the first non-zero ret code of the aligned outputs as the
+//    fetch status), FAILED when that code is negative or above 9999999;
+//  - with FlowMsgs: FAILED when an output is end-of-sequence (GE's
+//    executor says END_OF_SEQUENCE, which its API turns into FAILED, the
+//    messages still delivered); the ret codes stay in the messages;
 //  - SUCCESS otherwise.
 // hflow statuses with a GE counterpart map onto it; the rest are FAILED, as
 // GE reports them. The way back maps each GE code onto the nearest hflow
@@ -113,9 +117,13 @@ uint32_t GeCodeOf(const Status& status) {
 }
 
 uint32_t GeFetchCode(const Status& status, int32_t udf_ret_code,
-                     bool raised_exception) {
+                     const GeFetchFacts& facts) {
+  if (status.IsTimeout() && facts.timeout_ms == 0) return kGeFailed;
   if (!status.ok()) return GeCodeOf(status);
-  if (raised_exception) return kGeUserRaiseException;
+  if (facts.raised_exception) return kGeUserRaiseException;
+  if (facts.api == GeFetchApi::kFlowMsgs) {
+    return facts.end_of_sequence ? kGeFailed : kGeSuccess;
+  }
   if (udf_ret_code == 0) return kGeSuccess;
   if (udf_ret_code < 0 ||
       static_cast<uint32_t>(udf_ret_code) > kGeMaxExternalCode) {

@@ -37,12 +37,24 @@ inline constexpr uint32_t kGeMaxExternalCode = 9999999;
 // GE's code for an hflow status (kGeSuccess for OK).
 uint32_t GeCodeOf(const Status& status);
 
-// What GE's FetchDataFlowGraph returns for a fetch that ended with `status`
-// and, when it is OK, carried the UDF's `udf_ret_code` (FlowInfo::ret_code);
-// `raised_exception`: the code came from a UDF's RaiseException with
-// exception catch on.
+// Which of GE's fetch calls is answered: FetchDataFlowGraph with tensors
+// (and DataFlowInfo) or with FlowMsgs.
+enum class GeFetchApi { kTensors, kFlowMsgs };
+
+// What else GeFetchCode needs to know about the fetch.
+struct GeFetchFacts {
+  GeFetchApi api = GeFetchApi::kTensors;
+  // The transaction was ended by a UDF's RaiseException, exception catch on.
+  bool raised_exception = false;
+  // An output carried the end-of-sequence flag.
+  bool end_of_sequence = false;
+  int32_t timeout_ms = -1;  // the fetch's timeout
+};
+
+// What GE's fetch returns for a fetch that ended with `status` and, when it
+// is OK, carried the UDF's `udf_ret_code` (FlowInfo::ret_code).
 uint32_t GeFetchCode(const Status& status, int32_t udf_ret_code,
-                     bool raised_exception = false);
+                     const GeFetchFacts& facts = {});
 
 // The hflow status for a GE code; the message names the code and its name.
 Status StatusOfGeCode(uint32_t code);

@@ -116,18 +116,49 @@ TEST(GeCodesTest, NamesEveryCode) {
   EXPECT_STREQ(GeCodeName(kGeMaxExternalCode + 1), "UNKNOWN");
 }
 
-// GE's fetch: an error status wins, then a raised exception, then the UDF's
-// ret code (FAILED when GE would not pass it through), else SUCCESS.
+// GE's tensor fetch: an error status wins, then a raised exception, then
+// the UDF's ret code (FAILED when GE would not pass it through), else
+// SUCCESS.
 TEST(GeCodesTest, FetchCodeCarriesTheUdfRetCode) {
+  GeFetchFacts raised;
+  raised.raised_exception = true;
   EXPECT_EQ(GeFetchCode(Status::OK(), 0), kGeSuccess);
   EXPECT_EQ(GeFetchCode(Status::OK(), 1001), 1001u);
   EXPECT_EQ(GeFetchCode(Status::OK(), 9999999), 9999999u);
   EXPECT_EQ(GeFetchCode(Status::OK(), 10000000), kGeFailed);
   EXPECT_EQ(GeFetchCode(Status::OK(), -1), kGeFailed);
-  EXPECT_EQ(GeFetchCode(Status::OK(), 1001, true), kGeUserRaiseException);
-  EXPECT_EQ(GeFetchCode(Status::OK(), 0, true), kGeUserRaiseException);
+  EXPECT_EQ(GeFetchCode(Status::OK(), 1001, raised), kGeUserRaiseException);
+  EXPECT_EQ(GeFetchCode(Status::OK(), 0, raised), kGeUserRaiseException);
   EXPECT_EQ(GeFetchCode(Status::Timeout("t"), 1001), kGeModelExecuteTimeout);
-  EXPECT_EQ(GeFetchCode(Status::Cancelled("c"), 0, true), kGeFailed);
+  EXPECT_EQ(GeFetchCode(Status::Cancelled("c"), 0, raised), kGeFailed);
+}
+
+// A try-fetch (timeout 0) that finds nothing is FAILED in GE, a waiting one
+// the timeout code.
+TEST(GeCodesTest, FetchTimeoutDependsOnTheTimeout) {
+  GeFetchFacts f;
+  f.timeout_ms = 0;
+  EXPECT_EQ(GeFetchCode(Status::Timeout("t"), 0, f), kGeFailed);
+  f.timeout_ms = 1000;
+  EXPECT_EQ(GeFetchCode(Status::Timeout("t"), 0, f), kGeModelExecuteTimeout);
+  f.timeout_ms = -1;
+  EXPECT_EQ(GeFetchCode(Status::Timeout("t"), 0, f), kGeModelExecuteTimeout);
+}
+
+// GE's FlowMsg fetch leaves ret codes in the messages and turns an
+// end-of-sequence output into FAILED.
+TEST(GeCodesTest, FlowMsgFetchKeepsRetCodesInTheMessages) {
+  GeFetchFacts f;
+  f.api = GeFetchApi::kFlowMsgs;
+  EXPECT_EQ(GeFetchCode(Status::OK(), 1001, f), kGeSuccess);
+  f.end_of_sequence = true;
+  EXPECT_EQ(GeFetchCode(Status::OK(), 0, f), kGeFailed);
+  f.raised_exception = true;
+  EXPECT_EQ(GeFetchCode(Status::OK(), 0, f), kGeUserRaiseException);
+  // The tensor fetch ignores the end-of-sequence fact.
+  f = GeFetchFacts{};
+  f.end_of_sequence = true;
+  EXPECT_EQ(GeFetchCode(Status::OK(), 0, f), kGeSuccess);
 }
 
 }  // namespace
