@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "flow_func/compile_config.h"
 #include "fuzz_check.h"
@@ -53,8 +54,20 @@ Json ToJson(const CompileConfig& cfg) {
   if (cfg.output_num >= 0) j["output_num"] = cfg.output_num;
   j["target_bin"] = cfg.target_bin;
   if (!cfg.workspace.empty()) j["workspace"] = cfg.workspace;
-  if (!cfg.cmakelist.empty()) j["cmakelist_path"] = cfg.cmakelist;
+  if (!cfg.cmakelist_path.empty()) j["cmakelist_path"] = cfg.cmakelist_path;
   return j;
+}
+
+bool SamePaths(const CompileConfig& a, const CompileConfig& b) {
+  std::vector<hflow::flow_func::UdfLocation> la = a.Locations();
+  std::vector<hflow::flow_func::UdfLocation> lb = b.Locations();
+  if (la.size() != lb.size()) return false;
+  for (size_t i = 0; i < la.size(); ++i) {
+    if (la[i].path != lb[i].path || la[i].prebuilt != lb[i].prebuilt) {
+      return false;
+    }
+  }
+  return true;
 }
 
 bool Same(const CompileConfig& a, const CompileConfig& b) {
@@ -68,8 +81,8 @@ bool Same(const CompileConfig& a, const CompileConfig& b) {
   }
   return a.input_num == b.input_num && a.output_num == b.output_num &&
          a.target_bin == b.target_bin && a.workspace == b.workspace &&
-         a.cmakelist == b.cmakelist && a.config_dir == b.config_dir &&
-         a.PrebuiltPath() == b.PrebuiltPath() &&
+         a.cmakelist_path == b.cmakelist_path && a.config_dir == b.config_dir &&
+         a.work_dir == b.work_dir && SamePaths(a, b) &&
          a.TargetLibName() == b.TargetLibName();
 }
 
@@ -106,9 +119,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (root.contains("output_num") ? root["output_num"].get<int64_t>() : -1));
   FUZZ_CHECK(!cfg.TargetLibName().empty());
   FUZZ_CHECK(cfg.config_dir == kBaseDir);
-  FUZZ_CHECK(cfg.workspace.empty() || cfg.workspace[0] == '/');
-  FUZZ_CHECK(cfg.cmakelist.empty() || cfg.cmakelist[0] == '/');
-  FUZZ_CHECK(cfg.PrebuiltPath()[0] == '/');
+  FUZZ_CHECK(cfg.work_dir[0] == '/');
+  // Every place the library is looked for is absolute, the GE rule's first.
+  const auto where = cfg.Locations();
+  FUZZ_CHECK(!where.empty() && where.front().ge_rule && where.front().prebuilt);
+  for (const auto& l : where) FUZZ_CHECK(l.path[0] == '/');
 
   CompileConfig again;
   FUZZ_CHECK(hflow::flow_func::ParseCompileConfig(ToJson(cfg).dump(), "again",

@@ -1,9 +1,10 @@
-// Compile config parsing (see compile_config.h). Fields are read with
-// util::JsonFields: every rejection reads "<file>: <json path>: <problem>;
-// <hint>" and unknown keys are errors.
+// Compile config parsing (see compile_config.h) and where its library is
+// looked for. Fields are read with util::JsonFields: every rejection reads
+// "<file>: <json path>: <problem>; <hint>" and unknown keys are errors.
 // Thread-safety: reentrant; nlohmann-json exceptions never escape.
 #include "flow_func/compile_config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -86,7 +87,100 @@ std::string Resolve(const std::string& base, const std::string& p) {
   return path.lexically_normal().string();
 }
 
+// The absolute form of `dir` (empty: the current directory), or an error
+// naming the config.
+Status AbsoluteDir(const JsonFields& f, const std::string& dir,
+                   const char* what, std::string* out) {
+  // The non-throwing overload: fs::absolute("") throws, and a config named
+  // without a directory ("add_func.json") has an empty parent path.
+  std::error_code ec;
+  fs::path abs = fs::absolute(dir.empty() ? "." : dir, ec).lexically_normal();
+  // "/a/." normalises to "/a/": drop the separator (but keep "/").
+  if (abs.has_relative_path() && !abs.has_filename()) abs = abs.parent_path();
+  *out = abs.string();
+  if (ec) {
+    return f.Error(util::kDocumentPath,
+                   std::string("cannot resolve the ") + what + " '" + dir +
+                       "': " + ec.message(),
+                   std::string("check the ") + what);
+  }
+  return Status::OK();
+}
+
 }  // namespace
+
+// Note [Compile config paths]
+// GE reads `workspace` as given, so a relative one is relative to the
+// working directory of the process, and finds everything else inside it:
+// the library at <workspace>/<target_bin> (the bin_path attribute its
+// loader sets) and the sources at <workspace>/<cmakelist_path>, by default
+// <workspace>/CMakeLists.txt. hflow does the same, in this order:
+//   1. <cwd>/<workspace>/<target_bin>            load it (GE)
+//   2. <cwd>/<workspace>/<cmakelist_path>        build it (GE)
+//   3. <config dir>/<target_bin>                 load it (fallback)
+//   4. <config dir>/<workspace>/<cmakelist_path> build it (fallback)
+// The fallback is hflow's older rule, relative to the config file, which
+// keeps graph files runnable from any directory. A GE-rule CMakeLists.txt
+// that does not mention UDF_TARGET_LIB (which GE and hflow pass to every
+// UDF build) is skipped: with the common "workspace": "." the working
+// directory's own project (hflow's source tree, say) would otherwise be
+// built as the UDF. Without a workspace (GE
+// requires one; hflow does not) the workspace is the base folder itself,
+// and there is no default CMakeLists.txt: the base folder is often a
+// project of its own (hflow's source tree) that must not be built as a UDF.
+std::vector<UdfLocation> CompileConfig::Locations() const {
+  std::vector<UdfLocation> out;
+  auto add = [&](const std::string& path, bool prebuilt, bool ge,
+                 const char* field) {
+    for (const UdfLocation& l : out) {
+      if (l.path == path && l.prebuilt == prebuilt) return;
+    }
+    out.push_back(UdfLocation{path, prebuilt, ge, field});
+  };
+  const std::string cmake = !cmakelist_path.empty() ? cmakelist_path
+                            : !workspace.empty()    ? "CMakeLists.txt"
+                                                    : "";
+  for (bool ge : {true, false}) {
+    const std::string& base = ge ? work_dir : config_dir;
+    const std::string ws = Resolve(base, workspace);
+    add(ge ? Resolve(ws, target_bin) : Resolve(base, target_bin), true, ge,
+        "target_bin");
+    if (!cmake.empty()) {
+      add(Resolve(ws, cmake), false, ge,
+          cmakelist_path.empty() ? "workspace" : "cmakelist_path");
+    }
+  }
+  return out;
+}
+
+Status CompileConfig::NothingFound(
+    bool cmakelists_only, const std::vector<std::string>& skipped) const {
+  std::string tried;
+  for (const UdfLocation& l : Locations()) {
+    if (cmakelists_only && l.prebuilt) continue;
+    tried += "\n  " + l.path + " (" + l.field + ", " +
+             (l.ge_rule ? "GE: from the working directory"
+                        : "fallback: from the config file's folder") +
+             ")";
+    if (!l.prebuilt &&
+        std::find(skipped.begin(), skipped.end(), l.path) != skipped.end()) {
+      tried +=
+          ": exists, but does not use UDF_TARGET_LIB, so it is no UDF "
+          "project";
+    }
+  }
+  const std::string what =
+      cmakelists_only ? "no CMakeLists.txt to build '" + target_bin + "' from"
+                      : "neither the library '" + target_bin +
+                            "' nor a CMakeLists.txt to build it";
+  return Status::NotFound(
+      source + ": target_bin, workspace, cmakelist_path: " + what +
+      " exists; tried:" + (tried.empty() ? std::string(" nothing") : tried) +
+      "\nprebuild the library into the workspace, or set workspace (and "
+      "cmakelist_path) to the UDF project; a relative workspace is taken "
+      "from the working directory (" +
+      work_dir + ")");
+}
 
 std::string CompileConfig::TargetLibName() const {
   std::string n = fs::path(target_bin).filename().string();
@@ -97,12 +191,9 @@ std::string CompileConfig::TargetLibName() const {
   return n;
 }
 
-std::string CompileConfig::PrebuiltPath() const {
-  return Resolve(config_dir, target_bin);
-}
-
 Status ParseCompileConfig(std::string_view json_text, std::string_view source,
-                          const std::string& base_dir, CompileConfig* out) {
+                          const std::string& base_dir, CompileConfig* out,
+                          const std::string& work_dir) {
   JsonFields f(source, "<compile config>");
   Json root;
   HFLOW_RETURN_IF_ERROR(f.Parse(json_text, &root));
@@ -123,18 +214,10 @@ Status ParseCompileConfig(std::string_view json_text, std::string_view source,
               "visible_device_enable", "built_in_flow_func", "buf_cfg"}));
   CompileConfig cfg;
   cfg.source = std::string(source);
-  // The non-throwing overload: fs::absolute("") throws, and a config named
-  // without a directory ("add_func.json") has an empty parent path.
-  std::error_code ec;
-  cfg.config_dir = fs::absolute(base_dir.empty() ? "." : base_dir, ec)
-                       .lexically_normal()
-                       .string();
-  if (ec) {
-    return f.Error(
-        util::kDocumentPath,
-        "cannot resolve the directory '" + base_dir + "': " + ec.message(),
-        "check the directory of the compile config");
-  }
+  HFLOW_RETURN_IF_ERROR(
+      AbsoluteDir(f, base_dir, "directory of the config", &cfg.config_dir));
+  HFLOW_RETURN_IF_ERROR(
+      AbsoluteDir(f, work_dir, "working directory", &cfg.work_dir));
   const Json* funcs = JsonFields::Find(root, "func_list");
   if (funcs == nullptr || !funcs->is_array() || funcs->empty()) {
     return f.Error("func_list", "must be a non-empty array",
@@ -170,15 +253,9 @@ Status ParseCompileConfig(std::string_view json_text, std::string_view source,
                    "'" + cfg.target_bin + "' is not a shared library",
                    "name the UDF library (libxxx.so)");
   }
-  std::string rel;
-  HFLOW_RETURN_IF_ERROR(f.OptString(root, "", "workspace", &rel));
-  if (!rel.empty()) cfg.workspace = Resolve(cfg.config_dir, rel);
-  rel.clear();
-  HFLOW_RETURN_IF_ERROR(f.OptString(root, "", "cmakelist_path", &rel));
-  if (!rel.empty()) {
-    cfg.cmakelist =
-        Resolve(cfg.workspace.empty() ? cfg.config_dir : cfg.workspace, rel);
-  }
+  HFLOW_RETURN_IF_ERROR(f.OptString(root, "", "workspace", &cfg.workspace));
+  HFLOW_RETURN_IF_ERROR(
+      f.OptString(root, "", "cmakelist_path", &cfg.cmakelist_path));
   *out = std::move(cfg);
   return Status::OK();
 }

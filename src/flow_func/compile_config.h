@@ -1,8 +1,10 @@
 // FunctionPp compile configs (GE format; see docs/formats.md): which
 // functions a UDF binary provides, their input/output index mappings, the
 // binary's name and how to build it (workspace + CMakeLists). Paths are
-// resolved relative to the config file. Every rejection names the file and
-// field (util/json_fields.h).
+// resolved as GE resolves them (the working directory, then the workspace),
+// with the config file's folder as a fallback (Note [Compile config paths]
+// in compile_config.cc). Every rejection names the file and field
+// (util/json_fields.h).
 //
 // Thread-safety: plain values; parsing is reentrant.
 #ifndef HFLOW_FLOW_FUNC_COMPILE_CONFIG_H_
@@ -28,25 +30,45 @@ struct FuncDesc {
   std::string library;
 };
 
+// A place where a compile config's library, or the CMakeLists.txt to build
+// it from, may be.
+struct UdfLocation {
+  std::string path;        // absolute, normalised
+  bool prebuilt = false;   // a library to load; false: a CMakeLists.txt
+  bool ge_rule = false;    // GE's resolution; false: the fallback
+  const char* field = "";  // the config field it comes from
+};
+
 struct CompileConfig {
   std::string source;      // the config file (for messages)
   std::string config_dir;  // absolute directory of the config file
+  std::string work_dir;    // absolute working directory at parse time
   std::vector<FuncDesc> funcs;
   int32_t input_num = -1;  // -1: not given
   int32_t output_num = -1;
-  std::string target_bin;  // e.g. "libadd.so"
-  std::string workspace;   // absolute, or empty
-  std::string cmakelist;   // absolute path of the CMakeLists.txt, or empty
+  std::string target_bin;      // e.g. "libadd.so"
+  std::string workspace;       // as written; empty when not given
+  std::string cmakelist_path;  // as written; empty when not given
 
   // "libadd.so" -> "add" (GE's UDF_TARGET_LIB).
   std::string TargetLibName() const;
-  // Absolute path where a prebuilt binary is looked for first.
-  std::string PrebuiltPath() const;
+  // Where the library is looked for, in order (Note [Compile config
+  // paths]): GE's library and CMakeLists.txt, then the fallback's; no path
+  // twice.
+  std::vector<UdfLocation> Locations() const;
+  // The error when no location is usable: names the file, the fields and
+  // every path tried; `skipped` are CMakeLists.txt that exist but are not
+  // UDF projects.
+  Status NothingFound(bool cmakelists_only,
+                      const std::vector<std::string>& skipped = {}) const;
 };
 
-// `base_dir` resolves relative paths; `source` names the text in messages.
+// `base_dir` is the config file's folder (the fallback's base); `work_dir`
+// GE's base, empty for the current directory; `source` names the text in
+// messages.
 Status ParseCompileConfig(std::string_view json_text, std::string_view source,
-                          const std::string& base_dir, CompileConfig* out);
+                          const std::string& base_dir, CompileConfig* out,
+                          const std::string& work_dir = "");
 Status LoadCompileConfigFile(const std::string& path, CompileConfig* out);
 
 }  // namespace flow_func

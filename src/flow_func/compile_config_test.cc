@@ -1,5 +1,6 @@
-// Compile config tests: GE's format parsed with paths resolved against the
-// config file; every malformed field rejected naming the file and field.
+// Compile config tests: GE's format parsed, the library's locations in GE's
+// order (the working directory, then the config file's folder); every
+// malformed field rejected naming the file and field.
 #include "flow_func/compile_config.h"
 
 #include <gmock/gmock.h>
@@ -15,7 +16,18 @@ namespace {
 using ::testing::HasSubstr;
 
 Status Parse(const std::string& text, CompileConfig* cfg) {
-  return ParseCompileConfig(text, "add_func.json", "/work/graphs", cfg);
+  return ParseCompileConfig(text, "add_func.json", "/work/graphs", cfg,
+                            "/run/here");
+}
+
+// "path (field, GE|fallback, load|build)" for each location, in order.
+std::vector<std::string> Where(const CompileConfig& cfg) {
+  std::vector<std::string> out;
+  for (const UdfLocation& l : cfg.Locations()) {
+    out.push_back(l.path + " " + l.field + (l.ge_rule ? " GE" : " fallback") +
+                  (l.prebuilt ? " load" : " build"));
+  }
+  return out;
 }
 
 TEST(CompileConfigTest, ParsesGeFormatAndResolvesPaths) {
@@ -32,9 +44,34 @@ TEST(CompileConfigTest, ParsesGeFormatAndResolvesPaths) {
   EXPECT_EQ(cfg.input_num, 4);
   EXPECT_EQ(cfg.output_num, 2);
   EXPECT_EQ(cfg.TargetLibName(), "add");
-  EXPECT_EQ(cfg.workspace, "/work/udf_workspace");
-  EXPECT_EQ(cfg.cmakelist, "/work/udf_workspace/01_udf_add/CMakeLists.txt");
-  EXPECT_EQ(cfg.PrebuiltPath(), "/work/graphs/libadd.so");
+  EXPECT_EQ(cfg.workspace, "../udf_workspace");
+  EXPECT_EQ(cfg.work_dir, "/run/here");
+  EXPECT_EQ(cfg.config_dir, "/work/graphs");
+  // GE: the workspace from the working directory, everything inside it;
+  // then the config-relative fallback.
+  EXPECT_THAT(
+      Where(cfg),
+      ::testing::ElementsAre(
+          "/run/udf_workspace/libadd.so target_bin GE load",
+          "/run/udf_workspace/01_udf_add/CMakeLists.txt cmakelist_path GE "
+          "build",
+          "/work/graphs/libadd.so target_bin fallback load",
+          "/work/udf_workspace/01_udf_add/CMakeLists.txt cmakelist_path "
+          "fallback build"));
+}
+
+// GE builds <workspace>/CMakeLists.txt when cmakelist_path is not given; an
+// absolute workspace is the same from both bases (listed once).
+TEST(CompileConfigTest, DefaultCmakelistsAndAbsoluteWorkspace) {
+  CompileConfig cfg;
+  ASSERT_TRUE(Parse(R"({"func_list": [{"func_name": "F"}],
+      "target_bin": "libf.so", "workspace": "/ws"})",
+                    &cfg)
+                  .ok());
+  EXPECT_THAT(Where(cfg), ::testing::ElementsAre(
+                              "/ws/libf.so target_bin GE load",
+                              "/ws/CMakeLists.txt workspace GE build",
+                              "/work/graphs/libf.so target_bin fallback load"));
 }
 
 // GE's FunctionPp fields hflow does not model pass (and are ignored); any
@@ -69,14 +106,49 @@ TEST(CompileConfigTest, AcceptsGeFieldsAndRejectsUnknownKeys) {
       HasSubstr("add_func.json: func_list[0].input_index: unknown field"));
 }
 
-TEST(CompileConfigTest, WithoutWorkspaceCmakelistIsRelativeToConfig) {
+// Without a workspace the base folders stand for it, and nothing is built
+// unless cmakelist_path names the project.
+TEST(CompileConfigTest, WithoutWorkspaceTheBaseFoldersStandForIt) {
   CompileConfig cfg;
   ASSERT_TRUE(Parse(R"({"func_list": [{"func_name": "F"}],
       "target_bin": "libf.so", "cmakelist_path": "udf/CMakeLists.txt"})",
                     &cfg)
                   .ok());
-  EXPECT_EQ(cfg.cmakelist, "/work/graphs/udf/CMakeLists.txt");
+  EXPECT_THAT(
+      Where(cfg),
+      ::testing::ElementsAre(
+          "/run/here/libf.so target_bin GE load",
+          "/run/here/udf/CMakeLists.txt cmakelist_path GE build",
+          "/work/graphs/libf.so target_bin fallback load",
+          "/work/graphs/udf/CMakeLists.txt cmakelist_path fallback build"));
   EXPECT_EQ(cfg.input_num, -1);
+  ASSERT_TRUE(
+      Parse(R"({"func_list": [{"func_name": "F"}], "target_bin": "libf.so"})",
+            &cfg)
+          .ok());
+  EXPECT_THAT(Where(cfg), ::testing::ElementsAre(
+                              "/run/here/libf.so target_bin GE load",
+                              "/work/graphs/libf.so target_bin fallback load"));
+}
+
+// Nothing found: the error names the file, the fields and every path tried.
+TEST(CompileConfigTest, NothingFoundNamesEveryPathTried) {
+  CompileConfig cfg;
+  ASSERT_TRUE(Parse(R"({"func_list": [{"func_name": "F"}],
+      "target_bin": "libf.so", "workspace": "udf"})",
+                    &cfg)
+                  .ok());
+  Status s = cfg.NothingFound(false);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), HasSubstr("add_func.json: target_bin, workspace"));
+  for (const UdfLocation& l : cfg.Locations()) {
+    EXPECT_THAT(s.message(), HasSubstr(l.path));
+  }
+  EXPECT_THAT(s.message(), HasSubstr("/run/here/udf/CMakeLists.txt (workspace"
+                                     ", GE: from the working directory)"));
+  s = cfg.NothingFound(true);
+  EXPECT_THAT(s.message(), ::testing::Not(HasSubstr("libf.so (")));
+  EXPECT_THAT(s.message(), HasSubstr("/work/graphs/udf/CMakeLists.txt"));
 }
 
 struct BadCase {
@@ -140,7 +212,8 @@ TEST(CompileConfigTest, LoadsFileRelativeToItsDirectory) {
   CompileConfig cfg;
   ASSERT_TRUE(
       LoadCompileConfigFile((dir / "sub" / "f.json").string(), &cfg).ok());
-  EXPECT_EQ(cfg.PrebuiltPath(), (dir / "sub" / "libf.so").string());
+  EXPECT_EQ(cfg.config_dir, (dir / "sub").string());
+  EXPECT_EQ(cfg.work_dir, fs::current_path().lexically_normal().string());
   Status s = LoadCompileConfigFile((dir / "missing.json").string(), &cfg);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_THAT(s.message(), HasSubstr("missing.json"));
@@ -199,13 +272,13 @@ TEST(CompileConfigTest, LoadsBareFileNameFromTheWorkingDirectory) {
   Status s = LoadCompileConfigFile("f.json", &cfg);
   fs::current_path(cwd);
   ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(cfg.PrebuiltPath(), (fs::absolute(dir) / "libf.so").string());
+  EXPECT_EQ(cfg.config_dir, fs::absolute(dir).lexically_normal().string());
   ASSERT_TRUE(
       ParseCompileConfig(
           R"({"func_list": [{"func_name": "F"}], "target_bin": "libf.so"})",
           "f.json", "", &cfg)
           .ok());
-  EXPECT_EQ(cfg.PrebuiltPath(), (fs::current_path() / "libf.so").string());
+  EXPECT_EQ(cfg.config_dir, fs::current_path().lexically_normal().string());
   fs::remove_all(dir);
 }
 

@@ -11,7 +11,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <sstream>
 
 #include "util/mutex.h"
 #include "util/thread_annotations.h"
@@ -116,22 +118,14 @@ Status RunCommand(const std::vector<std::string>& argv,
   return Status::OK();
 }
 
-Status BuildUdf(const CompileConfig& cfg, const UdfBuildOptions& opts,
-                std::string* so_path) {
-  if (cfg.cmakelist.empty()) {
-    return Status::InvalidArgument(
-        cfg.source + ": cmakelist_path: not given, and the binary " +
-        cfg.PrebuiltPath() +
-        " does not exist; prebuild it or name the "
-        "workspace's CMakeLists.txt");
-  }
-  if (!fs::exists(cfg.cmakelist)) {
-    return Status::NotFound(cfg.source + ": cmakelist_path: " + cfg.cmakelist +
-                            " does not exist");
-  }
-  std::string src = fs::path(cfg.cmakelist).parent_path().string();
+namespace {
+
+// Builds the project of the CMakeLists.txt at `cmakelist`.
+Status BuildFrom(const CompileConfig& cfg, const std::string& cmakelist,
+                 const UdfBuildOptions& opts, std::string* so_path) {
+  std::string src = fs::path(cmakelist).parent_path().string();
   std::string key = cfg.TargetLibName() + "-" +
-                    std::to_string(std::hash<std::string>()(cfg.cmakelist));
+                    std::to_string(std::hash<std::string>()(cmakelist));
   fs::path root = opts.build_root.empty() ? fs::path(DefaultBuildRoot())
                                           : fs::path(opts.build_root);
   std::string build = (root / key / "build").string();
@@ -168,8 +162,8 @@ Status BuildUdf(const CompileConfig& cfg, const UdfBuildOptions& opts,
     HFLOW_RETURN_IF_ERROR(RunCommand(step, env, &out, &code));
     if (code != 0) {
       return Status::Internal(cfg.source + ": building UDF '" + cfg.target_bin +
-                              "' from " + cfg.cmakelist + " failed (" +
-                              step[0] + " " + step[1] + " exited with " +
+                              "' from " + cmakelist + " failed (" + step[0] +
+                              " " + step[1] + " exited with " +
                               std::to_string(code) + "):\n" + Tail(out));
     }
   }
@@ -184,14 +178,47 @@ Status BuildUdf(const CompileConfig& cfg, const UdfBuildOptions& opts,
   return Status::OK();
 }
 
+// Whether `l` can be used: it exists and, for a GE-rule CMakeLists.txt,
+// names UDF_TARGET_LIB (Note [Compile config paths] in compile_config.cc);
+// a CMakeLists.txt that exists but does not goes into *skipped.
+bool Usable(const UdfLocation& l, std::vector<std::string>* skipped) {
+  if (!fs::exists(l.path)) return false;
+  if (l.prebuilt || !l.ge_rule) return true;
+  std::ifstream in(l.path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (text.str().find("UDF_TARGET_LIB") != std::string::npos) return true;
+  skipped->push_back(l.path);
+  return false;
+}
+
+}  // namespace
+
+Status BuildUdf(const CompileConfig& cfg, const UdfBuildOptions& opts,
+                std::string* so_path) {
+  std::vector<std::string> skipped;
+  for (const UdfLocation& l : cfg.Locations()) {
+    if (!l.prebuilt && Usable(l, &skipped)) {
+      return BuildFrom(cfg, l.path, opts, so_path);
+    }
+  }
+  return cfg.NothingFound(/*cmakelists_only=*/true, skipped);
+}
+
+// The first usable location wins: GE's library or sources before the
+// fallback's.
 Status ResolveUdfBinary(const CompileConfig& cfg, const UdfBuildOptions& opts,
                         std::string* so_path) {
-  std::string prebuilt = cfg.PrebuiltPath();
-  if (fs::exists(prebuilt)) {
-    *so_path = prebuilt;
-    return Status::OK();
+  std::vector<std::string> skipped;
+  for (const UdfLocation& l : cfg.Locations()) {
+    if (!Usable(l, &skipped)) continue;
+    if (l.prebuilt) {
+      *so_path = l.path;
+      return Status::OK();
+    }
+    return BuildFrom(cfg, l.path, opts, so_path);
   }
-  return BuildUdf(cfg, opts, so_path);
+  return cfg.NothingFound(/*cmakelists_only=*/false, skipped);
 }
 
 }  // namespace flow_func

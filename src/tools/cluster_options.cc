@@ -3,6 +3,8 @@
 // Thread-safety: see cluster_options.h (main thread only).
 #include "tools/cluster_options.h"
 
+#include "hflow/ge_options.h"
+
 namespace hflow::tools {
 namespace {
 
@@ -22,7 +24,8 @@ void AddClusterOptions(CLI::App* cmd, ClusterArgs* args) {
   CLI::Option* cluster =
       cmd->add_option("--cluster", args->cluster_file,
                       "Cluster config JSON (GE numa_config or "
-                      "{\"devices\": [...]}); default: devices 0,1,2,3")
+                      "{\"devices\": [...]}); default: the file "
+                      "$RESOURCE_CONFIG_PATH names, else devices 0,1,2,3")
           ->type_name("FILE")
           ->check(NonEmpty("a cluster config file"));
   CLI::Option* devices =
@@ -69,7 +72,10 @@ hflow::Status ResolveCluster(const ClusterArgs& args,
     return hflow::LoadClusterConfigFile(args.cluster_file, out);
   }
   if (!args.devices.empty()) return hflow::ParseDeviceList(args.devices, out);
-  *out = hflow::DefaultClusterConfig();
+  // As GE, which reads its resource config from this variable.
+  bool found = false;
+  HFLOW_RETURN_IF_ERROR(hflow::ClusterConfigFromEnvironment(out, &found));
+  if (!found) *out = hflow::DefaultClusterConfig();
   return hflow::Status::OK();
 }
 

@@ -1,6 +1,7 @@
 // Shared command-line options that choose the cluster: `--cluster FILE` (a
 // numa_config or compact JSON file) or `--devices LIST` ("2,3,4,5", "2~5"),
-// mutually exclusive; neither means the default four devices 0,1,2,3.
+// mutually exclusive; neither means the file $RESOURCE_CONFIG_PATH names
+// (as in GE), else the default four devices 0,1,2,3.
 // Every subcommand that needs a cluster (devices, run, validate) uses these
 // so that the options and their messages are the same everywhere.
 //
@@ -33,7 +34,8 @@ struct ClusterArgs {
 void AddClusterOptions(CLI::App* cmd, ClusterArgs* args);
 
 // The cluster the arguments select: the file, else the list, else
-// DefaultClusterConfig(). Errors name the file or "--devices" and the field.
+// $RESOURCE_CONFIG_PATH's file, else DefaultClusterConfig(). Errors name
+// the file or "--devices" (or the variable) and the field.
 hflow::Status ResolveCluster(const ClusterArgs& args,
                              hflow::ClusterConfig* out);
 

@@ -43,24 +43,28 @@ size_t Distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-// The known key nearest to a typo, if it is near enough to be the one
-// meant: at most 2 edits, and fewer than half the key's length.
+// The known key nearest to a typo (NearestName's rule).
 std::string Nearest(const std::string& key,
                     std::initializer_list<const char*> known) {
-  if (key.size() > 64) return "";  // a key this long is no typo
+  return NearestName(key, std::vector<std::string>(known.begin(), known.end()));
+}
+
+}  // namespace
+
+std::string NearestName(const std::string& name,
+                        const std::vector<std::string>& known) {
+  if (name.size() > 64) return "";  // a name this long is no typo
   std::string best;
   size_t best_d = 3;
-  for (const char* k : known) {
-    size_t d = Distance(key, k);
-    if (d < best_d && 2 * d < std::string(k).size()) {
+  for (const std::string& k : known) {
+    size_t d = Distance(name, k);
+    if (d < best_d && 2 * d < k.size()) {
       best = k;
       best_d = d;
     }
   }
   return best;
 }
-
-}  // namespace
 
 Status FieldError(const std::string& source, const std::string& path,
                   const std::string& problem, const std::string& hint) {

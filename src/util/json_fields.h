@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hflow/status.h"
 
@@ -45,6 +46,10 @@ Status FieldError(const std::string& source, const std::string& path,
 
 // "a" + "b" -> "a.b"; "" + "b" -> "b"; "a" + 3 -> "a[3]".
 std::string JsonPath(const std::string& parent, const std::string& key);
+// The name of `known` nearest to a misspelt `name`, if it is near enough to
+// be the one meant (at most 2 edits, fewer than half its length); else "".
+std::string NearestName(const std::string& name,
+                        const std::vector<std::string>& known);
 std::string JsonPath(const std::string& parent, size_t index);
 
 // A value for an error message: its JSON type and at most 40 characters of
