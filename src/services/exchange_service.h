@@ -84,7 +84,7 @@ class ExchangeService {
   Status DestroyGroup(int32_t device, const std::string& group);
 
   Status CreateQueue(int32_t device, uint32_t depth, const std::string& name,
-                     uint32_t* id);
+                     uint32_t* id, QueuePolicy policy = QueuePolicy::kFifo);
   Status DestroyQueue(uint32_t id);
   Status Enqueue(uint32_t id, MbufPtr mbuf, int32_t timeout_ms);
   Status Dequeue(uint32_t id, MbufPtr* out, int32_t timeout_ms);
