@@ -124,7 +124,8 @@ class FlowAttrOverwriteTest
   // After the gate opens: message 1, then only the newest two.
   void ExpectOnlyTheNewest(Session& s) {
     OpenGate(true);
-    for (int64_t want : {int64_t(1), int64_t(kMessages - 1), int64_t(kMessages)}) {
+    for (int64_t want :
+         {int64_t(1), int64_t(kMessages - 1), int64_t(kMessages)}) {
       std::vector<Tensor> out;
       FlowInfo info;
       Status st = s.FetchData(1, &out, &info, kTimeoutMs);

@@ -62,13 +62,13 @@ const QueuePlan& Queue(const Plan& p, const std::string& name) {
 
 TEST(FlowAttrFileTest, ReadsEveryLevel) {
   GraphDef g;
-  Status s = Parse(
-      GraphText(R"( "flow_attr": {"depth": 16, "enqueue_policy": "FIFO"},
+  Status s =
+      Parse(GraphText(R"( "flow_attr": {"depth": 16, "enqueue_policy": "FIFO"},
                     "input_flow_attrs": {"b": {"enqueue_policy": "OVERWRITE"}},)",
-                R"(, "flow_attr": {"depth": 8},
+                      R"(, "flow_attr": {"depth": 8},
                    "output_flow_attrs": {"0": {"depth": 4}})",
-                R"(, "input_flow_attrs": {"1": {"depth": 2}})"),
-      &g);
+                      R"(, "input_flow_attrs": {"1": {"depth": 2}})"),
+            &g);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(g.flow_attr.depth, 16);
   EXPECT_EQ(g.flow_attr.enqueue_policy, EnqueuePolicy::kFifo);
@@ -101,8 +101,7 @@ TEST(FlowAttrFileTest, BadValuesNameTheFieldAndTheFix) {
        "nodes[0].output_flow_attrs.1", "the key must be an index below 1"},
       {R"( "input_flow_attrs": {"c": {"depth": 4}},)", "", "",
        "input_flow_attrs.c", "'c' is not a graph input"},
-      {"", R"(, "flow_attr": {"depht": 4})", "", "nodes[0].flow_attr",
-       "depht"},
+      {"", R"(, "flow_attr": {"depht": 4})", "", "nodes[0].flow_attr", "depht"},
       {"", R"(, "flow_attr": {"depth": "8"})", "", "nodes[0].flow_attr.depth",
        "must be an integer"},
       {"", R"(, "flow_attr": 8)", "", "nodes[0].flow_attr", "must be"},
@@ -120,13 +119,12 @@ TEST(FlowAttrFileTest, BadValuesNameTheFieldAndTheFix) {
 // The most specific level wins, depth and policy each on its own.
 TEST(FlowAttrPlanTest, MostSpecificLevelWinsForTheDepth) {
   GraphDef g;
-  Status s = Parse(
-      GraphText(R"( "flow_attr": {"depth": 16},
+  Status s = Parse(GraphText(R"( "flow_attr": {"depth": 16},
                     "input_flow_attrs": {"a": {"depth": 12}},)",
-                R"(, "output_flow_attrs": {"0": {"depth": 4}})",
-                R"(, "flow_attr": {"depth": 8},
+                             R"(, "output_flow_attrs": {"0": {"depth": 4}})",
+                             R"(, "flow_attr": {"depth": 8},
                    "input_flow_attrs": {"0": {"depth": 2}})"),
-      &g);
+                   &g);
   ASSERT_TRUE(s.ok()) << s.ToString();
   Plan plan = MakeTestPlan(g);
   // n1.in0 <- a: the graph input's edge attr.
@@ -200,10 +198,16 @@ TEST(FlowAttrPlanTest, OverwriteWhereMessagesPairIsRefused) {
   // Only n1.in0 and the graph outputs remain OVERWRITE: the outputs pair.
   GraphDef g;
   ASSERT_TRUE(
-      Parse(GraphText("", R"(, "output_flow_attrs": {"0": {"enqueue_policy": "OVERWRITE"}})", ""), &g).ok());
+      Parse(
+          GraphText(
+              "",
+              R"(, "output_flow_attrs": {"0": {"enqueue_policy": "OVERWRITE"}})",
+              ""),
+          &g)
+          .ok());
   Plan plan;
-  Status s = MakePlan(g, MakeLocalCluster({2, 3}), DeployInfo{},
-                      PlanOptions{}, &plan);
+  Status s =
+      MakePlan(g, MakeLocalCluster({2, 3}), DeployInfo{}, PlanOptions{}, &plan);
   EXPECT_THAT(s.message(), HasSubstr("node 'n2' input 0"));
 }
 
@@ -222,8 +226,9 @@ TEST(FlowAttrPlanTest, NoAttributesKeepTheOptionsDepthAndFifo) {
 TEST(FlowAttrPlanTest, BatchNodeTakesTheInputsAttributes) {
   GraphDef g;
   ASSERT_TRUE(
-      Parse(GraphText("", "",
-                      R"(, "input_attrs": {"1": {"count_batch": {"batch_size": 2}}},
+      Parse(GraphText(
+                "", "",
+                R"(, "input_attrs": {"1": {"count_batch": {"batch_size": 2}}},
                          "input_flow_attrs": {"1": {"depth": 3}})"),
             &g)
           .ok());

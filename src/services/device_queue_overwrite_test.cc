@@ -43,7 +43,8 @@ TEST(DeviceQueueOverwriteTest, FullQueueDropsTheOldestAndNeverWaits) {
 
 TEST(DeviceQueueOverwriteTest, PushOverDepthKeepsTheDepth) {
   DeviceQueue q(1, 3, 3, "ow", QueuePolicy::kOverwrite);
-  for (uint64_t i = 1; i <= 10; ++i) ASSERT_TRUE(q.PushOverDepth(Token(i)).ok());
+  for (uint64_t i = 1; i <= 10; ++i)
+    ASSERT_TRUE(q.PushOverDepth(Token(i)).ok());
   EXPECT_EQ(q.Size(), 3u);
   EXPECT_EQ(q.dropped(), 7u);
   EXPECT_EQ(Drain(q), (std::vector<uint64_t>{8, 9, 10}));
