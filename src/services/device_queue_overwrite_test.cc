@@ -2,7 +2,9 @@
 // an enqueue into a full queue drops the oldest message, releases its mbuf
 // and counts it, and never waits; PushOverDepth keeps the depth the same
 // way; WaitForRoom returns at once; a FIFO queue of the same depth still
-// refuses (the control).
+// refuses (the control). Through the exchange service with real mbufs on
+// a device other than 0: the dropped messages' memory returns to the
+// group and the drops show in the service's stats.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -10,6 +12,8 @@
 
 #include "services/device_queue.h"
 #include "services/device_queue_test_util.h"
+#include "services/exchange_service.h"
+#include "test_util.h"
 
 namespace hflow {
 namespace services {
@@ -81,6 +85,33 @@ TEST(DeviceQueueOverwriteTest, ReturnThenEnqueueStaysWithinTheDepth) {
   ASSERT_TRUE(q.Enqueue(Token(3), 0).ok());
   EXPECT_EQ(Drain(q), (std::vector<uint64_t>{2, 3}));
   EXPECT_EQ(q.dropped(), 2u);
+}
+
+TEST(DeviceQueueOverwriteTest, DropsReleaseGroupMemoryThroughTheService) {
+  auto sim = ::hflow::testing::MakeSim({3, 6, 7});
+  ExchangeService svc(sim.get());
+  ASSERT_TRUE(
+      svc.SubmitEventSync(6, CreateGroupRequest{"g", 1 << 20}, nullptr, 5000)
+          .ok());
+  uint32_t q = 0;
+  ASSERT_TRUE(svc.CreateQueue(6, 2, "ow", &q, QueuePolicy::kOverwrite).ok());
+  for (uint64_t i = 1; i <= 6; ++i) {
+    MbufPtr m;
+    ASSERT_TRUE(svc.AllocMbuf(6, "g", "deployer", 4096, &m).ok());
+    m->head().trans_id = i;
+    ASSERT_TRUE(svc.Enqueue(q, std::move(m), 0).ok()) << i;
+  }
+  std::vector<DeviceServiceStats> stats = svc.Stats();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].device, 6);
+  EXPECT_EQ(stats[0].live_mbufs, 2u) << "dropped mbufs still hold memory";
+  EXPECT_EQ(stats[0].dropped_msgs, 4u);
+  MbufPtr m;
+  ASSERT_TRUE(svc.Dequeue(q, &m, 0).ok());
+  EXPECT_EQ(m->head().trans_id, 5u);
+  m.reset();
+  ASSERT_TRUE(svc.DestroyQueue(q).ok());
+  ASSERT_TRUE(svc.DestroyGroup(6, "g").ok());
 }
 
 }  // namespace

@@ -428,6 +428,7 @@ std::vector<DeviceServiceStats> ExchangeService::Stats() const {
     auto& s = by_device[q->device()];
     s.device = q->device();
     ++s.queues;
+    s.dropped_msgs += q->dropped();
   }
   std::vector<DeviceServiceStats> out;
   for (auto& [d, s] : by_device) out.push_back(s);

@@ -46,6 +46,7 @@ struct DeviceServiceStats {
   size_t queues = 0;
   size_t groups = 0;
   uint64_t live_mbufs = 0;
+  uint64_t dropped_msgs = 0;  // dropped by OVERWRITE queues (live ones)
 };
 
 class ExchangeService {
