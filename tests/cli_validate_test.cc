@@ -1,7 +1,8 @@
 // `hflow validate`: prints the plan of a valid graph (instances and queues
 // per device), writes a DOT picture with one cluster per device, and exits 2
 // naming the file and field for bad graphs, bad placements and unknown
-// functions. (Init and memory checks: cli_fault_test.cc, cli_output_test.cc.)
+// functions; flow attributes and --queue-depth in the plan. (Init and
+// memory checks: cli_fault_test.cc, cli_output_test.cc.)
 #include <gmock/gmock.h>
 
 #include "cli_test_util.h"
@@ -69,6 +70,43 @@ TEST_F(CliValidateTest, RejectsBadInputsNamingThem) {
   r = Run("validate '" + dir_ + "/missing.json'");
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("missing.json"));
+}
+
+// Flow attributes in the graph file reach the plan; --queue-depth sets the
+// rest; bad values exit 2 naming the field; the graph runs.
+TEST_F(CliValidateTest, FlowAttributesShowInThePlan) {
+  std::string g = Write("fa.json", R"({"name": "g", "inputs": ["a"],
+      "flow_attr": {"depth": 6},
+      "nodes": [
+        {"name": "n1", "inputs": ["a"], "outputs": 1, "function": "_BuiltIn_Identity",
+         "input_flow_attrs": {"0": {"depth": 3, "enqueue_policy": "OVERWRITE"}}},
+        {"name": "n2", "inputs": ["n1"], "outputs": 1, "function": "_BuiltIn_Identity"}],
+      "outputs": ["n2:0"]})");
+  testing::CliResult r = Run("validate '" + g + "' --devices 2,3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("queue n1.in0 depth 3 OVERWRITE <- a"));
+  EXPECT_THAT(r.out, HasSubstr("queue n2.in0 depth 6 <- n1:0"));
+  r = Run("run '" + g + "' --devices 2,3 --input a=int64:5");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("5"));
+  std::string plain = Write("p.json", R"({"name": "g", "inputs": ["a"],
+      "nodes": [{"name": "n", "inputs": ["a"], "outputs": 1, "function": "_BuiltIn_Identity"}],
+      "outputs": ["n:0"]})");
+  r = Run("validate '" + plain + "' --devices 2 --queue-depth 9");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("queue n.in0 depth 9 <- a"));
+  r = Run("validate '" + plain + "' --devices 2 --queue-depth 1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--queue-depth 1: must be at least 2"));
+  std::string bad = Write("bad.json", R"({"name": "g", "inputs": ["a"],
+      "nodes": [{"name": "n", "inputs": ["a"], "outputs": 1, "function": "_BuiltIn_Identity",
+                 "flow_attr": {"enqueue_policy": "LIFO"}}],
+      "outputs": ["n:0"]})");
+  r = Run("validate '" + bad + "' --devices 2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("nodes[0].flow_attr.enqueue_policy: unknown "
+                               "enqueue policy 'LIFO'; expected FIFO or "
+                               "OVERWRITE"));
 }
 
 }  // namespace

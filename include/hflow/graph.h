@@ -14,8 +14,9 @@
 // Errors: builder calls return the builder for chaining and cannot fail on
 // the spot. Each handle remembers its first misuse (an index out of range,
 // a second AddPp, a MapInput naming another node's FunctionPp, bad deploy
-// info JSON) with the call and its arguments; Session::AddGraph then fails
-// with kInvalidArgument naming the graph, node and call. No call throws.
+// info JSON, a flow attribute's depth below 2) with the call and its arguments;
+// Session::AddGraph then fails with kInvalidArgument naming the graph, node and
+// call. No call throws.
 //
 // Thread-safety: build a graph on one thread (handles share their node, so
 // two threads using copies of one handle race); a finished FlowGraph may
@@ -52,6 +53,31 @@ struct TimeBatch {
 };
 using InputAttr = std::variant<CountBatch, TimeBatch>;
 
+// Flow attributes (GE's `_flow_attr`, `_flow_attr_depth`,
+// `_flow_attr_enqueue_policy`): the depth and enqueue policy of the queues
+// messages wait in. They are set at four levels; for each queue, each of
+// the two fields comes from the most specific level that sets it:
+//   1. edge, consumer side: FlowNode::SetInputFlowAttr (that input's queue);
+//   2. edge, producer side: FlowNode::SetOutputFlowAttr, FlowData::
+//      SetFlowAttr (every queue that output or graph input feeds, graph
+//      output queues included);
+//   3. node: FlowNode::SetFlowAttr (the queues of all the node's inputs);
+//   4. graph: FlowGraph::SetFlowAttr (every queue);
+// and else Options::queue_depth and FIFO.
+enum class EnqueuePolicy {
+  kUnset,      // not set at this level: the next level decides
+  kFifo,       // GE "FIFO": an enqueue into a full queue waits for room
+  kOverwrite,  // GE "OVERWRITE": it drops the oldest message, never waits
+};
+struct FlowAttr {
+  int64_t depth = 0;  // messages a queue holds, at least 2; 0 = not set
+  EnqueuePolicy enqueue_policy = EnqueuePolicy::kUnset;
+};
+// GE's spellings, exact case: "FIFO" and "OVERWRITE" (false for others).
+bool ParseEnqueuePolicy(const std::string& text, EnqueuePolicy* out);
+// "FIFO", "OVERWRITE", or "" for kUnset.
+const char* EnqueuePolicyName(EnqueuePolicy policy);
+
 // An init param value (what GetAttr in the UDF sees).
 using InitParam =
     std::variant<int64_t, float, bool, std::string, std::vector<int64_t>,
@@ -64,10 +90,16 @@ class FlowData {
   FlowData(std::string name, int32_t index);
   const std::string& name() const { return name_; }
   int32_t index() const { return index_; }
+  // Edge level: every queue this graph input feeds. Copies of a FlowData
+  // share it (as FlowNode handles share their node). A bad value (depth
+  // below 2) is reported by AddGraph.
+  FlowData& SetFlowAttr(const FlowAttr& attr);
+  const FlowAttr& flow_attr() const { return *flow_attr_; }
 
  private:
   std::string name_;
   int32_t index_;
+  std::shared_ptr<FlowAttr> flow_attr_;
 };
 
 class FunctionPp {
@@ -81,7 +113,7 @@ class FunctionPp {
   FunctionPp& SetInitParam(std::string name, InitParam value);
 
  private:
-  // Defined in src/deploy/graph.cc; hflow's graph conversion reads it
+  // Defined in src/deploy/graph_impl.h; hflow's graph conversion reads it
   // through GraphAccess (declared and defined there only).
   struct Impl;
   friend class GraphAccess;
@@ -102,10 +134,15 @@ class FlowNode {
                      uint32_t pp_input, std::vector<InputAttr> attrs = {});
   FlowNode& MapOutput(uint32_t node_output, const FunctionPp& pp,
                       uint32_t pp_output);
+  // Flow attributes (see FlowAttr): node level (the queues of all its
+  // inputs), one input's queue, every queue one output feeds.
+  FlowNode& SetFlowAttr(const FlowAttr& attr);
+  FlowNode& SetInputFlowAttr(uint32_t node_input, const FlowAttr& attr);
+  FlowNode& SetOutputFlowAttr(uint32_t node_output, const FlowAttr& attr);
   const std::string& name() const;
 
  private:
-  // Defined in src/deploy/graph.cc; hflow's graph conversion reads it
+  // Defined in src/deploy/graph_impl.h; hflow's graph conversion reads it
   // through GraphAccess (declared and defined there only).
   struct Impl;
   friend class GraphAccess;
@@ -132,10 +169,12 @@ class FlowGraph {
                                  bool dropout_when_not_align = false);
   // Placement (GE deploy info JSON text), as the graph file's "deploy".
   FlowGraph& SetDeployInfo(std::string deploy_info_json);
+  // Graph level flow attributes: every queue not set more specifically.
+  FlowGraph& SetFlowAttr(const FlowAttr& attr);
   const std::string& name() const;
 
  private:
-  // Defined in src/deploy/graph.cc; hflow's graph conversion reads it
+  // Defined in src/deploy/graph_impl.h; hflow's graph conversion reads it
   // through GraphAccess (declared and defined there only).
   struct Impl;
   friend class GraphAccess;

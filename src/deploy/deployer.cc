@@ -198,16 +198,19 @@ Status Deployment::CreateQueues() {
   rt::ThreadPool::DeviceTasks tasks;
   for (size_t i = 0; i < plan_.queues.size(); ++i) {
     const QueuePlan& q = plan_.queues[i];
-    tasks.emplace_back(q.device,
-                       [this, i, &q](const rt::ScopedDevice&) -> Status {
-                         uint32_t id = 0;
-                         HFLOW_RETURN_IF_ERROR(
-                             svc_->CreateQueue(q.device, q.depth, q.name, &id)
-                                 .WithContext("deploy: queue '" + q.name +
-                                              "' on " + Dev(q.device) + ": "));
-                         queue_ids_[i] = id;
-                         return svc_->OpenQueue(id, &queues_[i]);
-                       });
+    tasks.emplace_back(
+        q.device, [this, i, &q](const rt::ScopedDevice&) -> Status {
+          uint32_t id = 0;
+          const auto policy = q.policy == EnqueuePolicy::kOverwrite
+                                  ? services::QueuePolicy::kOverwrite
+                                  : services::QueuePolicy::kFifo;
+          HFLOW_RETURN_IF_ERROR(
+              svc_->CreateQueue(q.device, q.depth, q.name, &id, policy)
+                  .WithContext("deploy: queue '" + q.name + "' on " +
+                               Dev(q.device) + ": "));
+          queue_ids_[i] = id;
+          return svc_->OpenQueue(id, &queues_[i]);
+        });
   }
   return pool_->RunAll(std::move(tasks));
 }

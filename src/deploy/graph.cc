@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include "deploy/graph_def.h"
+#include "deploy/graph_impl.h"
 #include "flow_func/tensor_data_type.h"
 
 namespace hflow {
@@ -46,77 +47,6 @@ static_assert(static_cast<int32_t>(DataType::kBool) ==
 static_assert(static_cast<int32_t>(DataType::kBf16) ==
               static_cast<int32_t>(TensorDataType::DT_BF16));
 
-// The one door to the handles' private Impl (a friend of each handle):
-// hflow/graph.h only forward-declares Impl, and this file alone defines it.
-class GraphAccess {
- public:
-  using PpImpl = FunctionPp::Impl;
-  using NodeImpl = FlowNode::Impl;
-  using GraphImpl = FlowGraph::Impl;
-  static const std::shared_ptr<PpImpl>& Of(const FunctionPp& pp) {
-    return pp.impl_;
-  }
-  static const std::shared_ptr<NodeImpl>& Of(const FlowNode& node) {
-    return node.impl_;
-  }
-  static const std::shared_ptr<GraphImpl>& Of(const FlowGraph& graph) {
-    return graph.impl_;
-  }
-};
-
-struct FunctionPp::Impl {
-  std::string name;
-  std::string compile_config;  // as given; made absolute on conversion
-  std::string function;
-  std::map<std::string, InitParam> init_params;  // a later Set wins
-};
-
-struct FlowNode::Impl {
-  // One node input: unset, a graph input, or output `index` of `node`.
-  struct Input {
-    enum class Kind { kUnset, kData, kNode } kind = Kind::kUnset;
-    std::optional<FlowData> data;
-    std::shared_ptr<GraphAccess::NodeImpl> node;
-    uint32_t index = 0;
-  };
-
-  std::string name;
-  uint32_t input_num = 0;
-  uint32_t output_num = 0;
-  uint64_t seq = 0;  // creation order
-  std::vector<Input> inputs;
-  std::shared_ptr<GraphAccess::PpImpl> pp;
-  std::vector<std::optional<uint32_t>> input_map;  // node input -> pp input
-  std::vector<std::optional<uint32_t>> output_map;
-  std::vector<std::vector<InputAttr>> input_attrs;
-  std::string error;  // the first misuse, "Call(args): what"
-
-  void Fail(const std::string& e) {
-    if (error.empty()) error = e;
-  }
-  bool InputInRange(const std::string& call, uint32_t i) {
-    if (i < input_num) return true;
-    Fail(call + ": node input index " + std::to_string(i) + " out of range (" +
-         std::to_string(input_num) + " inputs)");
-    return false;
-  }
-};
-
-struct FlowGraph::Impl {
-  std::string name;
-  std::vector<FlowData> inputs;
-  std::vector<std::pair<std::shared_ptr<GraphAccess::NodeImpl>, uint32_t>>
-      outputs;
-  bool exception_catch = false;
-  deploy::InputsAlign align;
-  std::string deploy_info_json;
-  std::string error;
-
-  void Fail(const std::string& e) {
-    if (error.empty()) error = e;
-  }
-};
-
 namespace {
 
 std::atomic<uint64_t> g_next_node_seq{0};
@@ -126,7 +56,15 @@ std::string Args(uint32_t a) { return "(" + std::to_string(a) + ", ...)"; }
 }  // namespace
 
 FlowData::FlowData(std::string name, int32_t index)
-    : name_(std::move(name)), index_(index) {}
+    : name_(std::move(name)),
+      index_(index),
+      flow_attr_(std::make_shared<FlowAttr>()) {}
+
+// Checked on conversion (a FlowData has no misuse record of its own).
+FlowData& FlowData::SetFlowAttr(const FlowAttr& attr) {
+  *flow_attr_ = attr;
+  return *this;
+}
 
 FunctionPp::FunctionPp(std::string name) : impl_(std::make_shared<Impl>()) {
   impl_->name = std::move(name);
@@ -157,6 +95,8 @@ FlowNode::FlowNode(std::string name, uint32_t input_num, uint32_t output_num)
   impl_->input_map.resize(input_num);
   impl_->output_map.resize(output_num);
   impl_->input_attrs.resize(input_num);
+  impl_->input_flow_attrs.resize(input_num);
+  impl_->output_flow_attrs.resize(output_num);
 }
 
 const std::string& FlowNode::name() const { return impl_->name; }
@@ -245,6 +185,53 @@ FlowNode& FlowNode::MapOutput(uint32_t node_output, const FunctionPp& pp,
                               uint32_t pp_output) {
   RecordMapping(impl_.get(), "MapOutput" + Args(node_output), pp, node_output,
                 pp_output, false);
+  return *this;
+}
+
+namespace {
+
+// Records `attr` in `*slot`, or the misuse naming `call`.
+template <typename Impl>
+void SetAttr(Impl* impl, const std::string& call, const FlowAttr& attr,
+             FlowAttr* slot) {
+  const std::string problem = deploy::FlowAttrProblem(attr);
+  if (!problem.empty()) {
+    impl->Fail(call + ": " + problem);
+    return;
+  }
+  *slot = attr;
+}
+
+}  // namespace
+
+FlowNode& FlowNode::SetFlowAttr(const FlowAttr& attr) {
+  SetAttr(impl_.get(), "SetFlowAttr", attr, &impl_->flow_attr);
+  return *this;
+}
+
+FlowNode& FlowNode::SetInputFlowAttr(uint32_t node_input,
+                                     const FlowAttr& attr) {
+  const std::string call = "SetInputFlowAttr" + Args(node_input);
+  if (!impl_->InputInRange(call, node_input)) return *this;
+  SetAttr(impl_.get(), call, attr, &impl_->input_flow_attrs[node_input]);
+  return *this;
+}
+
+FlowNode& FlowNode::SetOutputFlowAttr(uint32_t node_output,
+                                      const FlowAttr& attr) {
+  const std::string call = "SetOutputFlowAttr" + Args(node_output);
+  if (node_output >= impl_->output_num) {
+    impl_->Fail(call + ": node output index " + std::to_string(node_output) +
+                " out of range (" + std::to_string(impl_->output_num) +
+                " outputs)");
+    return *this;
+  }
+  SetAttr(impl_.get(), call, attr, &impl_->output_flow_attrs[node_output]);
+  return *this;
+}
+
+FlowGraph& FlowGraph::SetFlowAttr(const FlowAttr& attr) {
+  SetAttr(impl_.get(), "SetFlowAttr", attr, &impl_->flow_attr);
   return *this;
 }
 
@@ -432,6 +419,9 @@ Status ConvertNode(const GraphImpl& g, const NodeImpl& n, NodeDef* out) {
   out->input_map = ConvertMap(n.input_map);
   out->output_map = ConvertMap(n.output_map);
   out->input_attrs = n.input_attrs;
+  out->flow_attr = n.flow_attr;
+  out->input_flow_attrs = n.input_flow_attrs;
+  out->output_flow_attrs = n.output_flow_attrs;
   return Status::OK();
 }
 
@@ -442,6 +432,11 @@ Status CheckGraphInputs(const GraphImpl& g) {
           "SetInputs: FlowData '" + g.inputs[i].name() + "' has index " +
           std::to_string(g.inputs[i].index()) + " but is at position " +
           std::to_string(i) + "; list graph inputs in index order from 0");
+    }
+    const std::string problem = FlowAttrProblem(g.inputs[i].flow_attr());
+    if (!problem.empty()) {
+      return Status::InvalidArgument("FlowData '" + g.inputs[i].name() +
+                                     "': SetFlowAttr: " + problem);
     }
   }
   return Status::OK();
@@ -469,7 +464,11 @@ Status GraphFromFlowGraph(const FlowGraph& graph, GraphDef* out) {
   def.source = source;
   std::error_code ec;
   def.base_dir = fs::current_path(ec).string();
-  for (const auto& in : g.inputs) def.inputs.push_back(in.name());
+  for (const auto& in : g.inputs) {
+    def.inputs.push_back(in.name());
+    def.input_flow_attrs.push_back(in.flow_attr());
+  }
+  def.flow_attr = g.flow_attr;
   for (const NodeImpl* n : CollectNodes(g)) {
     NodeDef node;
     Status s = ConvertNode(g, *n, &node);

@@ -45,6 +45,12 @@ struct NodeDef {
   std::vector<uint32_t> input_map;
   std::vector<uint32_t> output_map;
   std::vector<std::vector<InputAttr>> input_attrs;  // per node input
+  // Flow attributes as given (hflow/graph.h FlowAttr; unset fields
+  // inherit): node level, per node input, per node output. The vectors are
+  // empty or sized to inputs/output_num.
+  FlowAttr flow_attr;
+  std::vector<FlowAttr> input_flow_attrs;
+  std::vector<FlowAttr> output_flow_attrs;
   // Placed on the first device of this node (nodes hflow inserts).
   std::string colocate_with;
 };
@@ -68,8 +74,10 @@ struct GraphDef {
   std::vector<OutputRef> outputs;
   bool exception_catch = false;
   InputsAlign align;
-  std::string deploy_info_json;  // inline deploy info, or
-  std::string deploy_info_path;  // a deploy info file (absolute)
+  std::string deploy_info_json;            // inline deploy info, or
+  std::string deploy_info_path;            // a deploy info file (absolute)
+  FlowAttr flow_attr;                      // graph level
+  std::vector<FlowAttr> input_flow_attrs;  // per graph input; empty or sized
 
   const NodeDef* FindNode(std::string_view name) const;
   bool IsGraphInput(std::string_view name) const;
@@ -99,6 +107,22 @@ Status CheckBuiltinArity(const GraphDef& graph);
 // front of the input ("<node>.batch<i>", placed with the node), so the
 // executor sees plain UDF nodes.
 Status ExpandInputAttrs(GraphDef* graph);
+
+// A flow attribute's problem ("depth 1: must be at least 2"), or "" when
+// it is valid (unset fields are valid). Both front ends word their errors
+// around it.
+std::string FlowAttrProblem(const FlowAttr& attr);
+
+// The depth and policy of one queue (Note [Flow attribute precedence] in
+// flow_attrs.cc): the queue of `consumer`'s input `input`, or, with a null
+// consumer, the graph output queue of `producer`.
+struct QueueAttr {
+  uint32_t depth = 0;
+  EnqueuePolicy policy = EnqueuePolicy::kFifo;
+};
+QueueAttr ResolveQueueAttr(const GraphDef& graph, const NodeDef* consumer,
+                           uint32_t input, const OutputRef& producer,
+                           uint32_t default_depth);
 
 // Nodes in an order where every node comes after its producers.
 std::vector<const NodeDef*> TopologicalOrder(const GraphDef& graph);

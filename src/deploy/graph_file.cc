@@ -26,6 +26,11 @@
 //     "batch_dim", "padding", "drop_remainder"}}; batch_size and time_window
 //     are required, the rest default as in hflow/graph.h.
 //   - "deploy" is an object (kept as JSON text) or a path to a deploy file.
+//   - Flow attributes (GE's _flow_attr_depth / _flow_attr_enqueue_policy):
+//     {"depth": n, "enqueue_policy": "FIFO" | "OVERWRITE"} as "flow_attr"
+//     of the graph and of a node, in the graph's "input_flow_attrs" keyed
+//     by graph input name, and in a node's "input_flow_attrs" and
+//     "output_flow_attrs" keyed by index.
 //
 // Thread-safety: reentrant.
 #include <filesystem>
@@ -74,6 +79,8 @@ class Parser : public util::JsonFields {
   Status Names(const Json& root, GraphDef* g) const;
   Status Node(const Json& j, const std::string& path, NodeDef* n) const;
   Status Pp(const Json& j, const std::string& path, NodeDef* n) const;
+  Status NodeFlowAttrs(const Json& j, const std::string& path,
+                       NodeDef* n) const;
   Status Map(const Json& j, const std::string& path,
              std::vector<uint32_t>* out) const;
   // Graph inputs and node output counts by name: references resolve in
@@ -156,7 +163,8 @@ Status Parser::Node(const Json& j, const std::string& path, NodeDef* n) const {
   HFLOW_RETURN_IF_ERROR(
       Keys(j, path,
            {"name", "inputs", "outputs", "function", "compile_config",
-            "init_params", "input_map", "output_map", "input_attrs"}));
+            "init_params", "input_map", "output_map", "input_attrs",
+            "flow_attr", "input_flow_attrs", "output_flow_attrs"}));
   if (!j.contains("inputs") || !j["inputs"].is_array()) {
     return Error(path + ".inputs",
                  "must be an array of references (graph "
@@ -183,6 +191,30 @@ Status Parser::Node(const Json& j, const std::string& path, NodeDef* n) const {
   if (j.contains("input_attrs")) {
     HFLOW_RETURN_IF_ERROR(
         ParseInputAttrs(*this, j["input_attrs"], path + ".input_attrs", n));
+  }
+  return NodeFlowAttrs(j, path, n);
+}
+
+Status Parser::NodeFlowAttrs(const Json& j, const std::string& path,
+                             NodeDef* n) const {
+  if (j.contains("flow_attr")) {
+    HFLOW_RETURN_IF_ERROR(ParseFlowAttr(*this, j["flow_attr"],
+                                        path + ".flow_attr", &n->flow_attr));
+  }
+  auto indexes = [](size_t count) {
+    std::vector<std::string> v;
+    for (size_t i = 0; i < count; ++i) v.push_back(std::to_string(i));
+    return v;
+  };
+  if (j.contains("input_flow_attrs")) {
+    HFLOW_RETURN_IF_ERROR(ParseFlowAttrMap(
+        *this, j["input_flow_attrs"], path + ".input_flow_attrs",
+        indexes(n->inputs.size()), false, &n->input_flow_attrs));
+  }
+  if (j.contains("output_flow_attrs")) {
+    HFLOW_RETURN_IF_ERROR(ParseFlowAttrMap(
+        *this, j["output_flow_attrs"], path + ".output_flow_attrs",
+        indexes(n->output_num), false, &n->output_flow_attrs));
   }
   return Status::OK();
 }
@@ -324,9 +356,10 @@ Status Parser::ReadGraph(const Json& root, GraphDef* out) const {
   HFLOW_RETURN_IF_ERROR(Object(root, util::kDocumentPath,
                                "write {\"name\": ..., \"nodes\": [...], "
                                "\"outputs\": [...]}"));
-  HFLOW_RETURN_IF_ERROR(Keys(
-      root, "",
-      {"name", "inputs", "nodes", "outputs", "exception_catch", "deploy"}));
+  HFLOW_RETURN_IF_ERROR(
+      Keys(root, "",
+           {"name", "inputs", "nodes", "outputs", "exception_catch", "deploy",
+            "flow_attr", "input_flow_attrs"}));
   GraphDef g;
   g.source = source();
   g.base_dir = base_dir_;
@@ -341,6 +374,15 @@ Status Parser::ReadGraph(const Json& root, GraphDef* out) const {
   }
   if (root.contains("deploy"))
     HFLOW_RETURN_IF_ERROR(Deploy(root["deploy"], &g));
+  if (root.contains("flow_attr")) {
+    HFLOW_RETURN_IF_ERROR(
+        ParseFlowAttr(*this, root["flow_attr"], "flow_attr", &g.flow_attr));
+  }
+  if (root.contains("input_flow_attrs")) {
+    HFLOW_RETURN_IF_ERROR(ParseFlowAttrMap(*this, root["input_flow_attrs"],
+                                           "input_flow_attrs", g.inputs, true,
+                                           &g.input_flow_attrs));
+  }
   HFLOW_RETURN_IF_ERROR(ValidateGraphStructure(g));
   *out = std::move(g);
   return Status::OK();

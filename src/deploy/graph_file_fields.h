@@ -1,9 +1,9 @@
-// The parser of a graph file node's "input_attrs" (batch attrs), kept
-// apart so the graph file parser (graph_file.cc) stays short. Fields are
-// read with util::JsonFields: values are type-tested before they are read
-// (nlohmann exceptions never escape) and every rejection reads "<file>:
-// <JSON path>: <problem>; <hint>". Header-only: it serves graph_file.cc
-// alone.
+// The parsers of a graph file node's "input_attrs" (batch attrs) and of
+// the "flow_attr" objects (queue depth and enqueue policy), kept apart so the
+// graph file parser (graph_file.cc) stays short. Fields are read with
+// util::JsonFields: values are type-tested before they are read (nlohmann
+// exceptions never escape) and every rejection reads "<file>: <JSON path>:
+// <problem>; <hint>". Header-only: it serves graph_file.cc alone.
 //
 // Thread-safety: immutable after construction; reentrant.
 #ifndef HFLOW_DEPLOY_GRAPH_FILE_FIELDS_H_
@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "deploy/graph_def.h"
 #include "hflow/status.h"
@@ -27,6 +28,18 @@ namespace deploy {
 inline Status ParseInputAttrs(const util::JsonFields& f,
                               const nlohmann::json& j, const std::string& path,
                               NodeDef* n);
+
+// {"depth": 8, "enqueue_policy": "OVERWRITE"} (either may be omitted).
+inline Status ParseFlowAttr(const util::JsonFields& f, const nlohmann::json& j,
+                            const std::string& path, FlowAttr* out);
+
+// {"<key>": <flow attr>, ...} into (*out)[index], keys being the indexes
+// below `keys.size()` ("0", "1", ...) or, with `by_name`, the names in
+// `keys`. *out is sized to keys.size().
+inline Status ParseFlowAttrMap(const util::JsonFields& f,
+                               const nlohmann::json& j, const std::string& path,
+                               const std::vector<std::string>& keys,
+                               bool by_name, std::vector<FlowAttr>* out);
 
 // ---- Definitions (inline: this header serves graph_file.cc alone). ----
 
@@ -120,6 +133,66 @@ inline Status ParseInputAttrs(const util::JsonFields& f,
     InputAttr attr;
     HFLOW_RETURN_IF_ERROR(graph_file_internal::Attr(f, value, at, &attr));
     n->input_attrs[std::stoul(key)].push_back(attr);
+  }
+  return Status::OK();
+}
+
+inline Status ParseFlowAttr(const util::JsonFields& f, const nlohmann::json& j,
+                            const std::string& path, FlowAttr* out) {
+  HFLOW_RETURN_IF_ERROR(
+      f.Object(j, path, "write {\"depth\": 8, \"enqueue_policy\": \"FIFO\"}"));
+  HFLOW_RETURN_IF_ERROR(f.Keys(j, path, {"depth", "enqueue_policy"}));
+  FlowAttr a;
+  if (const nlohmann::json* d = f.Find(j, "depth")) {
+    HFLOW_RETURN_IF_ERROR(f.Int(*d, path + ".depth", INT32_MIN, &a.depth,
+                                INT32_MAX, "give the queue depth, at least 2"));
+    if (a.depth < 2) {
+      return f.Error(
+          path + ".depth",
+          "depth " + std::to_string(a.depth) + ": must be at least 2",
+          "give the messages a queue holds (GE's _flow_attr_depth "
+          "is at least 2), or leave depth out to inherit it");
+    }
+  }
+  if (const nlohmann::json* p = f.Find(j, "enqueue_policy")) {
+    std::string text;
+    HFLOW_RETURN_IF_ERROR(f.String(*p, path + ".enqueue_policy", &text,
+                                   "write \"FIFO\" or \"OVERWRITE\""));
+    if (!ParseEnqueuePolicy(text, &a.enqueue_policy)) {
+      return f.Error(
+          path + ".enqueue_policy",
+          "unknown enqueue policy '" + text + "'; expected FIFO or OVERWRITE",
+          "write \"FIFO\" (a full queue makes the producer wait) "
+          "or \"OVERWRITE\" (it drops the oldest message)");
+    }
+  }
+  *out = a;
+  return Status::OK();
+}
+
+inline Status ParseFlowAttrMap(const util::JsonFields& f,
+                               const nlohmann::json& j, const std::string& path,
+                               const std::vector<std::string>& keys,
+                               bool by_name, std::vector<FlowAttr>* out) {
+  const std::string hint = by_name ? "key each attr by a graph input name"
+                                   : "key each attr by an index below " +
+                                         std::to_string(keys.size());
+  HFLOW_RETURN_IF_ERROR(f.Object(j, path, hint));
+  out->assign(keys.size(), FlowAttr{});
+  for (const auto& [key, value] : j.items()) {
+    const std::string at = path + "." + key;
+    size_t index = keys.size();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i] == key) index = i;
+    }
+    if (index == keys.size()) {
+      return f.Error(at,
+                     by_name ? "'" + key + "' is not a graph input"
+                             : "the key must be an index below " +
+                                   std::to_string(keys.size()),
+                     hint);
+    }
+    HFLOW_RETURN_IF_ERROR(ParseFlowAttr(f, value, at, &(*out)[index]));
   }
   return Status::OK();
 }

@@ -72,6 +72,13 @@ Status ExpandInputAttrs(GraphDef* graph) {
       b.output_num = 1;
       b.pp = BatchPp(n.input_attrs[i].front(), b.name);
       b.colocate_with = n.name;
+      // The producer now fills the batch node's queue: the node's flow
+      // attributes for this input apply there (and still to the queue
+      // between the batch node and the node).
+      b.flow_attr = n.flow_attr;
+      if (i < n.input_flow_attrs.size()) {
+        b.input_flow_attrs = {n.input_flow_attrs[i]};
+      }
       n.inputs[i] = OutputRef{b.name, 0};
       n.input_attrs[i].clear();
       added.push_back(std::move(b));

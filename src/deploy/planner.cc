@@ -14,6 +14,37 @@ std::string InstanceName(const InstancePlan& i) {
   return i.replicas > 1 ? i.node + "#" + std::to_string(i.replica) : i.node;
 }
 
+// Note [OVERWRITE where transactions pair]
+// A node with several inputs, and a fetch of several outputs, pair
+// messages by transaction id. An OVERWRITE queue drops messages on its
+// own, so the partner of a dropped message would wait for it forever (the
+// node stalls on that transaction; the fetch holds its outputs until it
+// fails). Until input alignment with dropping lets such a wait end, hflow
+// refuses OVERWRITE there, at planning, rather than let the graph hang.
+Status CheckOverwriteQueues(const Plan& plan) {
+  const GraphDef& g = plan.graph;
+  for (const QueuePlan& q : plan.queues) {
+    if (q.policy != EnqueuePolicy::kOverwrite) continue;
+    std::string where;
+    if (q.graph_output && g.outputs.size() > 1) {
+      where = "graph output " + std::to_string(q.output_index) + " (one of " +
+              std::to_string(g.outputs.size()) + " outputs a fetch pairs)";
+    } else if (!q.graph_output && g.FindNode(q.node)->inputs.size() > 1) {
+      where = "node '" + q.node + "' input " + std::to_string(q.input) +
+              " (one of " + std::to_string(g.FindNode(q.node)->inputs.size()) +
+              " inputs it pairs)";
+    }
+    if (where.empty()) continue;
+    return Status::InvalidArgument(
+        g.source + ": " + where +
+        ": enqueue policy OVERWRITE is not supported where messages are "
+        "paired by transaction (a dropped message would leave its partner "
+        "waiting forever); set OVERWRITE on single-input nodes and "
+        "single-output graphs only, or FIFO here");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 std::vector<size_t> Plan::InstancesOf(const std::string& node) const {
@@ -127,7 +158,10 @@ Status MakePlan(const GraphDef& graph, const ClusterConfig& cluster,
       QueuePlan q;
       q.name = InstanceName(inst) + ".in" + std::to_string(i);
       q.device = inst.device;
-      q.depth = options.queue_depth;
+      const QueueAttr attr =
+          ResolveQueueAttr(graph, n, i, n->inputs[i], options.queue_depth);
+      q.depth = attr.depth;
+      q.policy = attr.policy;
       q.producer = n->inputs[i];
       q.node = inst.node;
       q.replica = inst.replica;
@@ -142,12 +176,16 @@ Status MakePlan(const GraphDef& graph, const ClusterConfig& cluster,
     auto producers = plan.InstancesOf(ref.op);
     q.device = producers.empty() ? local.front()
                                  : plan.instances[producers.front()].device;
-    q.depth = options.queue_depth;
+    const QueueAttr attr =
+        ResolveQueueAttr(graph, nullptr, 0, ref, options.queue_depth);
+    q.depth = attr.depth;
+    q.policy = attr.policy;
     q.producer = ref;
     q.graph_output = true;
     q.output_index = k;
     plan.queues.push_back(std::move(q));
   }
+  HFLOW_RETURN_IF_ERROR(CheckOverwriteQueues(plan));
   std::set<int32_t> used;
   for (const auto& i : plan.instances) used.insert(i.device);
   for (const auto& q : plan.queues) used.insert(q.device);
@@ -215,8 +253,11 @@ std::string Plan::ToText() const {
     }
     for (const auto& q : queues) {
       if (q.device != d) continue;
-      os << "  queue " << q.name << " depth " << q.depth << " <- "
-         << q.producer.ToString() << "\n";
+      os << "  queue " << q.name << " depth " << q.depth;
+      if (q.policy != EnqueuePolicy::kFifo) {
+        os << " " << EnqueuePolicyName(q.policy);
+      }
+      os << " <- " << q.producer.ToString() << "\n";
     }
     os << "  memory group: " << options.group_bytes << " bytes, cache "
        << options.cache_bytes << " bytes, max message "

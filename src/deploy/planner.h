@@ -39,7 +39,8 @@ struct InstancePlan {
 struct QueuePlan {
   std::string name;  // "add#0.in1", "out0"
   int32_t device = 0;
-  uint32_t depth = 0;
+  uint32_t depth = 0;  // Note [Flow attribute precedence] in flow_attrs.cc
+  EnqueuePolicy policy = EnqueuePolicy::kFifo;
   OutputRef producer;  // graph input or node output
   // Consumer: an instance input, or a graph output.
   bool graph_output = false;

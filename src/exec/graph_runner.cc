@@ -218,9 +218,10 @@ std::string GraphRunner::StuckReport(int32_t timeout_ms) const {
          "process";
 }
 
+// An OVERWRITE queue is never full to its producers: it drops its oldest.
 bool GraphRunner::OutputsFull(const Worker& w) const {
   for (services::DeviceQueue* q : w.out_queues) {
-    if (q->Size() >= q->depth()) return true;
+    if (!q->overwrite() && q->Size() >= q->depth()) return true;
   }
   return false;
 }

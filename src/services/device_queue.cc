@@ -17,8 +17,12 @@ constexpr int kYieldsBeforePark = 16;
 }  // namespace
 
 DeviceQueue::DeviceQueue(uint32_t id, int32_t device, uint32_t depth,
-                         std::string name)
-    : id_(id), device_(device), depth_(depth), name_(std::move(name)) {}
+                         std::string name, QueuePolicy policy)
+    : id_(id),
+      device_(device),
+      depth_(depth),
+      name_(std::move(name)),
+      overwrite_(policy == QueuePolicy::kOverwrite) {}
 
 std::string DeviceQueue::Where() const {
   return "queue " + std::to_string(id_) +
@@ -79,6 +83,7 @@ Status DeviceQueue::Wait(util::MutexLock& lock, std::condition_variable& cv,
 
 Status DeviceQueue::Enqueue(MbufPtr mbuf, int32_t timeout_ms) {
   if (!mbuf) return Status::InvalidArgument(Where() + ": null mbuf");
+  if (overwrite_) return PushOverwrite(std::move(mbuf));
   util::MutexLock lock(mu_, util::kSpinFirst);
   Status s = Wait(lock, not_full_, &waiting_producers_, timeout_ms,
                   "still full", [&] { return size_.load() < depth_; });
@@ -95,6 +100,7 @@ Status DeviceQueue::Enqueue(MbufPtr mbuf, int32_t timeout_ms) {
 
 Status DeviceQueue::WaitForRoom(int32_t timeout_ms) {
   util::MutexLock lock(mu_, util::kSpinFirst);
+  if (overwrite_) return is_closed_.load() ? closed_ : Status::OK();
   Status s = Wait(lock, not_full_, &waiting_producers_, timeout_ms,
                   "still full", [&] { return size_.load() < depth_; });
   // A take wakes one parked producer, and this one fills nothing: the wake
@@ -107,8 +113,29 @@ Status DeviceQueue::WaitForRoom(int32_t timeout_ms) {
 
 Status DeviceQueue::PushOverDepth(MbufPtr mbuf) {
   if (!mbuf) return Status::InvalidArgument(Where() + ": null mbuf");
+  if (overwrite_) return PushOverwrite(std::move(mbuf));
   util::MutexLock lock(mu_, util::kSpinFirst);
   if (is_closed_.load()) return closed_;
+  items_.push_back(std::move(mbuf));
+  size_.store(items_.size());
+  bool wake = waiting_consumers_ > 0;
+  bool call = BeginListener(on_item_);
+  lock.Unlock();
+  if (wake) not_empty_.notify_one();
+  if (call) EndListener(on_item_);
+  return Status::OK();
+}
+
+Status DeviceQueue::PushOverwrite(MbufPtr mbuf) {
+  MbufPtr oldest;  // released after the lock (its memory returns to a group)
+  util::MutexLock lock(mu_, util::kSpinFirst);
+  if (is_closed_.load()) return closed_;
+  // `while`: a Return may have put one back over the depth.
+  while (items_.size() >= depth_) {
+    oldest = std::move(items_.front());
+    items_.pop_front();
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
   items_.push_back(std::move(mbuf));
   size_.store(items_.size());
   bool wake = waiting_consumers_ > 0;

@@ -6,6 +6,12 @@
 // by polling. Closing the queue (destroy, device loss) wakes every waiter
 // with the reason.
 //
+// An OVERWRITE queue (GE's enqueue policy "OVERWRITE") never makes a
+// producer wait: an enqueue into a full one drops the oldest message
+// (its mbuf is released, counted by dropped()) and appends the new one;
+// PushOverDepth keeps its depth the same way and WaitForRoom returns at
+// once. FIFO queues (the default) work as described above.
+//
 // Executors that must never block (a pool thread waiting on a full queue
 // could starve the very consumer it waits for) push with PushOverDepth and
 // keep the bound themselves: listeners tell them when a queue gains an item
@@ -35,14 +41,21 @@
 namespace hflow {
 namespace services {
 
+enum class QueuePolicy { kFifo, kOverwrite };
+
 class DeviceQueue {
  public:
-  DeviceQueue(uint32_t id, int32_t device, uint32_t depth, std::string name);
+  DeviceQueue(uint32_t id, int32_t device, uint32_t depth, std::string name,
+              QueuePolicy policy = QueuePolicy::kFifo);
 
   uint32_t id() const { return id_; }
   int32_t device() const { return device_; }
   uint32_t depth() const { return depth_; }
   const std::string& name() const { return name_; }
+  // OVERWRITE: never full for a producer (see above).
+  bool overwrite() const { return overwrite_; }
+  // Messages an OVERWRITE queue dropped to make room (0 for FIFO).
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
   Status Enqueue(MbufPtr mbuf, int32_t timeout_ms);
   Status Dequeue(MbufPtr* out, int32_t timeout_ms);
@@ -78,6 +91,9 @@ class DeviceQueue {
 
  private:
   std::string Where() const;
+  // Enqueue and PushOverDepth of an OVERWRITE queue: append, dropping the
+  // oldest message when the queue holds depth_ already; never waits.
+  Status PushOverwrite(MbufPtr mbuf);
   // Under mu_: whether `l` may be called once the lock is released (counts
   // the call; EndListener uncounts it).
   bool BeginListener(const Listener& l) REQUIRES(mu_);
@@ -105,6 +121,8 @@ class DeviceQueue {
   const int32_t device_;
   const uint32_t depth_;
   const std::string name_;
+  const bool overwrite_;
+  std::atomic<uint64_t> dropped_{0};
 
   mutable util::Mutex mu_;
   std::condition_variable not_empty_;

@@ -223,7 +223,8 @@ Status ExchangeService::DestroyGroup(int32_t device, const std::string& name) {
 }
 
 Status ExchangeService::CreateQueue(int32_t device, uint32_t depth,
-                                    const std::string& name, uint32_t* id) {
+                                    const std::string& name, uint32_t* id,
+                                    QueuePolicy policy) {
   if (depth == 0) {
     return Status::InvalidArgument("CreateQueue on " + Dev(device) +
                                    ": depth must be positive");
@@ -233,7 +234,8 @@ Status ExchangeService::CreateQueue(int32_t device, uint32_t depth,
   HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(device, rt::Op::kQueueCreate));
   util::MutexLock lock(mu_);
   uint32_t qid = next_queue_id_++;
-  queues_[qid] = std::make_shared<DeviceQueue>(qid, device, depth, name);
+  queues_[qid] =
+      std::make_shared<DeviceQueue>(qid, device, depth, name, policy);
   *id = qid;
   return Status::OK();
 }
@@ -426,6 +428,7 @@ std::vector<DeviceServiceStats> ExchangeService::Stats() const {
     auto& s = by_device[q->device()];
     s.device = q->device();
     ++s.queues;
+    s.dropped_msgs += q->dropped();
   }
   std::vector<DeviceServiceStats> out;
   for (auto& [d, s] : by_device) out.push_back(s);

@@ -46,6 +46,7 @@ struct DeviceServiceStats {
   size_t queues = 0;
   size_t groups = 0;
   uint64_t live_mbufs = 0;
+  uint64_t dropped_msgs = 0;  // dropped by OVERWRITE queues (live ones)
 };
 
 class ExchangeService {
@@ -84,7 +85,7 @@ class ExchangeService {
   Status DestroyGroup(int32_t device, const std::string& group);
 
   Status CreateQueue(int32_t device, uint32_t depth, const std::string& name,
-                     uint32_t* id);
+                     uint32_t* id, QueuePolicy policy = QueuePolicy::kFifo);
   Status DestroyQueue(uint32_t id);
   Status Enqueue(uint32_t id, MbufPtr mbuf, int32_t timeout_ms);
   Status Dequeue(uint32_t id, MbufPtr* out, int32_t timeout_ms);

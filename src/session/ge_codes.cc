@@ -55,7 +55,7 @@ constexpr Entry kEntries[] = {
     {kGeUserRaiseException, "ACL_ERROR_GE_USER_RAISE_EXCEPTION",
      StatusCode::kFailedPrecondition},
     {kGeDataNotAligned, "ACL_ERROR_GE_DATA_NOT_ALIGNED",
-     StatusCode::kResourceExhausted},
+     StatusCode::kNotAligned},
     {kGeInternalError, "ACL_ERROR_GE_INTERNAL_ERROR", StatusCode::kInternal},
     {kGeModelExecuteTimeout, "ACL_ERROR_GE_MODEL_EXECUTE_TIMEOUT",
      StatusCode::kTimeout},
@@ -107,6 +107,8 @@ uint32_t GeCodeOf(const Status& status) {
       return kGeMemoryAllocation;
     case StatusCode::kInternal:
       return kGeInternalError;
+    case StatusCode::kNotAligned:
+      return kGeDataNotAligned;
     default:
       // No context, a context mismatch, a lost device, exhausted pools or
       // queues, a failed precondition (not initialized, not built, a UDF's

@@ -44,6 +44,7 @@ TEST(GeCodesTest, EveryStatusCodeMapsOntoGe) {
       {StatusCode::kPermissionDenied, kGeFailed},
       {StatusCode::kCancelled, kGeFailed},
       {StatusCode::kNotSupported, kGeFailed},
+      {StatusCode::kNotAligned, kGeDataNotAligned},
   };
   for (const auto& [code, ge] : cases) {
     Status s = code == StatusCode::kOk ? Status::OK() : Status(code, "m");
@@ -61,7 +62,7 @@ TEST(GeCodesTest, EveryGeCodeMapsBack) {
       {kGeDeviceMemoryOperateFailed, StatusCode::kInternal},
       {kGeSubhealthy, StatusCode::kDeviceLost},
       {kGeUserRaiseException, StatusCode::kFailedPrecondition},
-      {kGeDataNotAligned, StatusCode::kResourceExhausted},
+      {kGeDataNotAligned, StatusCode::kNotAligned},
       {kGeInternalError, StatusCode::kInternal},
       {kGeModelExecuteTimeout, StatusCode::kTimeout},
       {kGeRedeploying, StatusCode::kDeviceLost},

@@ -44,6 +44,10 @@ void AddClusterOptions(CLI::App* cmd, ClusterArgs* args) {
                   "must hold 3)")
       ->type_name("SIZE")
       ->check(NonEmpty("a size such as 128MB"));
+  cmd->add_option("--queue-depth", args->queue_depth,
+                  "Depth of every queue no flow attribute of the graph sets "
+                  "(default 64; at least 2)")
+      ->type_name("N");
 }
 
 namespace {
@@ -56,6 +60,15 @@ hflow::Status ParseSizeFlag(const std::string& flag, const std::string& text,
 }  // namespace
 
 hflow::Status ApplyMemoryOptions(const ClusterArgs& args, hflow::Options* out) {
+  if (args.queue_depth != 0) {
+    if (args.queue_depth < 2 || args.queue_depth > INT32_MAX) {
+      return hflow::Status::InvalidArgument(
+          "--queue-depth " + std::to_string(args.queue_depth) +
+          ": must be at least 2 (and at most 2147483647); give the messages "
+          "a queue holds");
+    }
+    out->queue_depth = static_cast<uint32_t>(args.queue_depth);
+  }
   HFLOW_RETURN_IF_ERROR(ParseSizeFlag("--mbuf-pool-bytes", args.mbuf_pool,
                                       &out->mbuf_pool_bytes));
   return ParseSizeFlag("--max-message-bytes", args.max_message,

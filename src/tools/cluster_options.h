@@ -26,6 +26,9 @@ struct ClusterArgs {
   // "1048576"); empty when not given.
   std::string mbuf_pool;
   std::string max_message;
+  // --queue-depth N: Options::queue_depth, the depth of queues no flow
+  // attribute sets; 0 when not given.
+  int64_t queue_depth = 0;
 };
 
 // Adds --cluster and --devices to `cmd`, storing into `*args`, which must
@@ -39,8 +42,8 @@ void AddClusterOptions(CLI::App* cmd, ClusterArgs* args);
 hflow::Status ResolveCluster(const ClusterArgs& args,
                              hflow::ClusterConfig* out);
 
-// Sets Options::mbuf_pool_bytes and max_message_bytes from the flags that
-// were given (others keep their defaults). Errors name the flag.
+// Sets Options::mbuf_pool_bytes, max_message_bytes and queue_depth from the
+// flags that were given (others keep their defaults). Errors name the flag.
 hflow::Status ApplyMemoryOptions(const ClusterArgs& args, hflow::Options* out);
 
 }  // namespace hflow::tools
