@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -33,7 +34,9 @@ std::string Project(const std::string& rel) {
 // A graph file under the test's temp folder; nodes are JSON objects.
 std::string WriteGraph(const std::string& name, const std::string& nodes,
                        const std::string& outputs) {
-  const fs::path dir = fs::temp_directory_path() / "hflow_same_name_test";
+  // One folder per process: ctest runs the device sets' cases at once.
+  const fs::path dir = fs::temp_directory_path() /
+                       ("hflow_same_name_test_" + std::to_string(getpid()));
   fs::create_directories(dir);
   const fs::path file = dir / (name + ".json");
   std::ofstream(file) << R"({"name": ")" << name

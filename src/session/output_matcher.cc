@@ -54,8 +54,8 @@ OutputMatcher::OutputMatcher(services::ExchangeService* svc,
       queues_(std::move(queues)),
       names_(std::move(names)),
       limit_(std::move(hold_limit)),
-      held_(queues_.size()),
-      align_(align) {
+      align_(align),
+      held_(queues_.size()) {
   for (uint32_t k = 0; k < queues_.size(); ++k) all_.push_back(k);
 }
 
