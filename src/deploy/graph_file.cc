@@ -93,6 +93,7 @@ class Parser : public util::JsonFields {
              const std::string& path, OutputRef* out) const;
   Status Refs(const Json& root, GraphDef* g) const;
   Status Deploy(const Json& j, GraphDef* g) const;
+  Status InputsAlignOf(const Json& j, InputsAlign* out) const;
 
   std::string base_dir_;
 };
@@ -337,6 +338,37 @@ Status Parser::Refs(const Json& root, GraphDef* g) const {
   return Status::OK();
 }
 
+// "inputs_align": {"max_cache_num": n, "timeout_ms": t, "dropout": b}, as
+// FlowGraph::SetInputsAlignAttrs (GE's limits).
+Status Parser::InputsAlignOf(const Json& j, InputsAlign* out) const {
+  const std::string path = "inputs_align";
+  HFLOW_RETURN_IF_ERROR(Object(j, path, "write {\"max_cache_num\": 16}"));
+  HFLOW_RETURN_IF_ERROR(
+      Keys(j, path, {"max_cache_num", "timeout_ms", "dropout"}));
+  int64_t cache = 0;
+  if (!j.contains("max_cache_num")) {
+    return Error(path, "has no max_cache_num",
+                 "give 1..1024 incomplete transactions to hold");
+  }
+  HFLOW_RETURN_IF_ERROR(Int(j["max_cache_num"], path + ".max_cache_num", 0,
+                            &cache, kMaxAlignCache));
+  out->max_cache = static_cast<uint32_t>(cache);
+  if (j.contains("timeout_ms")) {
+    int64_t t = 0;
+    HFLOW_RETURN_IF_ERROR(
+        Int(j["timeout_ms"], path + ".timeout_ms", -1, &t, kMaxAlignTimeoutMs));
+    if (t == 0) {
+      return Error(path + ".timeout_ms", "0 is not a timeout",
+                   "give -1 (never) or 1..600000 ms");
+    }
+    out->timeout_ms = static_cast<int32_t>(t);
+  }
+  if (j.contains("dropout")) {
+    HFLOW_RETURN_IF_ERROR(Bool(j["dropout"], path + ".dropout", &out->dropout));
+  }
+  return Status::OK();
+}
+
 Status Parser::Deploy(const Json& j, GraphDef* g) const {
   if (j.is_object()) {
     g->deploy_info_json = j.dump();
@@ -359,7 +391,7 @@ Status Parser::ReadGraph(const Json& root, GraphDef* out) const {
   HFLOW_RETURN_IF_ERROR(
       Keys(root, "",
            {"name", "inputs", "nodes", "outputs", "exception_catch", "deploy",
-            "flow_attr", "input_flow_attrs"}));
+            "flow_attr", "input_flow_attrs", "inputs_align"}));
   GraphDef g;
   g.source = source();
   g.base_dir = base_dir_;
@@ -371,6 +403,9 @@ Status Parser::ReadGraph(const Json& root, GraphDef* out) const {
   if (root.contains("exception_catch")) {
     HFLOW_RETURN_IF_ERROR(
         Bool(root["exception_catch"], "exception_catch", &g.exception_catch));
+  }
+  if (root.contains("inputs_align")) {
+    HFLOW_RETURN_IF_ERROR(InputsAlignOf(root["inputs_align"], &g.align));
   }
   if (root.contains("deploy"))
     HFLOW_RETURN_IF_ERROR(Deploy(root["deploy"], &g));
