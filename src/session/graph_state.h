@@ -100,6 +100,9 @@ class GraphState {
   Status FeedEos(const FlowInfo& info, int32_t timeout_ms);
   Status CheckFeed(const std::vector<Tensor>& inputs,
                    const FlowInfo& info) const;
+  // Input k's tensor (errors name the input), and the info's user data.
+  Status CheckInput(uint32_t k, const Tensor& t) const;
+  Status CheckUserData(const FlowInfo& info) const;
   void BindFeed(std::optional<rt::ScopedDevice>* bound);
   void BindFetch(std::optional<rt::ScopedDevice>* bound);
   // Routes one transaction of every input (FeedData, FeedDataBatch);

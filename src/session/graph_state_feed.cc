@@ -154,32 +154,40 @@ Status GraphState::CheckUsable() const {
   return Status::OK();
 }
 
+Status GraphState::CheckInput(uint32_t k, const Tensor& t) const {
+  Status s = session::CheckTensor(t, env_->options.max_message_bytes);
+  if (s.ok()) return s;
+  return s.WithContext(Where() + "input " + std::to_string(k) + " ('" +
+                       def_.inputs[k] + "'): ");
+}
+
+Status GraphState::CheckUserData(const FlowInfo& info) const {
+  if (info.user_data.size() <= services::kMaxUserData) return Status::OK();
+  return Status::InvalidArgument(Where() + "user data over 64 bytes");
+}
+
+// FeedData's and FeedDataBatch's check of every input, on the hot path:
+// no vector and no string unless something is wrong.
 Status GraphState::CheckFeed(const std::vector<Tensor>& inputs,
                              const FlowInfo& info) const {
   HFLOW_RETURN_IF_ERROR(
       CheckCount("FeedData", "tensors", nullptr, inputs.size()));
-  std::vector<uint32_t> sel;
-  HFLOW_RETURN_IF_ERROR(
-      Select("FeedData", "input", nullptr, def_.inputs.size(), &sel));
-  std::vector<FeedPart> parts;
-  return TensorParts(sel, inputs, info, &parts);
+  HFLOW_RETURN_IF_ERROR(CheckUserData(info));
+  for (uint32_t k = 0; k < inputs.size(); ++k) {
+    HFLOW_RETURN_IF_ERROR(CheckInput(k, inputs[k]));
+  }
+  return Status::OK();
 }
 
 Status GraphState::TensorParts(const std::vector<uint32_t>& sel,
                                const std::vector<Tensor>& inputs,
                                const FlowInfo& info,
                                std::vector<FeedPart>* parts) const {
-  if (info.user_data.size() > services::kMaxUserData) {
-    return Status::InvalidArgument(Where() + "user data over 64 bytes");
-  }
+  HFLOW_RETURN_IF_ERROR(CheckUserData(info));
   parts->clear();
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const uint32_t k = sel[i];
-    HFLOW_RETURN_IF_ERROR(
-        session::CheckTensor(inputs[i], env_->options.max_message_bytes,
-                             Where() + "input " + std::to_string(k) + " ('" +
-                                 def_.inputs[k] + "'): "));
-    parts->push_back(FeedPart{k, &inputs[i], nullptr, &info});
+    HFLOW_RETURN_IF_ERROR(CheckInput(sel[i], inputs[i]));
+    parts->push_back(FeedPart{sel[i], &inputs[i], nullptr, &info});
   }
   return Status::OK();
 }
@@ -233,9 +241,7 @@ Status GraphState::FeedEos(const FlowInfo& info, int32_t timeout_ms) {
         "marker: set kFlowFlagEos in FlowInfo::flags (or feed one tensor "
         "per input)");
   }
-  if (info.user_data.size() > services::kMaxUserData) {
-    return Status::InvalidArgument(Where() + "user data over 64 bytes");
-  }
+  HFLOW_RETURN_IF_ERROR(CheckUserData(info));
   Message empty;
   empty.empty = true;
   empty.info = info;

@@ -55,14 +55,21 @@ Status CheckTensorShape(const Tensor& t, const std::string& where) {
   return Status::OK();
 }
 
+// Bytes of a tensor list's payload: each tensor after the first starts at
+// the next kListAlign boundary.
+uint64_t ListBytes(const std::vector<Tensor>& tensors) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    total = (i == 0 ? 0 : AlignUp(total)) + tensors[i].data.size();
+  }
+  return total;
+}
+
 }  // namespace
 
-Status CheckTensor(const Tensor& t, uint64_t max_bytes,
-                   const std::string& where) {
-  HFLOW_RETURN_IF_ERROR(CheckTensorShape(t, where));
-  if (t.data.size() > max_bytes) {
-    return TooLarge(where, t.data.size(), max_bytes);
-  }
+Status CheckTensor(const Tensor& t, uint64_t max_bytes) {
+  HFLOW_RETURN_IF_ERROR(CheckTensorShape(t, ""));
+  if (t.data.size() > max_bytes) return TooLarge("", t.data.size(), max_bytes);
   return Status::OK();
 }
 
@@ -114,14 +121,15 @@ Status CheckMessage(const Message& m, uint64_t max_bytes,
         "a tensor list message carries at least one tensor; use "
         "`empty` for none");
   }
-  uint64_t total = 0;
   for (size_t i = 0; i < m.tensors.size(); ++i) {
-    const std::string at = m.tensors.size() > 1
+    Status s = CheckTensorShape(m.tensors[i], "");
+    if (!s.ok()) {
+      return s.WithContext(m.tensors.size() > 1
                                ? where + "tensor " + std::to_string(i) + ": "
-                               : where;
-    HFLOW_RETURN_IF_ERROR(CheckTensorShape(m.tensors[i], at));
-    total = (i == 0 ? 0 : AlignUp(total)) + m.tensors[i].data.size();
+                               : where);
+    }
   }
+  const uint64_t total = ListBytes(m.tensors);
   if (total > max_bytes) return TooLarge(where, total, max_bytes);
   return Status::OK();
 }
@@ -131,11 +139,7 @@ uint64_t PayloadBytes(const FeedPart& part) {
   const Message& m = *part.message;
   if (m.empty) return 0;
   if (IsRawType(m.msg_type)) return m.raw.size();
-  uint64_t total = 0;
-  for (size_t i = 0; i < m.tensors.size(); ++i) {
-    total = (i == 0 ? 0 : AlignUp(total)) + m.tensors[i].data.size();
-  }
-  return total;
+  return ListBytes(m.tensors);
 }
 
 namespace {

@@ -33,9 +33,9 @@ struct FeedPart {
 };
 
 // Whether a tensor's bytes match its dtype and shape and fit
-// `max_bytes`; errors start with `where` (the graph, call and input).
-Status CheckTensor(const Tensor& t, uint64_t max_bytes,
-                   const std::string& where);
+// `max_bytes`. Errors say what is wrong; the caller names the input
+// (Status::WithContext), so a feed that passes builds no strings.
+Status CheckTensor(const Tensor& t, uint64_t max_bytes);
 // Whether a message's payload matches its type (Session::FeedMessages'
 // rules), its tensors are well formed and it fits `max_bytes`.
 Status CheckMessage(const Message& m, uint64_t max_bytes,
