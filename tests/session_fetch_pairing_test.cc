@@ -293,6 +293,52 @@ TEST_P(FetchPairingTest, FailedResultNamesTheNodeThatFailed) {
   }
 }
 
+// Regression (TSan, CI stop 23): two nodes on one device get the same
+// input mbuf and both pass it on. The router used to store the input's flow
+// info into every output head unconditionally, so the two node threads
+// wrote one head at once. An output that is the input itself is now left
+// untouched; this test, run under scripts/check-sanitizers tsan, fails
+// without that.
+TEST_P(FetchPairingTest, TwoNodesPassingOnOneSharedInputLeaveItUntouched) {
+  FlowData x("x", 0);
+  FlowNode a = FuncNode("a", "_BuiltIn_Identity");
+  FlowNode b = FuncNode("b", "_BuiltIn_Identity");
+  a.SetInput(0, x);
+  b.SetInput(0, x);
+  FlowGraph g("shared");
+  g.SetInputs({x}).SetOutputs({a, b});
+  const auto& d = GetParam();
+  Place(g, {{"a", {d[0]}}, {"b", {d[0]}}});
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, g).ok());
+  // Feeds run kAhead transactions ahead of fetches (the queues hold 8), so
+  // both nodes are busy on the same mbufs at once.
+  constexpr int32_t kN = 64;
+  constexpr int32_t kAhead = 4;
+  for (int32_t i = 1; i <= kN + kAhead; ++i) {
+    if (i <= kN) {
+      FlowInfo info;
+      info.start_time = 100u + static_cast<uint64_t>(i);
+      const uint8_t tag = static_cast<uint8_t>(i);
+      ASSERT_TRUE(info.SetUserData(&tag, 1).ok());
+      Status st = s.FeedData(1, {Value(i)}, info, 5000);
+      ASSERT_TRUE(st.ok()) << "feed " << i << ": " << st.ToString();
+    }
+    const int32_t want = i - kAhead;
+    if (want < 1) continue;
+    std::vector<Tensor> out;
+    FlowInfo info;
+    Status st = s.FetchData(1, &out, &info, 5000);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].As<int32_t>().at(0), want);
+    EXPECT_EQ(out[1].As<int32_t>().at(0), want);
+    EXPECT_EQ(info.start_time, 100u + static_cast<uint64_t>(want));
+    ASSERT_EQ(info.user_data.size(), 1u);
+    EXPECT_EQ(info.user_data[0], static_cast<uint8_t>(want));
+  }
+}
+
 TEST_P(FetchPairingTest, DeviceCountersAfterRemoveGraphAndFinalize) {
   const auto& d = GetParam();
   {

@@ -97,6 +97,34 @@ void Router::Attach(deploy::Deployment* deployment) {
   }
 }
 
+namespace {
+
+// Note [Outputs inherit the flow info]
+// GE makes a UDF's messages from the head of the input being processed, so
+// an output carries that input's flow flags (an EOS fed at the host reaches
+// the fetcher through every node), times and user data unless the UDF set
+// its own.
+//
+// A field is written only when it would change. A UDF that passes an input
+// on (identity) outputs a message other consumers of the same mbuf may be
+// reading at this moment on their own threads: the caller skips the input
+// itself, and a head whose fields already match (a multi-input node passing
+// on another input of the same transaction) is left untouched, so that
+// sharing stays read-only (TSan caught the unconditional stores).
+void InheritFlowInfo(const services::MbufHead& in, services::MbufHead* out) {
+  if (out->user_data_len == 0 && in.user_data_len != 0) {
+    (void)out->SetUserData(in.user_data, in.user_data_len);
+  }
+  if (out->flags == 0 && in.flags != 0) out->flags = in.flags;
+  if (out->start_time == 0 && out->end_time == 0 &&
+      (in.start_time != 0 || in.end_time != 0)) {
+    out->start_time = in.start_time;
+    out->end_time = in.end_time;
+  }
+}
+
+}  // namespace
+
 Router::OutputFn Router::OutputOf(const deploy::DeployedInstance& inst,
                                   uint32_t udf_outputs) {
   const deploy::NodeDef* n = plan_->graph.FindNode(inst.plan.node);
@@ -119,22 +147,8 @@ Router::OutputFn Router::OutputOf(const deploy::DeployedInstance& inst,
     if (h.trans_id == 0) h.trans_id = t_run.trans;
     // A UDF that sets a ret code on its own output is the failing node.
     if (h.ret_code != 0 && h.error_node == 0) h.error_node = tag;
-    if (t_run.input != nullptr) {
-      // Note [Outputs inherit the flow info]
-      // GE makes a UDF's messages from the head of the input being
-      // processed, so an output carries that input's flow flags (an EOS
-      // fed at the host reaches the fetcher through every node), times and
-      // user data unless the UDF set its own.
-      const services::MbufHead& in = *t_run.input;
-      if (h.user_data_len == 0) {
-        (void)h.SetUserData(in.user_data, in.user_data_len);
-      }
-      if (h.flags == 0) h.flags = in.flags;
-      if (h.start_time == 0 && h.end_time == 0) {
-        h.start_time = in.start_time;
-        h.end_time = in.end_time;
-      }
-    }
+    if (t_run.input != nullptr && t_run.input != &h)
+      InheritFlowInfo(*t_run.input, &h);
     if (idx >= by_output.size()) return FlowFunc::FLOW_FUNC_SUCCESS;
     for (const RouteTargets* targets : by_output[idx]) {
       Status s = RouteTo(*targets, msg->mbuf(), -1);
