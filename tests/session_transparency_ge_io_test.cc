@@ -1,9 +1,9 @@
 // The transparency matrix (invariant 2) and the stray-context rule
 // (invariant 3) for GE's feed and fetch forms: indexed FeedData and
 // FetchData, FeedMessages, FetchMessages, FeedRawData, the end-of-stream-
-// only feed and the build a first feed makes. On success and on error
-// paths, called from a fresh thread in each caller state, each call leaves
-// the thread's context as it found it, creates no context on the unused
+// only feed, the build a first feed makes and ResetGraph. On success and on
+// error paths, called from a fresh thread in each caller state, each call
+// leaves the thread's context as it found it, creates no context on the unused
 // device and never fires the default-device quirk; on {2,3,4,5} (+7
 // unused) and {3,6,7} (7 unused). The machinery is transparency_matrix.h.
 //
@@ -145,6 +145,32 @@ TEST_P(SessionGeIoTransparencyTest, FirstFeedBuilds) {
                 },
                 StatusCode::kOk, false,
                 [&](int k) { ASSERT_TRUE(s.RemoveGraph(100 + k).ok()); }),
+            &counter_);
+}
+
+// ResetGraph runs ResetFlowFuncState or a new Init on the instances'
+// devices (deploy pool threads) and restarts the executors: the caller's
+// thread must come back as it was.
+TEST_P(SessionGeIoTransparencyTest, ResetGraph) {
+  Session& s = *session_;
+  RunMatrix(spec_,
+            MakeCase(
+                "ResetGraph, then feed and fetch", nullptr,
+                [&](int k) {
+                  Status st = s.ResetGraph(1);
+                  if (!st.ok()) return st;
+                  st = s.FeedData(1, {Input(k)}, FlowInfo{}, 5000);
+                  if (!st.ok()) return st;
+                  std::vector<Tensor> out;
+                  FlowInfo info;
+                  return s.FetchData(1, &out, &info, 5000);
+                },
+                StatusCode::kOk),
+            &counter_);
+  RunMatrix(spec_,
+            MakeCase(
+                "ResetGraph unknown graph", nullptr,
+                [&](int) { return s.ResetGraph(999); }, StatusCode::kNotFound),
             &counter_);
 }
 

@@ -351,6 +351,24 @@ class Session {
   // Thread-safety: any thread, also while other threads feed or fetch it.
   Status RemoveGraph(uint32_t graph_id);
 
+  // Brings a built graph back to its state right after BuildGraph without
+  // redeploying it: wakes every feed and fetch in flight on it (they return
+  // kCancelled), waits for running UDFs (Options::stop_timeout_ms), drops
+  // every message queued or held in it and a pending exception, and calls
+  // each UDF instance's ResetFlowFuncState; an instance that does not
+  // return success from it (the default returns FLOW_FUNC_ERR_NOT_SUPPORT)
+  // is destroyed, created again and Init'ed. Transaction ids start at 1
+  // again. A graph that failed (a UDF's runtime error) runs again after it.
+  // An unbuilt graph has nothing to reset (OK).
+  // Errors: kNotFound for an unknown graph; kTimeout when a UDF is still in
+  // Proc after stop_timeout_ms, or in ResetFlowFuncState or Init after
+  // init_timeout_ms (the graph is then abandoned as RemoveGraph describes);
+  // kFailedPrecondition when a device of the graph was lost (remove the
+  // graph and add it again); a failed Init of a recreated instance (the
+  // graph is failed then).
+  // Thread-safety: any thread, also while other threads feed or fetch it.
+  Status ResetGraph(uint32_t graph_id);
+
   // Per-device counters for every device of the cluster, counting this
   // graph's submodels and queues (hflow run --stats). Needs the graph; after
   // RemoveGraph or Finalize use hflow::DeviceReports.

@@ -144,6 +144,12 @@ class Deployment {
   services::AllocWait FeedWait(int32_t timeout_ms) const;
   // The first reason Fail got; OK while the graph has not failed.
   Status failure() const;
+  // Resets every UDF instance and reopens the queues, empty, forgetting a
+  // failure (Note [Resetting a graph] in deployment_reset.cc); `recreated`
+  // (may be null) counts the instances made anew. Only while nothing runs
+  // the graph (the exec layer's runner is stopped). A graph that lost a
+  // device is refused; a failed reset fails the graph.
+  Status Reset(size_t* recreated);
 
   // Unloads every instance and destroys queues and groups, in parallel on
   // the deploy pool. Idempotent; returns the first error. A UDF destructor

@@ -179,18 +179,18 @@ void GraphRunner::Wire() {
 // stuck graph holds on its devices stays allocated; everything else (the
 // executor threads that did stop, other graphs) is released as usual. A
 // returning thread finds stopping_ set and runs no further Proc.
-Status GraphRunner::Stop(int32_t timeout_ms) {
+Status GraphRunner::Stop(int32_t timeout_ms, const std::string& why) {
   if (!started_) return stop_status_;
   stopping_.store(true);
   // Every queue: feeders and fetchers wake with the reason. Listeners go
   // after the close, so no late enqueue reaches the pool.
   for (size_t i = 0; i < deployment_->plan().queues.size(); ++i) {
     const auto& q = deployment_->queue(i);
-    q->Close(Status::Cancelled("the graph is stopping"));
+    q->Close(Status::Cancelled(why));
     q->SetListeners(nullptr, nullptr);
   }
   // Executors and feeders waiting for pool memory leave too.
-  deployment_->CancelAllocWaits(Status::Cancelled("the graph is stopping"));
+  deployment_->CancelAllocWaits(Status::Cancelled(why));
   started_ = false;
   if (!pool_->Stop(timeout_ms)) {
     abandoned_ = true;

@@ -54,7 +54,9 @@ class GraphRunner : private DeliverySink {
   // function, replica, device and transaction still in Proc; its thread is
   // detached, and from then on neither this runner nor the deployment may
   // be destroyed or undeployed (abandoned() is true).
-  Status Stop(int32_t timeout_ms = -1);
+  // `why` is what the woken feeders and fetchers are told.
+  Status Stop(int32_t timeout_ms = -1,
+              const std::string& why = "the graph is stopping");
   bool abandoned() const { return abandoned_; }
 
   uint64_t failures() const { return failures_.load(); }

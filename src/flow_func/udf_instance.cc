@@ -219,8 +219,9 @@ bool UdfInstance::InCall(std::string* what) const {
         (f < funcs_.size() ? funcs_[f].name : std::string("?")) +
         "' (replica " + std::to_string(env().instance_id) + ") on device " +
         std::to_string(env().device) +
-        (phase == util::UdfPhase::kInit
-             ? std::string(" in Init")
+        (phase == util::UdfPhase::kInit ? std::string(" in Init")
+         : phase == util::UdfPhase::kReset
+             ? std::string(" in ResetFlowFuncState")
              : " in Proc of transaction " +
                    std::to_string(call_trans_.load(std::memory_order_relaxed)));
   }
@@ -270,6 +271,46 @@ int32_t UdfInstance::Proc(const rt::ScopedDevice& bound, size_t index,
   Leave();
   core_->SetCurrentInputs(nullptr);
   return rc;
+}
+
+// Note [Resetting an instance]
+// GE calls ResetFlowFuncState once per instance (the multi-function object
+// once, not per function) when a deployed graph is brought back to its
+// initial state, and only then. A UDF that resets itself keeps its object;
+// any other answer (the default's FLOW_FUNC_ERR_NOT_SUPPORT, an error, a
+// throw) makes the runtime destroy the object and create and Init a new
+// one, which is what GE documents for a UDF that does not implement it.
+// The user's destructor and creator run with the same hooks and device as
+// Init. The caller guarantees that no Proc of the instance runs meanwhile.
+Status UdfInstance::ResetState(const rt::ScopedDevice& bound, bool* recreated) {
+  HFLOW_RETURN_IF_ERROR(bound.Require(env().device));
+  if (recreated != nullptr) *recreated = false;
+  CallHooks hooks(log_header_, allocator_);
+  Enter(0, util::UdfPhase::kReset, 0);
+  int32_t rc = Guarded([&] { return Where(0) + " ResetFlowFuncState"; },
+                       [&] {
+                         return single_ ? single_->ResetFlowFuncState()
+                                        : multi_->ResetFlowFuncState(params_);
+                       });
+  if (rc == FlowFunc::FLOW_FUNC_SUCCESS) {
+    Leave();
+    return Status::OK();
+  }
+  const bool multi = is_multi();
+  single_.reset();  // the user's destructor runs here, device bound
+  multi_.reset();
+  procs_.clear();
+  procs_q_.clear();
+  context_.reset();
+  params_.reset();
+  run_context_.reset();
+  Leave();
+  if (recreated != nullptr) *recreated = true;
+  HFLOW_RETURN_IF_ERROR(
+      (multi ? CreateMulti() : CreateSingle())
+          .WithContext("resetting (ResetFlowFuncState returned " +
+                       std::to_string(rc) + "): "));
+  return Init(bound).WithContext("resetting: ");
 }
 
 }  // namespace flow_func

@@ -8,8 +8,8 @@
 // says so (InCall, for a stop that times out) and the thread's crash record
 // names it (util/crash_report.h).
 //
-// Thread-safety: Init/Proc of one instance must not run concurrently (the
-// executor serialises them); InCall may be called from any thread at any
+// Thread-safety: Init/Proc/ResetState of one instance must not run concurrently
+// (the executor serialises them); InCall may be called from any thread at any
 // time; distinct instances are independent.
 #ifndef HFLOW_FLOW_FUNC_UDF_INSTANCE_H_
 #define HFLOW_FLOW_FUNC_UDF_INSTANCE_H_
@@ -43,6 +43,12 @@ class UdfInstance {
   int32_t Proc(const rt::ScopedDevice& bound, size_t index,
                const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
                uint64_t trans = 0);
+
+  // Brings the instance back to its state after Init: ResetFlowFuncState,
+  // or, when that does not succeed, a new object and Init (Note [Resetting
+  // an instance] in the .cc). `recreated` (may be null) says which. No Proc
+  // of the instance may run meanwhile.
+  Status ResetState(const rt::ScopedDevice& bound, bool* recreated);
 
   // Whether user code of this instance is running now (Init or Proc); if
   // so, `what` (may be null) gets "node 'n' function 'F' (replica r) on

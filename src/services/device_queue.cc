@@ -249,6 +249,13 @@ void DeviceQueue::Close(const Status& reason) {
   // `dropped` releases its mbufs here, outside the lock.
 }
 
+void DeviceQueue::Reopen() {
+  util::MutexLock lock(mu_);
+  if (!is_closed_.load()) return;
+  closed_ = Status::OK();
+  is_closed_.store(false);
+}
+
 size_t DeviceQueue::Size() const { return size_.load(); }
 
 bool DeviceQueue::closed() const { return is_closed_.load(); }

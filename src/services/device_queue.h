@@ -85,6 +85,9 @@ class DeviceQueue {
   // mbufs are dropped (their memory returns to the groups). Idempotent: the
   // first reason sticks.
   void Close(const Status& reason);
+  // Opens a closed queue again, empty (a graph reset: its executors are
+  // stopped and its feeders and fetchers have left). No-op when open.
+  void Reopen();
 
   size_t Size() const;
   bool closed() const;

@@ -343,6 +343,23 @@ TEST(DeviceQueueTest, DequeueUpToTakesWhatIsReadyInOrder) {
   EXPECT_EQ(q.DequeueUpTo(8, &out), 0u) << "a closed queue gives nothing";
 }
 
+TEST(DeviceQueueTest, ReopenServesAgainEmptyAfterClose) {
+  DeviceQueue q(13, 3, 2, "reset");
+  ASSERT_TRUE(q.Enqueue(Token(1), 0).ok());
+  q.Close(Status::Cancelled("the graph is being reset"));
+  MbufPtr m;
+  EXPECT_EQ(q.Dequeue(&m, 0).code(), StatusCode::kCancelled);
+  q.Reopen();
+  EXPECT_FALSE(q.closed());
+  EXPECT_EQ(q.Size(), 0u) << "what was queued went with the close";
+  EXPECT_EQ(q.Dequeue(&m, 0).code(), StatusCode::kTimeout);
+  ASSERT_TRUE(q.Enqueue(Token(7), 0).ok());
+  ASSERT_TRUE(q.Dequeue(&m, 0).ok());
+  EXPECT_EQ(m->head().trans_id, 7u);
+  q.Reopen();  // open already: nothing changes
+  EXPECT_FALSE(q.closed());
+}
+
 }  // namespace
 }  // namespace services
 }  // namespace hflow

@@ -376,6 +376,11 @@ void MemoryGroup::CancelWaits(const Status& reason) {
   freed_.notify_all();
 }
 
+void MemoryGroup::ResumeWaits() {
+  util::MutexLock lock(mu_);
+  cancelled_ = Status::OK();
+}
+
 // The last reference of an mbuf may drop on any thread; a direct block is a
 // device allocation, so this binds the group's device itself.
 void MemoryGroup::Release(void* data, uint64_t block_bytes) {

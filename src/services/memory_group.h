@@ -108,6 +108,8 @@ class MemoryGroup : public std::enable_shared_from_this<MemoryGroup> {
   // succeed): a failed or stopping graph must not leave feeders waiting for
   // memory nobody will free.
   void CancelWaits(const Status& reason);
+  // Lets waits wait again after CancelWaits (a graph reset).
+  void ResumeWaits();
 
   // Releases every cache pool. Mbufs still alive keep the group object but
   // their blocks are no longer served; DestroyGroup refuses while any live.

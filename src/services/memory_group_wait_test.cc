@@ -168,6 +168,23 @@ TEST_F(MemoryGroupWaitTest, CancelWaitsEndsWaitsNowAndLater) {
   EXPECT_TRUE(AllocAsync(-1, &got).ok()) << "needing no wait still works";
 }
 
+TEST_F(MemoryGroupWaitTest, ResumeWaitsLetsWaitsWaitAgain) {
+  std::vector<MbufPtr> held = Fill();
+  MbufPtr got;
+  Group()->CancelWaits(Status::Cancelled("the graph is being reset"));
+  EXPECT_EQ(AllocAsync(1000, &got).code(), StatusCode::kCancelled);
+  Group()->ResumeWaits();
+  auto waiter =
+      std::async(std::launch::async, [&] { return AllocAsync(-1, &got); });
+  ASSERT_TRUE(WaitFor([&] { return Group()->Stats().waiting_allocs == 1; }))
+      << "the wait waits again";
+  held.pop_back();
+  ASSERT_EQ(waiter.wait_for(std::chrono::seconds(10)),
+            std::future_status::ready);
+  EXPECT_TRUE(waiter.get().ok());
+  EXPECT_NE(got, nullptr);
+}
+
 TEST_F(MemoryGroupWaitTest, PeakCountsBlocksInUseNotThePool) {
   {
     std::vector<MbufPtr> held = Fill();

@@ -38,6 +38,7 @@ std::string GraphState::Where() const {
 }
 
 Status GraphState::Build() {
+  std::lock_guard<std::mutex> control(control_mu_);
   std::unique_lock<std::shared_mutex> life(life_mu_);
   if (deployment_) return Status::OK();
   if (removed_) return Status::NotFound(Where() + "was removed");
@@ -150,6 +151,7 @@ void GraphState::DeliverException(const std::string& node, int32_t code,
 }
 
 Status GraphState::Remove() {
+  std::lock_guard<std::mutex> control(control_mu_);
   removed_ = true;
   // Wake every feed and fetch blocked on a queue, then wait for them to
   // leave before anything is freed. Running UDFs get stop_timeout_ms.
@@ -187,6 +189,35 @@ Status GraphState::Remove() {
   deployment_.reset();
   router_.reset();
   return s;
+}
+
+// Stops the runner (waking every feed and fetch in flight with kCancelled),
+// drops what the fetch side holds and the last exception, resets the
+// deployment and starts a new runner; transaction ids start at 1 again. A
+// graph never built has nothing to reset.
+Status GraphState::Reset() {
+  std::lock_guard<std::mutex> control(control_mu_);
+  if (removed_) return Status::NotFound(Where() + "was removed");
+  if (!built_.load(std::memory_order_acquire)) return Status::OK();
+  Status s = runner_->Stop(env_->options.stop_timeout_ms,
+                           "the graph is being reset (ResetGraph)");
+  // A stuck UDF: the runner is abandoned, RemoveGraph keeps it.
+  if (!s.ok()) return s.WithContext(Where() + "reset: ");
+  std::unique_lock<std::shared_mutex> life(life_mu_);
+  matcher_->Clear();
+  {
+    std::lock_guard<std::mutex> lock(exc_mu_);
+    has_exception_ = false;
+    last_exception_ = {0, 0};
+  }
+  size_t recreated = 0;
+  HFLOW_RETURN_IF_ERROR(deployment_->Reset(&recreated).WithContext(Where()));
+  runner_ = std::make_unique<exec::GraphRunner>(
+      deployment_.get(), router_.get(), env_->options.exec_threads,
+      env_->options.exec_handoff);
+  runner_->Start();
+  next_trans_.store(1);
+  return Status::OK();
 }
 
 Status GraphState::Reports(std::vector<DeviceReport>* out) {

@@ -2,8 +2,8 @@
 // deployment and runner; feed/fetch on it. Internal to the session layer.
 //
 // Thread-safety: Feed and Fetch may run concurrently from many threads
-// (feeds of one transaction are routed atomically under feed_mu_); Build and
-// Remove exclude them (life_mu_).
+// (feeds of one transaction are routed atomically under feed_mu_); Build,
+// Reset and Remove exclude them (life_mu_) and each other (control_mu_).
 #ifndef HFLOW_SESSION_GRAPH_STATE_H_
 #define HFLOW_SESSION_GRAPH_STATE_H_
 
@@ -73,6 +73,9 @@ class GraphState {
   Status FetchBatch(size_t max, std::vector<std::vector<Tensor>>* outputs,
                     std::vector<FlowInfo>* infos, int32_t timeout_ms);
   Status Remove();
+  // Session::ResetGraph (Note [Resetting a graph] in deploy/
+  // deployment_reset.cc).
+  Status Reset();
   Status Reports(std::vector<DeviceReport>* out);
   // Adds this graph's submodels and queues to rows (one per device).
   void CountDeployment(std::vector<DeviceReport>* rows);
@@ -160,6 +163,9 @@ class GraphState {
   // exclusively, so a graph is never undeployed under a running feed or
   // fetch (Remove first closes the queues to wake them).
   std::shared_mutex life_mu_;
+  // Serialises Build, Reset and Remove (taken before life_mu_): each stops
+  // or replaces the runner.
+  std::mutex control_mu_;
   std::unique_ptr<deploy::Deployment> deployment_;
   // Routes the deployment's messages (feeds and UDF outputs); the
   // deployment keeps it too (DeployOptions::outputs).

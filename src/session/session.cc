@@ -432,6 +432,13 @@ Status Session::RemoveGraph(uint32_t graph_id) {
   return g->Remove();
 }
 
+Status Session::ResetGraph(uint32_t graph_id) {
+  ContextGuard guard;
+  std::shared_ptr<GraphState> g;
+  HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
+  return g->Reset();
+}
+
 Status Session::DeviceReports(uint32_t graph_id,
                               std::vector<DeviceReport>* out) {
   ContextGuard guard;

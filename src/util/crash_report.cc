@@ -186,6 +186,8 @@ size_t FormatCrashLine(int sig, char* buf, size_t size) {
     w.Int(site->device);
     if (t_phase == UdfPhase::kInit) {
       w.Str(" while running Init");
+    } else if (t_phase == UdfPhase::kReset) {
+      w.Str(" while running ResetFlowFuncState");
     } else {
       w.Str(" while processing transaction ");
       w.Num(t_trans);

@@ -30,7 +30,7 @@ struct UdfSite {
   int32_t device = -1;
 };
 
-enum class UdfPhase : uint32_t { kNone = 0, kInit = 1, kProc = 2 };
+enum class UdfPhase : uint32_t { kNone = 0, kInit = 1, kProc = 2, kReset = 3 };
 
 // Records that the calling thread now runs `site` (in `phase`, processing
 // transaction `trans` for kProc); LeaveUdf clears it. `site` must stay

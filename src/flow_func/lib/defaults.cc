@@ -145,11 +145,13 @@ int32_t MetaParams::GetRunningInstanceId() const { return 0; }
 
 int32_t MetaParams::GetRunningInstanceNum() const { return 1; }
 
-// A UDF that does not override has no state of its own to reset.
+// As in GE: a UDF that does not override cannot reset itself, and the
+// runtime then destroys it and creates and Inits a new one
+// (UdfInstance::ResetState).
 int32_t MetaMultiFunc::ResetFlowFuncState(const std::shared_ptr<MetaParams>&) {
-  return FLOW_FUNC_SUCCESS;
+  return FLOW_FUNC_ERR_NOT_SUPPORT;
 }
 
-int32_t MetaFlowFunc::ResetFlowFuncState() { return FLOW_FUNC_SUCCESS; }
+int32_t MetaFlowFunc::ResetFlowFuncState() { return FLOW_FUNC_ERR_NOT_SUPPORT; }
 
 }  // namespace FlowFunc

@@ -87,7 +87,7 @@ TEST(FlowFuncRegistry, StaticRegistrationsAreVisible) {
   std::shared_ptr<MetaFlowFunc> func = creator();
   ASSERT_NE(func, nullptr);
   EXPECT_EQ(func->Proc({}), 7);
-  EXPECT_EQ(func->ResetFlowFuncState(), FLOW_FUNC_SUCCESS);
+  EXPECT_EQ(func->ResetFlowFuncState(), FLOW_FUNC_ERR_NOT_SUPPORT);
   EXPECT_TRUE(internal::LookupFlowFunc("ff_lib_test_single_again", nullptr));
   EXPECT_THAT(internal::RegisteredFunctionNames(), Contains("ff_lib_test_a"));
 }
@@ -286,7 +286,7 @@ TEST(FlowFuncRegistrar, CreatorsOfOneNodeShareOneInstance) {
   EXPECT_EQ(procs["ff_lib_test_b"](nullptr, {}),
             102);  // Same object saw both calls.
   EXPECT_EQ(slot->Init(nullptr), FLOW_FUNC_SUCCESS);
-  EXPECT_EQ(slot->ResetFlowFuncState(nullptr), FLOW_FUNC_SUCCESS);
+  EXPECT_EQ(slot->ResetFlowFuncState(nullptr), FLOW_FUNC_ERR_NOT_SUPPORT);
 }
 
 TEST(FlowFuncRegistrar, QueueProcsShareTheInstanceToo) {
