@@ -248,8 +248,8 @@ TEST_P(ResetGraphTest, WakesAFetchInFlightWithCancelled) {
     std::vector<Tensor> out;
     FlowInfo info;
     Status st = s_.FetchData(1, &out, &info, 20000);
-    if (st.ok() && (out.at(0).As<int32_t>().at(0) != 1 ||
-                    info.transaction_id != 1)) {
+    if (st.ok() &&
+        (out.at(0).As<int32_t>().at(0) != 1 || info.transaction_id != 1)) {
       return Status::Internal("the fetch got a wrong result");
     }
     return st;

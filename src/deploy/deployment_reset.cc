@@ -39,15 +39,14 @@ Status Deployment::Reset(size_t* recreated) {
   for (size_t i = 0; i < instances_.size(); ++i) {
     DeployedInstance* raw = instances_[i].get();
     char* flag = &made[i];
-    tasks.emplace_back(raw->plan.device,
-                       [this, raw, flag, i](const rt::ScopedDevice& bound) {
-                         if (!raw->udf) return Status::OK();
-                         bool again = false;
-                         Status s = raw->udf->ResetState(bound, &again);
-                         *flag = again ? 1 : 0;
-                         return s.WithContext("reset: " + InstanceName(i) +
-                                              ": ");
-                       });
+    tasks.emplace_back(
+        raw->plan.device, [this, raw, flag, i](const rt::ScopedDevice& bound) {
+          if (!raw->udf) return Status::OK();
+          bool again = false;
+          Status s = raw->udf->ResetState(bound, &again);
+          *flag = again ? 1 : 0;
+          return s.WithContext("reset: " + InstanceName(i) + ": ");
+        });
   }
   std::vector<size_t> late;
   Status s =

@@ -119,6 +119,15 @@ Status GraphState::Build() {
   matcher_ = std::make_unique<session::OutputMatcher>(
       env_->svc.get(), output_queues_, std::move(names), std::move(hold_limit),
       align);
+  if (catch_exceptions) {
+    matcher_->SetRaised([this](uint64_t t, int32_t* code) {
+      std::lock_guard<std::mutex> lock(exc_mu_);
+      auto it = raised_.find(t);
+      if (it == raised_.end()) return false;
+      *code = it->second;
+      return true;
+    });
+  }
   runner_ = std::make_unique<exec::GraphRunner>(
       deployment_.get(), router_.get(), env_->options.exec_threads,
       env_->options.exec_handoff);
@@ -135,6 +144,14 @@ void GraphState::DeliverException(const std::string& node, int32_t code,
   deploy::Deployment* d = deployment_.get();
   if (d == nullptr) return;  // raised during Init: deployment fails anyway
   const uint32_t tag = d->ErrorNodeTag(node);
+  {
+    std::lock_guard<std::mutex> lock(exc_mu_);
+    if (raised_.emplace(ctx, code).second) raised_order_.push_back(ctx);
+    if (raised_order_.size() > kRaisedKept) {
+      raised_.erase(raised_order_.front());
+      raised_order_.pop_front();
+    }
+  }
   for (uint32_t k = 0; k < def_.outputs.size(); ++k) {
     size_t qi = static_cast<size_t>(d->plan().OutputQueue(k));
     services::MbufPtr m;
@@ -209,6 +226,8 @@ Status GraphState::Reset() {
     std::lock_guard<std::mutex> lock(exc_mu_);
     has_exception_ = false;
     last_exception_ = {0, 0};
+    raised_.clear();
+    raised_order_.clear();
   }
   size_t recreated = 0;
   HFLOW_RETURN_IF_ERROR(deployment_->Reset(&recreated).WithContext(Where()));

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -187,6 +188,12 @@ class GraphState {
   // Exceptions raised by UDFs (exception catch), delivered by Fetch.
   std::mutex exc_mu_;
   std::pair<int32_t, uint64_t> last_exception_{0, 0};
+  // With exception catch: the transactions raised (their codes), the last
+  // kRaisedKept of them, oldest first in raised_order_ (Note [Dropping a
+  // raised transaction] in output_matcher.cc). Guarded by exc_mu_.
+  static constexpr size_t kRaisedKept = 1024;
+  std::map<uint64_t, int32_t> raised_;
+  std::deque<uint64_t> raised_order_;
   bool has_exception_ = false;
   // How the UDFs' exception callbacks reach this graph (set by Build,
   // cleared by Remove).

@@ -71,7 +71,7 @@ OutputMatcher::OutputMatcher(services::ExchangeService* svc,
 Status OutputMatcher::Take(const Selection& sel, services::MbufPtr* got,
                            int32_t timeout_ms) {
   const size_t n = sel.size();
-  if (n == 1 && held_[sel[0]].empty()) {
+  if (n == 1 && held_[sel[0]].empty() && !raised_) {
     return svc_->Dequeue(*queues_[sel[0]], &got[0], timeout_ms);
   }
   const auto t0 = timeout_ms > 0 ? Clock::now() : Clock::time_point{};
@@ -104,9 +104,41 @@ Status OutputMatcher::Take(const Selection& sel, services::MbufPtr* got,
   }
 }
 
+// Note [Dropping a raised transaction]
+// With exception catch, a UDF's RaiseException(code, t) puts one exception
+// message (ret code = code, transaction t) on every graph output, and GE
+// then drops what it holds of t and ignores t's later data: the fetch of t
+// returns the exception and nothing else. The matcher does the same: a
+// message of a raised transaction that is not its exception message is
+// dropped when taken from its queue, and when the exception message comes,
+// what is held of t already goes. So t's exception messages pair with one
+// another, and no message of t is left to pair with a later one. Data of t
+// fetched before the exception was raised has been returned already.
 void OutputMatcher::Hold(uint32_t k, services::MbufPtr m) {
+  int32_t code = 0;
+  if (raised_ && raised_(TransOf(m), &code)) {
+    if (m->head().ret_code != code) {
+      ++dropped_raised_;
+      return;  // released here
+    }
+    DropRaised(TransOf(m), code);
+  }
   if (align_.on()) first_seen_.emplace(TransOf(m), Clock::now());
   held_[k].push_back(std::move(m));
+}
+
+void OutputMatcher::DropRaised(uint64_t t, int32_t code) {
+  for (auto& h : held_) {
+    for (auto it = h.begin(); it != h.end();) {
+      if (TransOf(*it) == t && (*it)->head().ret_code != code) {
+        it = h.erase(it);
+        ++dropped_raised_;
+      } else {
+        ++it;
+      }
+    }
+  }
+  ForgetIfGone(t);
 }
 
 bool OutputMatcher::HeldIn(const Selection& sel, uint64_t t) const {

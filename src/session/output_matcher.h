@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -69,6 +70,15 @@ class OutputMatcher {
   void PutBack(services::MbufPtr* got, size_t sets) {
     PutBack(all_, got, sets);
   }
+  // Exception catch (Note [Dropping a raised transaction] in the .cc):
+  // `raised(t, &code)` says whether transaction t was raised, with which
+  // exception code. Its messages other than the exception's are dropped.
+  // Called with no lock of the matcher's owner held, from fetch threads.
+  using RaisedFn = std::function<bool(uint64_t trans, int32_t* code)>;
+  void SetRaised(RaisedFn raised) { raised_ = std::move(raised); }
+  // Messages dropped because their transaction was raised.
+  uint64_t dropped_raised() const { return dropped_raised_; }
+
   // Messages held back at the moment (all outputs).
   size_t held() const;
   // Drops everything held (the graph is going away).
@@ -84,8 +94,11 @@ class OutputMatcher {
   // held transaction of sel[0] (or sel[0] itself when it holds nothing).
   uint32_t NextToWait(const Selection& sel) const;
   Status HoldLimitError(const Selection& sel, uint32_t k) const;
-  // Holds `m`, taken from output k's queue.
+  // Holds `m`, taken from output k's queue (or drops it: a raised
+  // transaction's data).
   void Hold(uint32_t k, services::MbufPtr m);
+  // Drops every held message of raised transaction t but its exception's.
+  void DropRaised(uint64_t t, int32_t code);
   // Forgets when transaction t arrived once no message of it is held.
   void ForgetIfGone(uint64_t t);
   bool HeldIn(const Selection& sel, uint64_t t) const;
@@ -108,6 +121,8 @@ class OutputMatcher {
   // Per output, messages taken from its queue and not yet returned, in the
   // order they arrived.
   std::vector<std::deque<services::MbufPtr>> held_;
+  RaisedFn raised_;
+  uint64_t dropped_raised_ = 0;
 };
 
 }  // namespace session
