@@ -1,5 +1,6 @@
 // What `hflow run` writes, with built-in UDFs only (no UDF build): NaN and
-// the infinities as JSON strings, --output FILE, --output-npy DIR, exit 2
+// the infinities as JSON strings, --output FILE, --output-npy DIR, --fetch
+// (which outputs, in which order; bad indexes exit 2), exit 2
 // and no transaction summary after a config error, built-in arity and
 // device memory refused before deployment (run and validate), and the
 // message before deployment.
@@ -23,6 +24,11 @@ using ::testing::Not;
 constexpr char kIdentityGraph[] =
     R"({"name":"ident","inputs":["x"],"nodes":[{"name":"id","inputs":["x"],)"
     R"("outputs":1,"function":"_BuiltIn_Identity"}],"outputs":["id:0"]})";
+constexpr char kTwoOutputs[] =
+    R"({"name":"two","inputs":["x"],"nodes":[)"
+    R"({"name":"a","inputs":["x"],"outputs":1,"function":"_BuiltIn_Identity"},)"
+    R"({"name":"b","inputs":["x"],"outputs":1,"function":"_BuiltIn_Identity"}],)"
+    R"("outputs":["a:0","b:0"]})";
 constexpr char kOneInputAdd[] =
     R"({"name":"bad","inputs":["a"],"nodes":[{"name":"sum","inputs":["a"],)"
     R"("outputs":1,"function":"_BuiltIn_Add"}],"outputs":["sum:0"]})";
@@ -81,6 +87,33 @@ TEST_F(CliOutputTest, OutputNpyWritesEachTensor) {
                                  path + "\"}"));
   }
   EXPECT_THAT(r.out, Not(HasSubstr("\"data\"")));
+}
+
+TEST_F(CliOutputTest, FetchChoosesOutputsAndTheirOrder) {
+  std::string g = Write("g.json", kTwoOutputs);
+  testing::CliResult r =
+      Run("run '" + g + "' --devices 3,6,7 --input x=int8:5 --fetch 1");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, R"({"output":1,"trans_id":1,"ret_code":0,"dtype":"int8",)"
+                   R"("shape":[1],"data":[5]})"
+                   "\n");
+  r = Run("run '" + g + "' --devices 2,3,4,5 --input x=int8:5 --fetch 1,0");
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  EXPECT_THAT(lines[0], HasSubstr(R"({"output":1,"trans_id":1,)"));
+  EXPECT_THAT(lines[1], HasSubstr(R"({"output":0,"trans_id":1,)"));
+}
+
+TEST_F(CliOutputTest, FetchOutOfRangeOrRepeatedExitsTwo) {
+  std::string g = Write("g.json", kTwoOutputs);
+  testing::CliResult r = Run("run '" + g + "' --input x=int8:5 --fetch 2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--fetch 2: graph 'two' has 2 outputs (0..1)"));
+  r = Run("run '" + g + "' --input x=int8:5 --fetch 0,0");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--fetch 0: named twice"));
+  EXPECT_THAT(r.err, Not(HasSubstr("transactions ok")));
 }
 
 TEST_F(CliOutputTest, ConfigErrorsExitTwoWithoutASummary) {

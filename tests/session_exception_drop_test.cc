@@ -13,8 +13,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <ostream>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -37,7 +37,8 @@ class RaiseOdd : public FlowFunc::MetaFlowFunc {
   int32_t Init() override { return FlowFunc::FLOW_FUNC_SUCCESS; }
   int32_t Proc(
       const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in) override {
-    const int32_t v = static_cast<const int32_t*>(in[0]->GetTensor()->GetData())[0];
+    const int32_t v =
+        static_cast<const int32_t*>(in[0]->GetTensor()->GetData())[0];
     if (v % 2 != 0) {
       context_->RaiseException(kOddCode, in[0]->GetTransactionId());
     }
@@ -134,8 +135,7 @@ std::vector<Param> Params() {
 }
 
 INSTANTIATE_TEST_SUITE_P(DeviceSets, ExceptionDropTest,
-                         ::testing::ValuesIn(Params()),
-                         [](const auto& info) {
+                         ::testing::ValuesIn(Params()), [](const auto& info) {
                            return testing::DevicesName(info.param.devices) +
                                   (info.param.align ? "_aligned" : "");
                          });

@@ -38,6 +38,7 @@ Status ResultPrinter::Open(const OutputArgs& args, std::ostream* out,
     }
     p->npy_dir_ = args.npy_dir;
   }
+  p->outputs_ = args.outputs;
   *printer = std::move(p);
   return Status::OK();
 }
@@ -61,15 +62,16 @@ Status ResultPrinter::PrintFirst() {
   const FlowInfo& info = node.mapped().first;
   const std::vector<Tensor>& outputs = node.mapped().second;
   next_ = std::max(next_, node.key() + 1);
-  for (size_t k = 0; k < outputs.size(); ++k) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const size_t k = i < outputs_.size() ? outputs_[i] : i;
     std::string npy;
-    if (!npy_dir_.empty() && !outputs[k].data.empty()) {
+    if (!npy_dir_.empty() && !outputs[i].data.empty()) {
       npy = npy_dir_ + "/out" + std::to_string(k) + "_t" +
             std::to_string(info.transaction_id) + ".npy";
-      HFLOW_RETURN_IF_ERROR(WriteNpyFile(npy, outputs[k]));
+      HFLOW_RETURN_IF_ERROR(WriteNpyFile(npy, outputs[i]));
     }
     line_.clear();
-    AppendOutputJson(k, info, outputs[k], &line_, npy);
+    AppendOutputJson(k, info, outputs[i], &line_, npy);
     HFLOW_RETURN_IF_ERROR(WriteLine());
   }
   return Status::OK();

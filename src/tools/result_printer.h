@@ -30,6 +30,9 @@ namespace hflow::tools {
 struct OutputArgs {
   std::string file;     // --output FILE; empty: stdout
   std::string npy_dir;  // --output-npy DIR; empty: data inline
+  // The graph output each fetched tensor is (--fetch); empty: the k-th
+  // tensor is output k.
+  std::vector<uint32_t> outputs;
 };
 
 // Prints fetched results in transaction order: replicas may return them out
@@ -57,7 +60,8 @@ class ResultPrinter {
   std::ofstream file_;
   std::string file_name_;  // for messages: "--output FILE" or "stdout"
   std::string npy_dir_;
-  std::string line_;  // reused: one buffer for every line
+  std::vector<uint32_t> outputs_;  // OutputArgs::outputs
+  std::string line_;               // reused: one buffer for every line
   uint64_t next_ = 1;
   std::multimap<uint64_t, std::pair<FlowInfo, std::vector<Tensor>>> pending_;
 };

@@ -103,6 +103,27 @@ struct Prepared {
   std::unique_ptr<ResultPrinter> printer;
 };
 
+// --fetch names each output once, within the graph's outputs.
+Status CheckFetch(const std::vector<uint32_t>& fetch,
+                  const deploy::GraphDef& graph) {
+  const size_t n = graph.outputs.size();
+  for (size_t i = 0; i < fetch.size(); ++i) {
+    if (fetch[i] >= n) {
+      return Status::InvalidArgument(
+          "--fetch " + std::to_string(fetch[i]) + ": graph '" + graph.name +
+          "' has " + std::to_string(n) + " output" + (n == 1 ? "" : "s") +
+          " (0.." + std::to_string(n == 0 ? 0 : n - 1) + ")");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (fetch[j] == fetch[i]) {
+        return Status::InvalidArgument("--fetch " + std::to_string(fetch[i]) +
+                                       ": named twice; name each output once");
+      }
+    }
+  }
+  return Status::OK();
+}
+
 Status Prepare(const RunArgs& args, std::ostream& out, Prepared* p) {
   HFLOW_RETURN_IF_ERROR(ResolveCluster(args.cluster, &p->options.cluster));
   HFLOW_RETURN_IF_ERROR(ApplyMemoryOptions(args.cluster, &p->options));
@@ -110,8 +131,9 @@ Status Prepare(const RunArgs& args, std::ostream& out, Prepared* p) {
   HFLOW_RETURN_IF_ERROR(
       CheckAndPlan(p->graph, args.deploy, p->options, &p->plan));
   HFLOW_RETURN_IF_ERROR(OrderInputs(args.inputs, p->graph, &p->inputs));
-  HFLOW_RETURN_IF_ERROR(
-      ResultPrinter::Open({args.output, args.output_npy}, &out, &p->printer));
+  HFLOW_RETURN_IF_ERROR(CheckFetch(args.fetch, p->graph));
+  HFLOW_RETURN_IF_ERROR(ResultPrinter::Open(
+      {args.output, args.output_npy, args.fetch}, &out, &p->printer));
   p->options.init_timeout_ms = args.timeout_ms;
   p->options.stop_timeout_ms = args.timeout_ms < 0
                                    ? kTeardownMs
@@ -177,7 +199,9 @@ Status FetchAll(const RunArgs& args, Session* session, RunFeeder* feeder,
     }
     std::vector<Tensor> outputs;
     FlowInfo info;
-    s = session->FetchData(kGraphId, &outputs, &info, slice);
+    s = args.fetch.empty()
+            ? session->FetchData(kGraphId, &outputs, &info, slice)
+            : session->FetchData(kGraphId, args.fetch, &outputs, &info, slice);
     if (s.IsTimeout()) {
       auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
           Clock::now() - last);
@@ -369,6 +393,12 @@ void AddRunCommand(CLI::App* app) {
   cmd->add_option("--output-npy", args->output_npy,
                   "Write each fetched tensor to DIR/out<k>_t<trans>.npy")
       ->type_name("DIR");
+  cmd->add_option("--fetch", args->fetch,
+                  "Fetch only these outputs, in this order (indexes from 0, "
+                  "comma-separated); outputs not fetched fill up and stop "
+                  "their producers after a queue depth of results")
+      ->type_name("K,...")
+      ->delimiter(',');
   cmd->callback([args] {
     int code = RunRun(*args, std::cout, std::cerr);
     if (code != 0) throw CLI::RuntimeError(code);

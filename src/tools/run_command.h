@@ -1,8 +1,8 @@
 // `hflow run GRAPH [--cluster FILE | --devices LIST] [--deploy FILE]
 // [--input NAME=VALUE]... [--repeat N] [--timeout MS] [--stats FILE]
-// [--output FILE] [--output-npy DIR]`: deploys the graph file on the
-// simulated cluster, feeds the inputs N times (transaction ids 1..N), and
-// prints one JSON line per fetched output message (result_printer.h), in
+// [--output FILE] [--output-npy DIR] [--fetch K,...]`: deploys the graph file
+// on the simulated cluster, feeds the inputs N times (transaction ids 1..N),
+// and prints one JSON line per fetched output message (result_printer.h), in
 // transaction order. Progress and the summary go to `err`.
 //
 // Exit status: 0 when every transaction came back with ret code 0; 1 when
@@ -35,6 +35,9 @@ struct RunArgs {
   std::string stats;                // --stats FILE; empty: none
   std::string output;               // --output FILE; empty: stdout
   std::string output_npy;           // --output-npy DIR; empty: none
+  // --fetch K,...: the outputs fetched, in this order (GE's indexed fetch);
+  // empty: every output.
+  std::vector<uint32_t> fetch;
 };
 
 // Registers the `run` subcommand and its callback on `app`.
