@@ -116,6 +116,7 @@ TEST_F(CliRunTest, StatsHaveARowForEveryDevice) {
     const auto& d = s["devices"][i];
     EXPECT_EQ(d["id"], 2 + static_cast<int>(i));
     EXPECT_EQ(d["implicit_bindings"], 0) << d;  // no device 0: nothing implicit
+    EXPECT_EQ(d["dropped_msgs"], 0) << d;       // FIFO queues never drop
     submodels += d["submodels"].get<uint64_t>();
     if (d["submodels"] == 0) {
       EXPECT_EQ(d["contexts_created"], 0) << d;  // no stray contexts

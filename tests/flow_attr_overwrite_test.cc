@@ -157,6 +157,15 @@ TEST_P(FlowAttrOverwriteTest, FedEdgeKeepsTheNewestAndTheFeedNeverWaits) {
   Status st = s.BuildGraph(1);
   ASSERT_TRUE(st.ok()) << st.ToString();
   FeedWhileGateHolds(s);
+  // Message 1 is in Proc and the queue keeps 2: the other 17 were dropped,
+  // all on the gate's device (hflow run --stats shows the same count).
+  std::vector<DeviceReport> reports;
+  ASSERT_TRUE(s.DeviceReports(1, &reports).ok());
+  for (const DeviceReport& r : reports) {
+    EXPECT_EQ(r.dropped_msgs,
+              r.id == devices.back() ? uint64_t{kMessages - 3} : 0u)
+        << "device " << r.id;
+  }
   ExpectOnlyTheNewest(s);
 }
 

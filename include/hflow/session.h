@@ -189,6 +189,9 @@ struct DeviceReport {
   uint64_t submodels = 0;
   uint64_t queues = 0;
   uint64_t peak_mem_bytes = 0;
+  // Messages the graph's OVERWRITE queues on this device dropped to make
+  // room for newer ones (Session::DeviceReports only).
+  uint64_t dropped_msgs = 0;
 };
 
 // Per-device counters for every device of the cluster, with no live graph

@@ -257,8 +257,12 @@ void GraphState::CountDeployment(std::vector<DeviceReport>* rows) {
     }
     for (const auto& i : deployment_->plan().instances)
       r.submodels += i.device == r.id;
-    for (const auto& q : deployment_->plan().queues)
-      r.queues += q.device == r.id;
+    const auto& queues = deployment_->plan().queues;
+    for (size_t i = 0; i < queues.size(); ++i) {
+      if (queues[i].device != r.id) continue;
+      ++r.queues;
+      r.dropped_msgs += deployment_->queue(i)->dropped();
+    }
   }
 }
 

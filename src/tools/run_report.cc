@@ -21,7 +21,8 @@ Status WriteStats(const std::string& path, const RunResult& r,
                        {"implicit_bindings", d.implicit_bindings},
                        {"submodels", d.submodels},
                        {"queues", d.queues},
-                       {"peak_mem_bytes", d.peak_mem_bytes}});
+                       {"peak_mem_bytes", d.peak_mem_bytes},
+                       {"dropped_msgs", d.dropped_msgs}});
   }
   Json doc = {{"graph", r.graph},
               {"fed", r.fed},
