@@ -20,7 +20,16 @@ int32_t Remaining(int32_t timeout_ms, Clock::time_point t0) {
   return spent >= timeout_ms ? 0 : static_cast<int32_t>(timeout_ms - spent);
 }
 
-uint64_t TransOf(const services::MbufPtr& m) { return m->head().trans_id; }
+// Pairing key: the transaction and, for the cells of a balanced
+// transaction, the data label (GE's aligner keys by both).
+OutputMatcher::PairKey TransOf(const services::MbufPtr& m) {
+  return {m->head().trans_id, m->head().data_label};
+}
+
+std::string KeyText(const OutputMatcher::PairKey& k) {
+  return "transaction " + std::to_string(k.first) +
+         (k.second == 0 ? "" : " cell " + std::to_string(k.second));
+}
 
 }  // namespace
 
@@ -109,7 +118,7 @@ void OutputMatcher::Hold(uint32_t k, services::MbufPtr m) {
   held_[k].push_back(std::move(m));
 }
 
-bool OutputMatcher::HeldIn(const Selection& sel, uint64_t t) const {
+bool OutputMatcher::HeldIn(const Selection& sel, const PairKey& t) const {
   for (uint32_t k : sel) {
     for (const auto& m : held_[k]) {
       if (TransOf(m) == t) return true;
@@ -118,7 +127,7 @@ bool OutputMatcher::HeldIn(const Selection& sel, uint64_t t) const {
   return false;
 }
 
-void OutputMatcher::ForgetIfGone(uint64_t t) {
+void OutputMatcher::ForgetIfGone(const PairKey& t) {
   if (align_.on() && !HeldIn(all_, t)) first_seen_.erase(t);
 }
 
@@ -135,14 +144,14 @@ void OutputMatcher::ForgetIfGone(uint64_t t) {
 // hold limit.
 int OutputMatcher::TakeUnaligned(const Selection& sel, services::MbufPtr* got,
                                  Status* status) {
-  std::vector<std::pair<Clock::time_point, uint64_t>> waiting;
+  std::vector<std::pair<Clock::time_point, PairKey>> waiting;
   for (const auto& [t, at] : first_seen_) {
     if (HeldIn(sel, t)) waiting.push_back({at, t});
   }
   if (waiting.empty()) return 0;
   std::sort(waiting.begin(), waiting.end());
   const Clock::time_point at = waiting.front().first;
-  const uint64_t victim = waiting.front().second;
+  const PairKey victim = waiting.front().second;
   std::string why;
   if (align_.timeout_ms >= 0 &&
       Clock::now() - at >= std::chrono::milliseconds(align_.timeout_ms)) {
@@ -175,8 +184,8 @@ int OutputMatcher::TakeUnaligned(const Selection& sel, services::MbufPtr* got,
     for (size_t j = 0; j < sel.size(); ++j) got[j].reset();
     return 1;
   }
-  *status = Status::NotAligned("transaction " + std::to_string(victim) + " " +
-                               why + "; missing: " + missing);
+  *status =
+      Status::NotAligned(KeyText(victim) + " " + why + "; missing: " + missing);
   return 2;
 }
 
@@ -205,7 +214,7 @@ bool OutputMatcher::FindComplete(const Selection& sel, services::MbufPtr* got) {
   const size_t n = sel.size();
   auto& first = held_[sel[0]];
   for (size_t i = 0; i < first.size(); ++i) {
-    const uint64_t t = TransOf(first[i]);
+    const PairKey t = TransOf(first[i]);
     bool all = true;
     for (size_t j = 1; j < n && all; ++j) {
       all = false;
@@ -251,7 +260,7 @@ bool OutputMatcher::DrainReady(const Selection& sel) {
 uint32_t OutputMatcher::NextToWait(const Selection& sel) const {
   const auto& first = held_[sel[0]];
   if (first.empty()) return sel[0];
-  const uint64_t t = TransOf(first.front());
+  const PairKey t = TransOf(first.front());
   for (size_t j = 1; j < sel.size(); ++j) {
     bool has = false;
     for (const auto& m : held_[sel[j]]) has |= TransOf(m) == t;
@@ -263,9 +272,9 @@ uint32_t OutputMatcher::NextToWait(const Selection& sel) const {
 Status OutputMatcher::HoldLimitError(const Selection& sel, uint32_t k) const {
   const uint32_t waiting_on = NextToWait(sel);
   const auto& first = held_[sel[0]];
-  std::string oldest =
-      first.empty() ? "a message on output " + std::to_string(sel[0])
-                    : "transaction " + std::to_string(TransOf(first.front()));
+  std::string oldest = first.empty()
+                           ? "a message on output " + std::to_string(sel[0])
+                           : KeyText(TransOf(first.front()));
   return Status::ResourceExhausted(
       "output " + std::to_string(k) + " ('" + names_[k] + "') holds " +
       std::to_string(held_[k].size()) +
