@@ -49,7 +49,7 @@ int64_t ValueOf(const std::shared_ptr<FlowFunc::FlowMsg>& m) {
 }
 
 FlowFunc::OutOptions Grid(FlowFunc::AffinityPolicy policy,
-                             std::vector<std::pair<int32_t, int32_t>> pos) {
+                          std::vector<std::pair<int32_t, int32_t>> pos) {
   FlowFunc::OutOptions o;
   FlowFunc::BalanceConfig* c = o.MutableBalanceConfig();
   c->SetAffinityPolicy(policy);
@@ -69,7 +69,8 @@ class Cut : public FlowFunc::MetaFlowFunc {
     Msgs cells;
     std::vector<std::pair<int32_t, int32_t>> pos;
     for (int32_t cell = 0; cell < kRows * kCols; ++cell) {
-      auto m = context_->AllocTensorMsg({1}, FlowFunc::TensorDataType::DT_INT64);
+      auto m =
+          context_->AllocTensorMsg({1}, FlowFunc::TensorDataType::DT_INT64);
       if (!m) return FlowFunc::FLOW_FUNC_FAILED;
       const int64_t value = v * 100 + cell;
       std::memcpy(m->GetTensor()->GetData(), &value, sizeof(value));
@@ -104,10 +105,9 @@ class Join : public FlowFunc::MetaFlowFunc {
   int32_t Init() override { return FlowFunc::FLOW_FUNC_SUCCESS; }
   int32_t Proc(const Msgs& in) override {
     const int32_t cell = static_cast<int32_t>(ValueOf(in[0]) % 100);
-    return context_->SetOutput(
-        0, in[0],
-        Grid(FlowFunc::AffinityPolicy::ROW_AFFINITY,
-                {{cell / kCols, cell % kCols}}));
+    return context_->SetOutput(0, in[0],
+                               Grid(FlowFunc::AffinityPolicy::ROW_AFFINITY,
+                                    {{cell / kCols, cell % kCols}}));
   }
 };
 REGISTER_FLOW_FUNC("BalanceTest_Join", Join);
@@ -133,12 +133,13 @@ class CutTwice : public FlowFunc::MetaFlowFunc {
   int32_t Proc(const Msgs& in) override {
     const int64_t v = ValueOf(in[0]);
     for (int32_t cell = 0; cell < kRows * kCols; ++cell) {
-      auto m = context_->AllocTensorMsg({1}, FlowFunc::TensorDataType::DT_INT64);
+      auto m =
+          context_->AllocTensorMsg({1}, FlowFunc::TensorDataType::DT_INT64);
       if (!m) return FlowFunc::FLOW_FUNC_FAILED;
       const int64_t value = v * 100 + cell;
       std::memcpy(m->GetTensor()->GetData(), &value, sizeof(value));
       const auto o = Grid(FlowFunc::AffinityPolicy::NO_AFFINITY,
-                             {{cell / kCols, cell % kCols}});
+                          {{cell / kCols, cell % kCols}});
       int32_t rc = context_->SetOutput(0, m, o);
       if (rc == FlowFunc::FLOW_FUNC_SUCCESS) rc = context_->SetOutput(1, m, o);
       if (rc != FlowFunc::FLOW_FUNC_SUCCESS) return rc;

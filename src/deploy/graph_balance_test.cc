@@ -26,14 +26,12 @@ Status Parse(const Json& j, GraphDef* g) {
 // `mix` reads work and join (or what a case rewires).
 Json Graph() {
   auto node = [](const char* name, Json inputs) {
-    return Json{{"name", name},
-                {"inputs", inputs},
-                {"outputs", 1},
-                {"function", "F"}};
+    return Json{
+        {"name", name}, {"inputs", inputs}, {"outputs", 1}, {"function", "F"}};
   };
   Json j = {{"name", "g"}, {"inputs", {"a"}}, {"outputs", {"mix:0"}}};
-  j["nodes"] = {node("cut", {"a"}),         node("work", {"cut:0"}),
-                node("join", {"work:0"}),   node("other", {"a"}),
+  j["nodes"] = {node("cut", {"a"}), node("work", {"cut:0"}),
+                node("join", {"work:0"}), node("other", {"a"}),
                 node("mix", {"cut:0", "join:0"})};
   j["nodes"][0]["balance"] = "scatter";
   j["nodes"][2]["balance"] = "gather";

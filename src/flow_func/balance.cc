@@ -63,8 +63,9 @@ bool PolicyFitsNode(const std::string& node, BalanceKind kind,
     problem = "is a scatter node: its BalanceConfig must be NO_AFFINITY";
   } else if (kind == BalanceKind::kGather &&
              policy == AffinityPolicy::NO_AFFINITY) {
-    problem = "is a gather node: its BalanceConfig must be ROW_AFFINITY or "
-              "COL_AFFINITY";
+    problem =
+        "is a gather node: its BalanceConfig must be ROW_AFFINITY or "
+        "COL_AFFINITY";
   }
   if (problem == nullptr) return true;
   FLOW_FUNC_LOG_ERROR("node %s: SetOutput with a BalanceConfig: the node %s",
@@ -75,8 +76,8 @@ bool PolicyFitsNode(const std::string& node, BalanceKind kind,
 // GE's CalcRouteLabelAndDataLabel; 0 means "no label", hence the + 1.
 BalanceLabels LabelsOf(const BalanceConfig& c, std::pair<int32_t, int32_t> p) {
   const auto cols = static_cast<uint32_t>(c.GetBalanceWeight().colNum);
-  const uint32_t cell = static_cast<uint32_t>(p.first) * cols +
-                        static_cast<uint32_t>(p.second);
+  const uint32_t cell =
+      static_cast<uint32_t>(p.first) * cols + static_cast<uint32_t>(p.second);
   BalanceLabels l;
   l.data_label = cell + 1;
   switch (c.GetAffinityPolicy()) {

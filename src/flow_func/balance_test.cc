@@ -33,7 +33,7 @@ FlowFunc::OutOptions Options(AffinityPolicy policy, int32_t rows, int32_t cols,
 }
 
 int32_t Filter(BalanceKind kind, const FlowFunc::OutOptions& o, size_t count,
-            std::vector<BalanceLabels>* labels = nullptr) {
+               std::vector<BalanceLabels>* labels = nullptr) {
   std::vector<BalanceLabels> scratch;
   return BalanceLabelsFor("n", kind, o, count, labels ? labels : &scratch);
 }
@@ -73,8 +73,8 @@ TEST(BalanceTest, EachGeCheckIsParamInvalid) {
       {"gather with NO_AFFINITY", kGather, Options(kNo, 3, 4, {{0, 0}}), 1},
       {"not a balance node", BalanceKind::kNone, Options(kNo, 3, 4, {{0, 0}}),
        1},
-      {"fewer positions than messages", kScatter,
-       Options(kNo, 3, 4, {{0, 0}}), 2},
+      {"fewer positions than messages", kScatter, Options(kNo, 3, 4, {{0, 0}}),
+       2},
       {"more positions than messages", kGather,
        Options(kRow, 3, 4, {{0, 0}, {1, 1}}), 1},
   };
@@ -97,9 +97,10 @@ TEST(BalanceTest, LabelTableOfAThreeByFourGrid) {
     AffinityPolicy policy;
     BalanceKind kind;
   };
-  for (Policy p : {Policy{AffinityPolicy::NO_AFFINITY, BalanceKind::kScatter},
-                   Policy{AffinityPolicy::ROW_AFFINITY, BalanceKind::kGather},
-                   Policy{AffinityPolicy::COL_AFFINITY, BalanceKind::kGather}}) {
+  for (Policy p :
+       {Policy{AffinityPolicy::NO_AFFINITY, BalanceKind::kScatter},
+        Policy{AffinityPolicy::ROW_AFFINITY, BalanceKind::kGather},
+        Policy{AffinityPolicy::COL_AFFINITY, BalanceKind::kGather}}) {
     std::vector<BalanceLabels> labels;
     ASSERT_EQ(Filter(p.kind, Options(p.policy, 3, 4, all), all.size(), &labels),
               kOk);
@@ -114,16 +115,15 @@ TEST(BalanceTest, LabelTableOfAThreeByFourGrid) {
                                  ? c + 1
                                  : cell + 1;
       EXPECT_EQ(labels[i].route_label, route)
-          << "policy " << static_cast<int>(p.policy) << " at " << r << ","
-          << c;
+          << "policy " << static_cast<int>(p.policy) << " at " << r << "," << c;
     }
   }
   // Positions may repeat and come in any order: labels follow them.
   std::vector<BalanceLabels> labels;
   ASSERT_EQ(Filter(BalanceKind::kGather,
-                Options(AffinityPolicy::COL_AFFINITY, 3, 4,
-                        {{2, 3}, {2, 3}, {0, 1}}),
-                3, &labels),
+                   Options(AffinityPolicy::COL_AFFINITY, 3, 4,
+                           {{2, 3}, {2, 3}, {0, 1}}),
+                   3, &labels),
             kOk);
   EXPECT_EQ(labels[0].data_label, 12u);
   EXPECT_EQ(labels[1].route_label, 4u);

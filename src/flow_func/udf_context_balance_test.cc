@@ -117,13 +117,13 @@ TEST_F(BalanceContextTest, AFailedCheckSendsNothing) {
       BalanceKind::kScatter,
       [](Alloc alloc, const Msgs&, SendFn send) {
         std::vector<int32_t> codes;
-        codes.push_back(send(
-            {alloc()}, Grid(AffinityPolicy::ROW_AFFINITY, {{0, 0}})));
+        codes.push_back(
+            send({alloc()}, Grid(AffinityPolicy::ROW_AFFINITY, {{0, 0}})));
         codes.push_back(send({alloc(), alloc()},
                              Grid(AffinityPolicy::NO_AFFINITY, {{0, 0}})));
-        codes.push_back(send({alloc(), std::make_shared<testing::BareMsg>()},
-                             Grid(AffinityPolicy::NO_AFFINITY,
-                                  {{0, 0}, {0, 1}})));
+        codes.push_back(
+            send({alloc(), std::make_shared<testing::BareMsg>()},
+                 Grid(AffinityPolicy::NO_AFFINITY, {{0, 0}, {0, 1}})));
         return codes;
       },
       [](const RunResult& r) {
@@ -153,8 +153,8 @@ TEST_F(BalanceContextTest, LabelsEveryMessageAndNewMessagesInheritThem) {
   RunBoth(
       BalanceKind::kGather,
       [](Alloc alloc, const Msgs& in, SendFn send) {
-        auto plain = alloc();        // inherits (5, 7)
-        auto cleared = alloc();      // SetRouteLabel(0) clears the route
+        auto plain = alloc();    // inherits (5, 7)
+        auto cleared = alloc();  // SetRouteLabel(0) clears the route
         cleared->SetRouteLabel(0);
         std::vector<int32_t> codes{
             send({plain, cleared}, FlowFunc::OutOptions()),
@@ -165,20 +165,20 @@ TEST_F(BalanceContextTest, LabelsEveryMessageAndNewMessagesInheritThem) {
         return codes;
       },
       [](const RunResult& r) {
-    EXPECT_EQ(r.codes, (std::vector<int32_t>{kOk, kOk, kOk}));
-    ASSERT_EQ(r.outputs.size(), 5u);
-    std::vector<std::pair<uint32_t, uint32_t>> labels;
-    for (const auto& o : r.outputs) {
-      labels.push_back({o.second->head().route_label,
-                        o.second->head().data_label});
-    }
-    EXPECT_EQ(labels, (std::vector<std::pair<uint32_t, uint32_t>>{
-                          {5, 7}, {0, 7}, {2, 7}, {3, 9}, {4, 12}}));
-    EXPECT_NE(r.outputs[4].second->mbuf(), r.input->mbuf());
-    EXPECT_EQ(r.outputs[4].second->head().trans_id, 42u);
-    EXPECT_EQ(r.input->head().route_label, 5u)
-        << "the shared input's head is untouched";
-    EXPECT_EQ(r.input->head().data_label, 7u);
+        EXPECT_EQ(r.codes, (std::vector<int32_t>{kOk, kOk, kOk}));
+        ASSERT_EQ(r.outputs.size(), 5u);
+        std::vector<std::pair<uint32_t, uint32_t>> labels;
+        for (const auto& o : r.outputs) {
+          labels.push_back(
+              {o.second->head().route_label, o.second->head().data_label});
+        }
+        EXPECT_EQ(labels, (std::vector<std::pair<uint32_t, uint32_t>>{
+                              {5, 7}, {0, 7}, {2, 7}, {3, 9}, {4, 12}}));
+        EXPECT_NE(r.outputs[4].second->mbuf(), r.input->mbuf());
+        EXPECT_EQ(r.outputs[4].second->head().trans_id, 42u);
+        EXPECT_EQ(r.input->head().route_label, 5u)
+            << "the shared input's head is untouched";
+        EXPECT_EQ(r.input->head().data_label, 7u);
       });
 }
 
