@@ -139,6 +139,12 @@ class FlowNode {
   FlowNode& SetFlowAttr(const FlowAttr& attr);
   FlowNode& SetInputFlowAttr(uint32_t node_input, const FlowAttr& attr);
   FlowNode& SetOutputFlowAttr(uint32_t node_output, const FlowAttr& attr);
+  // Load balancing (docs/user_guide.md "Load balancing"): a scatter node's
+  // UDF cuts a transaction into cells sent without affinity, a gather
+  // node's re-sends them by row or column (OutOptions' BalanceConfig). A
+  // node is one or the other: setting both is an error BuildGraph reports.
+  FlowNode& SetBalanceScatter();
+  FlowNode& SetBalanceGather();
   const std::string& name() const;
 
  private:

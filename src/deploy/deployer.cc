@@ -225,6 +225,7 @@ flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
   env.instance_num = inst.plan.replicas;
   env.input_num = PpInputs(*n);
   env.output_num = PpOutputs(*n);
+  env.balance = n->balance;
   env.attrs = n->pp.init_params;
   env.allocator = std::make_shared<flow_func::MsgAllocator>(
       svc_, inst.plan.device, GroupName(), "deployer",

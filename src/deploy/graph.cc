@@ -235,6 +235,35 @@ FlowGraph& FlowGraph::SetFlowAttr(const FlowAttr& attr) {
   return *this;
 }
 
+namespace {
+// GE records the second of SetBalanceScatter/SetBalanceGather as an error
+// and fails the graph at compile time; hflow reports it at BuildGraph.
+void SetBalance(GraphAccess::NodeImpl* n, flow_func::BalanceKind kind,
+                const char* call) {
+  using flow_func::BalanceKind;
+  if (n->balance != BalanceKind::kNone && n->balance != kind) {
+    n->Fail(std::string(call) + ": the node is already a " +
+            flow_func::BalanceName(n->balance) +
+            " node; a node is a balance scatter or a balance gather node, "
+            "not both: drop one call");
+    return;
+  }
+  n->balance = kind;
+}
+}  // namespace
+
+FlowNode& FlowNode::SetBalanceScatter() {
+  SetBalance(impl_.get(), flow_func::BalanceKind::kScatter,
+             "SetBalanceScatter()");
+  return *this;
+}
+
+FlowNode& FlowNode::SetBalanceGather() {
+  SetBalance(impl_.get(), flow_func::BalanceKind::kGather,
+             "SetBalanceGather()");
+  return *this;
+}
+
 FlowGraph::FlowGraph(std::string name) : impl_(std::make_shared<Impl>()) {
   impl_->name = std::move(name);
 }
@@ -422,6 +451,7 @@ Status ConvertNode(const GraphImpl& g, const NodeImpl& n, NodeDef* out) {
   out->flow_attr = n.flow_attr;
   out->input_flow_attrs = n.input_flow_attrs;
   out->output_flow_attrs = n.output_flow_attrs;
+  out->balance = n.balance;
   return Status::OK();
 }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "flow_func/balance.h"
 #include "flow_func/init_params.h"
 #include "hflow/graph.h"
 #include "hflow/status.h"
@@ -53,6 +54,8 @@ struct NodeDef {
   std::vector<FlowAttr> output_flow_attrs;
   // Placed on the first device of this node (nodes hflow inserts).
   std::string colocate_with;
+  // SetBalanceScatter / SetBalanceGather, "balance" in the graph file.
+  flow_func::BalanceKind balance = flow_func::BalanceKind::kNone;
 };
 
 // Input alignment of a graph's fetches (FlowGraph::SetInputsAlignAttrs),

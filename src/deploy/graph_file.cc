@@ -31,6 +31,8 @@
 //     of the graph and of a node, in the graph's "input_flow_attrs" keyed
 //     by graph input name, and in a node's "input_flow_attrs" and
 //     "output_flow_attrs" keyed by index.
+//   - Per node "balance": "scatter" | "gather" (GE's SetBalanceScatter /
+//     SetBalanceGather).
 //
 // Thread-safety: reentrant.
 #include <filesystem>
@@ -79,6 +81,7 @@ class Parser : public util::JsonFields {
   Status Names(const Json& root, GraphDef* g) const;
   Status Node(const Json& j, const std::string& path, NodeDef* n) const;
   Status Pp(const Json& j, const std::string& path, NodeDef* n) const;
+  Status Balance(const Json& j, const std::string& path, NodeDef* n) const;
   Status NodeFlowAttrs(const Json& j, const std::string& path,
                        NodeDef* n) const;
   Status Map(const Json& j, const std::string& path,
@@ -165,7 +168,7 @@ Status Parser::Node(const Json& j, const std::string& path, NodeDef* n) const {
       Keys(j, path,
            {"name", "inputs", "outputs", "function", "compile_config",
             "init_params", "input_map", "output_map", "input_attrs",
-            "flow_attr", "input_flow_attrs", "output_flow_attrs"}));
+            "flow_attr", "input_flow_attrs", "output_flow_attrs", "balance"}));
   if (!j.contains("inputs") || !j["inputs"].is_array()) {
     return Error(path + ".inputs",
                  "must be an array of references (graph "
@@ -193,6 +196,9 @@ Status Parser::Node(const Json& j, const std::string& path, NodeDef* n) const {
     HFLOW_RETURN_IF_ERROR(
         ParseInputAttrs(*this, j["input_attrs"], path + ".input_attrs", n));
   }
+  if (j.contains("balance")) {
+    HFLOW_RETURN_IF_ERROR(Balance(j["balance"], path + ".balance", n));
+  }
   return NodeFlowAttrs(j, path, n);
 }
 
@@ -216,6 +222,22 @@ Status Parser::NodeFlowAttrs(const Json& j, const std::string& path,
     HFLOW_RETURN_IF_ERROR(ParseFlowAttrMap(
         *this, j["output_flow_attrs"], path + ".output_flow_attrs",
         indexes(n->output_num), false, &n->output_flow_attrs));
+  }
+  return Status::OK();
+}
+
+// GE's SetBalanceScatter / SetBalanceGather: one or the other.
+Status Parser::Balance(const Json& j, const std::string& path,
+                       NodeDef* n) const {
+  std::string v;
+  const std::string hint = "write \"scatter\" or \"gather\"";
+  HFLOW_RETURN_IF_ERROR(String(j, path, &v, hint));
+  if (v == "scatter") {
+    n->balance = flow_func::BalanceKind::kScatter;
+  } else if (v == "gather") {
+    n->balance = flow_func::BalanceKind::kGather;
+  } else {
+    return Error(path, "'" + v + "' is not a balance kind", hint);
   }
   return Status::OK();
 }

@@ -67,6 +67,7 @@ struct FlowNode::Impl {
   FlowAttr flow_attr;
   std::vector<FlowAttr> input_flow_attrs;   // sized to input_num
   std::vector<FlowAttr> output_flow_attrs;  // sized to output_num
+  flow_func::BalanceKind balance = flow_func::BalanceKind::kNone;
   std::string error;  // the first misuse, "Call(args): what"
 
   void Fail(const std::string& e) {

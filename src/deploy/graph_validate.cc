@@ -240,6 +240,37 @@ Status CheckOutputs(const GraphDef& g, const NameIndex& nodes) {
   return Status::OK();
 }
 
+// Note [Balance producers]
+// GE's compile check (DataFlowGraph::CheckFlowNode): a node fed by more
+// than one node must have all or none of them balance nodes (scatter or
+// gather), so that either every input carries cells or none does. Graph
+// inputs count as producers without the attribute; producers are counted
+// once however many of their outputs the node reads.
+Status CheckBalanceProducers(const GraphDef& g, const NameIndex& nodes,
+                             const NodeDef& n) {
+  std::vector<std::string> producers;
+  for (const auto& r : n.inputs) {
+    if (std::find(producers.begin(), producers.end(), r.op) ==
+        producers.end()) {
+      producers.push_back(r.op);
+    }
+  }
+  if (producers.size() < 2) return Status::OK();
+  std::string with, without;
+  for (const std::string& p : producers) {
+    auto it = nodes.find(p);
+    const bool balance = it != nodes.end() && g.nodes[it->second].balance !=
+                                                  flow_func::BalanceKind::kNone;
+    std::string& list = balance ? with : without;
+    list += (list.empty() ? "" : ", ") + p;
+  }
+  if (with.empty() || without.empty()) return Status::OK();
+  return Bad(g, NodeWhere(n) + "has " + std::to_string(producers.size()) +
+                    " input nodes, but only some are balance nodes (" + with +
+                    "; not: " + without +
+                    "); make all of its producers balance nodes or none");
+}
+
 // consumers[p]: nodes reading an output of node p, in file order, once each.
 std::vector<std::vector<size_t>> Consumers(const GraphDef& g,
                                            const NameIndex& nodes) {
@@ -355,6 +386,9 @@ Status ValidateGraphStructure(const GraphDef& graph) {
   HFLOW_RETURN_IF_ERROR(CheckNames(graph, &nodes));
   for (const auto& n : graph.nodes) {
     HFLOW_RETURN_IF_ERROR(CheckNode(graph, nodes, n));
+  }
+  for (const auto& n : graph.nodes) {
+    HFLOW_RETURN_IF_ERROR(CheckBalanceProducers(graph, nodes, n));
   }
   HFLOW_RETURN_IF_ERROR(CheckOutputs(graph, nodes));
   return CheckAcyclic(graph, nodes);

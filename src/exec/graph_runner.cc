@@ -73,6 +73,12 @@ int DefaultThreads() {
   return std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
+// What a multi-input node pairs its inputs by.
+using PairKey = std::pair<uint64_t, uint32_t>;  // (trans id, data label)
+PairKey KeyOf(const services::MbufHead& h) {
+  return {h.trans_id, h.data_label};
+}
+
 }  // namespace
 
 struct GraphRunner::Worker final : ExecPool::Item {
@@ -83,13 +89,17 @@ struct GraphRunner::Worker final : ExecPool::Item {
   std::vector<size_t> inputs;  // node input indexes, in the function's order
   std::vector<services::DeviceQueue*> in_queues;   // per entry of inputs
   std::vector<services::DeviceQueue*> out_queues;  // every queue it feeds
-  // Messages that arrived ahead of their partners, by input then trans id.
-  std::vector<std::map<uint64_t, std::deque<services::MbufPtr>>> pending;
-  // The input set being gathered: got[0..next) hold transaction `trans`.
+  // Messages that arrived ahead of their partners, by input then (trans
+  // id, data label): the cells of one transaction (load balancing) pair
+  // cell by cell.
+  std::vector<std::map<PairKey, std::deque<services::MbufPtr>>> pending;
+  // The input set being gathered: got[0..next) hold transaction `trans`,
+  // cell `label`.
   std::vector<services::MbufPtr> got;
   std::vector<std::shared_ptr<FlowFunc::FlowMsg>> msgs;  // reused per Proc
   size_t next = 0;
   uint64_t trans = 0;
+  uint32_t label = 0;
   bool dead = false;  // an input queue failed (closed, device lost)
   // A message handed over by its producer (one-input workers only); taken
   // before the input queue, which was empty when it was handed.
@@ -226,17 +236,17 @@ bool GraphRunner::OutputsFull(const Worker& w) const {
   return false;
 }
 
-// One message per input with the same transaction id: the first input's
-// next message sets the id; other inputs are read (buffering messages of
-// other transactions) until their partner arrives. Only queues that hold
-// something are read, so an empty try costs no runtime call.
+// One message per input with the same transaction id and data label: the
+// first input's next message sets them; other inputs are read (buffering
+// messages of other transactions) until their partner arrives. Only queues that
+// hold something are read, so an empty try costs no runtime call.
 bool GraphRunner::TryGather(Worker* w) {
   services::ExchangeService* svc = deployment_->exchange();
   while (w->next < w->inputs.size()) {
     const size_t k = w->next;
     const bool any = k == 0;
     auto& pend = w->pending[k];
-    auto it = any ? pend.begin() : pend.find(w->trans);
+    auto it = any ? pend.begin() : pend.find(PairKey{w->trans, w->label});
     if (it != pend.end()) {
       w->got[k] = std::move(it->second.front());
       it->second.pop_front();
@@ -255,14 +265,16 @@ bool GraphRunner::TryGather(Worker* w) {
               s.WithContext(Where(*w->inst) + "reading an input: "));
           return false;
         }
-        if (any || m->head().trans_id == w->trans) {
+        const PairKey key = KeyOf(m->head());
+        if (any || key == PairKey{w->trans, w->label}) {
           w->got[k] = std::move(m);
           break;
         }
-        pend[m->head().trans_id].push_back(std::move(m));
+        pend[key].push_back(std::move(m));
       }
     }
     w->trans = w->got[k]->head().trans_id;
+    w->label = w->got[k]->head().data_label;
     ++w->next;
   }
   w->next = 0;
@@ -321,6 +333,7 @@ bool GraphRunner::RunWorker(Worker* w) {
 bool GraphRunner::NextInput(Worker* w) {
   if (w->handed) {
     w->trans = w->handed->head().trans_id;
+    w->label = w->handed->head().data_label;
     w->got[0] = std::move(w->handed);
     w->handed.reset();
     return true;
@@ -360,12 +373,19 @@ bool GraphRunner::HasInput(const Worker& w) const {
 }
 
 void GraphRunner::EmitError(const deploy::DeployedInstance& inst, int32_t rc,
-                            uint64_t trans_id, uint32_t error_node) {
+                            uint64_t trans_id, uint32_t error_node,
+                            const services::MbufHead& input) {
   failures_.fetch_add(1);
   const deploy::NodeDef* n = deployment_->plan().graph.FindNode(inst.plan.node);
   services::MbufPtr m;
   Status s = deployment_->AllocErrorMbuf(inst.plan.device, rc, trans_id,
                                          error_node, &m);
+  if (s.ok()) {
+    // The failure of one cell (load balancing) travels as that cell: to its
+    // replica, pairing with its partners (a new head: ours to write).
+    m->head().route_label = input.route_label;
+    m->head().data_label = input.data_label;
+  }
   for (uint32_t j = 0; s.ok() && j < n->output_num; ++j) {
     s = router_->Route(deploy::OutputRef{n->name, j}, m, -1);
   }
@@ -387,8 +407,9 @@ void GraphRunner::ProcessOne(Worker* w, const rt::ScopedDevice& bound) {
     }
   }
   if (upstream_rc != 0) {  // a failure travels on, naming where it began
+    const services::MbufPtr first = w->got[0];
     for (auto& m : w->got) m.reset();
-    EmitError(inst, upstream_rc, trans, upstream_node);
+    EmitError(inst, upstream_rc, trans, upstream_node, first->head());
     return;
   }
   services::MbufPtr first = w->got[0];  // its head outlives the Proc call
@@ -403,7 +424,8 @@ void GraphRunner::ProcessOne(Worker* w, const rt::ScopedDevice& bound) {
   }
   w->msgs.clear();  // the inputs' memory returns as soon as Proc is done
   if (rc != FlowFunc::FLOW_FUNC_SUCCESS) {
-    EmitError(inst, rc, trans, deployment_->ErrorNodeTag(inst.plan.node));
+    EmitError(inst, rc, trans, deployment_->ErrorNodeTag(inst.plan.node),
+              first->head());
   }
 }
 

@@ -80,9 +80,11 @@ class GraphRunner : private DeliverySink {
   void ProcessOne(Worker* w, const rt::ScopedDevice& bound);
   // The nodes still in Proc when a Stop ran out of time.
   std::string StuckReport(int32_t timeout_ms) const;
-  // `error_node`: the failing node's tag (Deployment::ErrorNodeTag).
+  // `error_node`: the failing node's tag (Deployment::ErrorNodeTag);
+  // the message takes the balance labels of `input` (the first input).
   void EmitError(const deploy::DeployedInstance& inst, int32_t rc,
-                 uint64_t trans_id, uint32_t error_node);
+                 uint64_t trans_id, uint32_t error_node,
+                 const services::MbufHead& input);
 
   deploy::Deployment* const deployment_;
   Router* const router_;

@@ -53,6 +53,18 @@ Router::CurrentTransaction::~CurrentTransaction() {
 // rather than taken modulo, because ids often advance in strides (a batch of
 // 4 carries ids 4, 8, 12, ..., which modulo 4 replicas would all land on
 // replica 0).
+//
+// A message with a route label (load balancing: OutOptions' BalanceConfig,
+// or SetRouteLabel) goes to (ReplicaOf(trans) + label - 1) % replicas:
+// deterministic and stateless (no lock, no table on the delivery path), so
+// cells with the same (transaction, label) from two producers meet in one
+// replica, and the cells of one transaction go round the replicas from
+// the transaction's own, spreading evenly (cell k of a NO_AFFINITY scatter
+// to base + k - 1, row r of a ROW_AFFINITY gather to base + r). Label 0 is
+// the transaction's replica, as without balancing. GE leaves this choice to
+// its queue scheduler and, with dynamic scheduling, picks the least loaded
+// instance per (transaction, label) and caches it; hflow's rule does not
+// look at load.
 size_t ReplicaOf(uint64_t trans_id, size_t replicas) {
   uint64_t z = trans_id + 0x9e3779b97f4a7c15ull;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -61,12 +73,21 @@ size_t ReplicaOf(uint64_t trans_id, size_t replicas) {
   return static_cast<size_t>(z % replicas);
 }
 
+size_t ReplicaOf(uint64_t trans_id, uint32_t route_label, size_t replicas) {
+  const size_t base = ReplicaOf(trans_id, replicas);
+  if (route_label == 0) return base;
+  return static_cast<size_t>((base + (route_label - 1) % replicas) % replicas);
+}
+
 namespace {
-// The queue of `replicas` (one consumer node's, by replica) that transaction
-// `trans` goes to; a single replica needs no hash.
-size_t PickReplica(const std::vector<size_t>& replicas, uint64_t trans) {
-  return replicas.size() == 1 ? replicas[0]
-                              : replicas[ReplicaOf(trans, replicas.size())];
+// The queue of `replicas` (one consumer node's, by replica) that a message
+// with `head` goes to; a single replica needs no hash.
+size_t PickReplica(const std::vector<size_t>& replicas,
+                   const services::MbufHead& head) {
+  return replicas.size() == 1
+             ? replicas[0]
+             : replicas[ReplicaOf(head.trans_id, head.route_label,
+                                  replicas.size())];
 }
 }  // namespace
 
@@ -212,7 +233,7 @@ const Router::RouteTargets* Router::RoutesOf(
 Status Router::RouteTo(const RouteTargets& targets,
                        const services::MbufPtr& mbuf, int32_t timeout_ms) {
   for (const std::vector<size_t>& replicas : targets) {
-    const size_t pick = PickReplica(replicas, mbuf->head().trans_id);
+    const size_t pick = PickReplica(replicas, mbuf->head());
     HFLOW_RETURN_IF_ERROR(Deliver(pick, mbuf, timeout_ms));
   }
   return Status::OK();
@@ -222,7 +243,7 @@ Status Router::Prepare(const RouteTargets& targets,
                        const services::MbufPtr& mbuf, Prepared* out,
                        int32_t timeout_ms) {
   for (const std::vector<size_t>& replicas : targets) {
-    const size_t pick = PickReplica(replicas, mbuf->head().trans_id);
+    const size_t pick = PickReplica(replicas, mbuf->head());
     services::MbufPtr m;
     HFLOW_RETURN_IF_ERROR(OnQueueDevice(pick, mbuf, &m, timeout_ms));
     out->emplace_back(pick, std::move(m));
@@ -232,7 +253,13 @@ Status Router::Prepare(const RouteTargets& targets,
 
 int32_t Router::FirstDeviceOf(const RouteTargets& targets,
                               uint64_t trans) const {
-  return plan_->queues[PickReplica(targets.front(), trans)].device;
+  // Feeds carry no route label (only a UDF sets one).
+  const std::vector<size_t>& replicas = targets.front();
+  return plan_
+      ->queues[replicas.size() == 1
+                   ? replicas[0]
+                   : replicas[ReplicaOf(trans, replicas.size())]]
+      .device;
 }
 
 }  // namespace exec

@@ -119,6 +119,9 @@ class Router : public deploy::OutputWiring {
 
 // The replica (of `replicas`) that transaction `trans_id` goes to.
 size_t ReplicaOf(uint64_t trans_id, size_t replicas);
+// The replica a message of transaction `trans_id` with `route_label` goes
+// to (label 0: ReplicaOf(trans_id, replicas)).
+size_t ReplicaOf(uint64_t trans_id, uint32_t route_label, size_t replicas);
 
 }  // namespace exec
 }  // namespace hflow

@@ -1,8 +1,9 @@
 // Router tests: the replica choice (Note [Replica choice] in router.cc) is
 // the exact splitmix hash and spreads strided ids; on a deployed graph the
 // routes are resolved once, a transaction goes to the replica its id picks,
-// a message is copied to its queue's device, and pool runs push over the
-// depth instead of waiting.
+// a message is copied to its queue's device, a route label moves it along
+// the replicas from its transaction's, and pool runs push over the depth
+// instead of waiting.
 #include "exec/router.h"
 
 #include <gtest/gtest.h>
@@ -35,6 +36,26 @@ TEST(ReplicaOfTest, StridedIdsSpreadOverEveryReplica) {
   std::set<size_t> picked;
   for (uint64_t t = 4; t <= 4 * 64; t += 4) picked.insert(ReplicaOf(t, 4));
   EXPECT_EQ(picked.size(), 4u);  // modulo would put every one on replica 0
+}
+
+TEST(ReplicaOfTest, RouteLabelsSpreadOneTransactionsCells) {
+  for (uint64_t t = 1; t <= 32; ++t) {
+    // Label 0 is the transaction's replica, as without balancing.
+    EXPECT_EQ(ReplicaOf(t, 0, 4), ReplicaOf(t, 4));
+    // Labels 1..4 (the cells of one transaction) cover every replica once,
+    // starting at the transaction's own; label 5 wraps round to label 1's.
+    std::set<size_t> picked;
+    for (uint32_t label = 1; label <= 4; ++label) {
+      const size_t r = ReplicaOf(t, label, 4);
+      EXPECT_EQ(r, (ReplicaOf(t, 4) + label - 1) % 4);
+      picked.insert(r);
+    }
+    EXPECT_EQ(picked.size(), 4u) << "transaction " << t;
+    EXPECT_EQ(ReplicaOf(t, 5, 4), ReplicaOf(t, 1, 4));
+    EXPECT_EQ(ReplicaOf(t, 7, 1), 0u);
+  }
+  // Huge labels do not overflow.
+  EXPECT_LT(ReplicaOf(3, UINT32_MAX, 3), 3u);
 }
 
 // a -> n (replicas on devices 2 and 3) -> graph output n:0.
@@ -112,6 +133,36 @@ TEST(RouterTest, TransactionGoesToItsReplicaOnThatDevice) {
     ASSERT_TRUE(d.svc->Dequeue(*d.deployment->queue(qi), &got, 0).ok());
     EXPECT_EQ(got->device(), device);
     EXPECT_EQ(got->head().trans_id, t);
+  }
+  ASSERT_TRUE(d.deployment->Undeploy().ok());
+}
+
+TEST(RouterTest, RouteLabelPicksTheReplicaAndSameLabelMeetsInOne) {
+  Deployed d;
+  ASSERT_NO_FATAL_FAILURE(DeployReplicated(&d));
+  const Router::RouteTargets& a = *d.router->RoutesOf({"a", 0});
+  std::set<size_t> used;
+  for (uint64_t t = 1; t <= 4; ++t) {
+    for (uint32_t label = 0; label <= 2; ++label) {
+      // Label 1 is the transaction's replica, label 2 the other one.
+      const size_t replica = (ReplicaOf(t, 2) + (label == 2 ? 1 : 0)) % 2;
+      const size_t qi = a.front()[replica];
+      // Twice, as from two producers: both land in the same queue.
+      for (int copy = 0; copy < 2; ++copy) {
+        services::MbufPtr m = Message(d, 2, t);
+        ASSERT_TRUE(m);
+        m->head().route_label = label;
+        ASSERT_TRUE(d.router->RouteTo(a, m, 1000).ok());
+        services::MbufPtr got;
+        ASSERT_TRUE(d.svc->Dequeue(*d.deployment->queue(qi), &got, 0).ok())
+            << "transaction " << t << " label " << label;
+        EXPECT_EQ(got->head().route_label, label);
+      }
+      if (label != 0) used.insert(qi);
+    }
+    EXPECT_EQ(used.size(), 2u)
+        << "transaction " << t << ": labels 1 and 2 use both replicas";
+    used.clear();
   }
   ASSERT_TRUE(d.deployment->Undeploy().ok());
 }

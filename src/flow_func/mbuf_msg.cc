@@ -164,6 +164,15 @@ Status MsgAllocator::AllocMbuf(uint64_t bytes, services::MbufPtr* out) {
   return s.WithContext(where + ": ");
 }
 
+Status MsgAllocator::Copy(const MbufFlowMsg& msg,
+                          std::shared_ptr<MbufFlowMsg>* out) {
+  services::MbufPtr m;
+  HFLOW_RETURN_IF_ERROR(
+      svc_->CopyMbuf(msg.mbuf(), device_, group_, member_, &m));
+  *out = MbufFlowMsg::FromMbuf(std::move(m));
+  return Status::OK();
+}
+
 Status MsgAllocator::AllocTensorMsg(const std::vector<int64_t>& shape,
                                     TensorDataType dtype, uint32_t align,
                                     std::shared_ptr<MbufFlowMsg>* out) {

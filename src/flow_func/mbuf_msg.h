@@ -130,6 +130,8 @@ class MsgAllocator {
                      std::shared_ptr<MbufFlowMsg>* out);
   Status AllocEmptyMsg(FlowFunc::MsgType type,
                        std::shared_ptr<MbufFlowMsg>* out);
+  // A new message on this device with `msg`'s head and data.
+  Status Copy(const MbufFlowMsg& msg, std::shared_ptr<MbufFlowMsg>* out);
 
   int32_t device() const { return device_; }
 

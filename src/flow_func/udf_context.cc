@@ -43,6 +43,7 @@ std::shared_ptr<FlowMsg> ContextCore::AllocTensor(
                         env_->node.c_str(), s.ToString().c_str());
     return nullptr;
   }
+  InheritLabels(msg.get());
   return msg;
 }
 
@@ -54,6 +55,7 @@ std::shared_ptr<FlowMsg> ContextCore::AllocEmpty(FlowFunc::MsgType t) const {
                         env_->node.c_str(), s.ToString().c_str());
     return nullptr;
   }
+  InheritLabels(msg.get());
   return msg;
 }
 
@@ -76,13 +78,81 @@ int32_t ContextCore::Output(uint32_t idx, std::shared_ptr<FlowMsg> msg) const {
   return env_->output(idx, std::move(mbuf_msg));
 }
 
-int32_t ContextCore::MultiOutput(
-    uint32_t idx, const std::vector<std::shared_ptr<FlowMsg>>& msgs) const {
-  for (const auto& m : msgs) {
-    int32_t rc = Output(idx, m);
-    if (rc != FlowFunc::FLOW_FUNC_SUCCESS) return rc;
+// Note [Balance labels]
+// GE's messages start as a copy of the head of the input being processed,
+// so a worker behind a scatter node emits with the scatter's labels unless
+// it sets its own (and SetRouteLabel(0) clears). hflow copies the two
+// labels when a message is allocated, into the new message's own head
+// (nobody else holds it yet); the first input's head is read only.
+void ContextCore::InheritLabels(MbufFlowMsg* msg) const {
+  if (msg == nullptr || inputs_ == nullptr || inputs_->empty()) return;
+  auto in = AsMbufMsg(inputs_->front());
+  if (!in) return;
+  services::MbufHead& h = msg->head();
+  h.route_label = in->head().route_label;
+  h.data_label = in->head().data_label;
+}
+
+int32_t ContextCore::Labelled(const std::shared_ptr<MbufFlowMsg>& msg,
+                              const BalanceLabels& labels,
+                              std::shared_ptr<FlowMsg>* out) const {
+  const services::MbufHead& h = msg->head();
+  if (h.route_label == labels.route_label &&
+      h.data_label == labels.data_label) {
+    *out = msg;  // nothing to write (the message may already be queued)
+    return FlowFunc::FLOW_FUNC_SUCCESS;
   }
+  bool shared = false;
+  for (size_t i = 0; inputs_ != nullptr && i < inputs_->size(); ++i) {
+    auto in = AsMbufMsg((*inputs_)[i]);
+    shared |= in != nullptr && in->mbuf() == msg->mbuf();
+  }
+  std::shared_ptr<MbufFlowMsg> target = msg;
+  if (shared) {
+    Status s = env_->allocator->Copy(*msg, &target);
+    if (!s.ok()) {
+      FLOW_FUNC_LOG_ERROR("node %s: copying an input to relabel it: %s",
+                          env_->node.c_str(), s.ToString().c_str());
+      return FlowFunc::FLOW_FUNC_ERR_MEM_BUF_ERROR;
+    }
+  }
+  target->head().route_label = labels.route_label;
+  target->head().data_label = labels.data_label;
+  *out = std::move(target);
   return FlowFunc::FLOW_FUNC_SUCCESS;
+}
+
+int32_t ContextCore::MultiOutput(
+    uint32_t idx, const std::vector<std::shared_ptr<FlowMsg>>& msgs,
+    const FlowFunc::OutOptions& options) const {
+  std::vector<BalanceLabels> labels;
+  int32_t rc = BalanceLabelsFor(env_->node, env_->balance, options, msgs.size(),
+                                &labels);
+  if (rc != FlowFunc::FLOW_FUNC_SUCCESS) return rc;
+  std::vector<std::shared_ptr<FlowMsg>> relabelled;
+  if (!labels.empty()) {
+    for (const auto& m : msgs) {
+      if (!AsMbufMsg(m)) {
+        FLOW_FUNC_LOG_ERROR(
+            "node %s: SetOutput with a BalanceConfig needs messages "
+            "allocated through the context",
+            env_->node.c_str());
+        return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
+      }
+    }
+    relabelled.resize(msgs.size());
+    for (size_t i = 0; i < msgs.size(); ++i) {
+      rc = Labelled(AsMbufMsg(msgs[i]), labels[i], &relabelled[i]);
+      if (rc != FlowFunc::FLOW_FUNC_SUCCESS) return rc;
+    }
+  }
+  const auto& send = labels.empty() ? msgs : relabelled;
+  int32_t last = FlowFunc::FLOW_FUNC_SUCCESS;
+  for (const auto& m : send) {
+    rc = Output(idx, m);
+    if (rc != FlowFunc::FLOW_FUNC_SUCCESS) last = rc;
+  }
+  return last;
 }
 
 int32_t ContextCore::UserData(void* data, size_t size, size_t offset) const {
@@ -127,13 +197,13 @@ int32_t MetaContextImpl::SetOutput(uint32_t idx, std::shared_ptr<FlowMsg> msg) {
   return core_->Output(idx, std::move(msg));
 }
 int32_t MetaContextImpl::SetOutput(uint32_t idx, std::shared_ptr<FlowMsg> msg,
-                                   const FlowFunc::OutOptions&) {
-  return core_->Output(idx, std::move(msg));
+                                   const FlowFunc::OutOptions& options) {
+  return core_->MultiOutput(idx, {std::move(msg)}, options);
 }
 int32_t MetaContextImpl::SetMultiOutputs(
     uint32_t idx, const std::vector<std::shared_ptr<FlowMsg>>& msgs,
-    const FlowFunc::OutOptions&) {
-  return core_->MultiOutput(idx, msgs);
+    const FlowFunc::OutOptions& options) {
+  return core_->MultiOutput(idx, msgs, options);
 }
 std::shared_ptr<const FlowFunc::AttrValue> MetaContextImpl::GetAttr(
     const char* name) const {
@@ -187,13 +257,13 @@ int32_t MetaRunContextImpl::SetOutput(uint32_t idx,
 }
 int32_t MetaRunContextImpl::SetOutput(uint32_t idx,
                                       std::shared_ptr<FlowMsg> msg,
-                                      const FlowFunc::OutOptions&) {
-  return core_->Output(idx, std::move(msg));
+                                      const FlowFunc::OutOptions& options) {
+  return core_->MultiOutput(idx, {std::move(msg)}, options);
 }
 int32_t MetaRunContextImpl::SetMultiOutputs(
     uint32_t idx, const std::vector<std::shared_ptr<FlowMsg>>& msgs,
-    const FlowFunc::OutOptions&) {
-  return core_->MultiOutput(idx, msgs);
+    const FlowFunc::OutOptions& options) {
+  return core_->MultiOutput(idx, msgs, options);
 }
 int32_t MetaRunContextImpl::RunFlowModel(
     const char* key, const std::vector<std::shared_ptr<FlowMsg>>&,
@@ -215,6 +285,7 @@ std::shared_ptr<FlowMsg> MetaRunContextImpl::AllocTensorListMsg(
                         core_->env().node.c_str(), s.ToString().c_str());
     return nullptr;
   }
+  core_->InheritLabels(msg.get());
   return msg;
 }
 std::shared_ptr<FlowMsg> MetaRunContextImpl::AllocRawDataMsg(int64_t size,
@@ -226,6 +297,7 @@ std::shared_ptr<FlowMsg> MetaRunContextImpl::AllocRawDataMsg(int64_t size,
                         core_->env().node.c_str(), s.ToString().c_str());
     return nullptr;
   }
+  core_->InheritLabels(msg.get());
   return msg;
 }
 void MetaRunContextImpl::RaiseException(int32_t code, uint64_t user_ctx) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "flow_func/balance.h"
 #include "flow_func/init_params.h"
 #include "flow_func/mbuf_msg.h"
 #include "flow_func/meta_context.h"
@@ -33,6 +34,7 @@ struct InstanceEnv {
   int32_t instance_num = 1;
   size_t input_num = 0;
   size_t output_num = 0;
+  BalanceKind balance = BalanceKind::kNone;  // the node's balance attr
   AttrMap attrs;
   std::shared_ptr<MsgAllocator> allocator;
   // Receives SetOutput(index, msg); returns a FlowFunc code.
@@ -55,14 +57,19 @@ class ContextCore {
       uint32_t align) const;
   std::shared_ptr<FlowFunc::FlowMsg> AllocEmpty(FlowFunc::MsgType t) const;
   int32_t Output(uint32_t idx, std::shared_ptr<FlowFunc::FlowMsg> msg) const;
+  // SetOutput/SetMultiOutputs with options: the balance checks (nothing
+  // is sent when one fails), then every message is sent; a failed send
+  // does not stop the others and the last failure is returned (as GE).
   int32_t MultiOutput(
-      uint32_t idx,
-      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs) const;
+      uint32_t idx, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs,
+      const FlowFunc::OutOptions& options) const;
   int32_t UserData(void* data, size_t size, size_t offset) const;
   void Raise(int32_t code, uint64_t user_ctx) const;
   bool Exception(int32_t& code, uint64_t& user_ctx) const;
   int32_t RunFlowModelUnsupported(const char* key) const;
 
+  // A new message takes the balance labels of the input being processed.
+  void InheritLabels(MbufFlowMsg* msg) const;
   // The inputs of the Proc call in progress (GetUserData reads the first).
   void SetCurrentInputs(
       const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* in) {
@@ -70,6 +77,14 @@ class ContextCore {
   }
 
  private:
+  // `msg` with `labels` in its head: msg itself when they are there
+  // already (nothing is written: it may be queued), a copy when msg is an
+  // input, whose head other consumers may be reading (one mbuf fanned
+  // out), else msg written in place.
+  int32_t Labelled(const std::shared_ptr<MbufFlowMsg>& msg,
+                   const BalanceLabels& labels,
+                   std::shared_ptr<FlowFunc::FlowMsg>* out) const;
+
   std::shared_ptr<const InstanceEnv> env_;
   const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* inputs_ = nullptr;
 };

@@ -126,6 +126,7 @@ TEST_F(ExchangeServiceTest, CopyQMbufMovesDataAndHeadFromDevice2To5) {
   h.dtype = 9;
   h.shape = {2, 5, 100};
   h.route_label = 17;
+  h.data_label = 23;
   const char kUser[] = "user data for the copy";
   ASSERT_TRUE(h.SetUserData(kUser, sizeof(kUser)).ok());
   std::weak_ptr<Mbuf> src_weak = src;
@@ -163,6 +164,7 @@ TEST_F(ExchangeServiceTest, CopyQMbufMovesDataAndHeadFromDevice2To5) {
   EXPECT_EQ(d.dtype, 9);
   EXPECT_EQ(d.shape, (std::vector<int64_t>{2, 5, 100}));
   EXPECT_EQ(d.route_label, 17u);
+  EXPECT_EQ(d.data_label, 23u);
   EXPECT_EQ(d.user_data_len, sizeof(kUser));
   EXPECT_EQ(std::memcmp(d.user_data, kUser, sizeof(kUser)), 0);
   // The destination's data lives in device 5's group, device 2 keeps only

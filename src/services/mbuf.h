@@ -43,7 +43,11 @@ struct MbufHead {
   uint16_t msg_type = 0;  // FlowFunc MsgType
   int32_t dtype = 0;      // FlowFunc TensorDataType
   std::vector<int64_t> shape;
+  // Load balancing (FlowFunc OutOptions' BalanceConfig; 0: none): the
+  // replica choice among a consumer's replicas, and the cell of a
+  // transaction that pairing keys by with the transaction id.
   uint32_t route_label = 0;
+  uint32_t data_label = 0;
   std::vector<TensorDesc> tensor_list;  // MSG_TYPE_TENSOR_LIST only
   uint64_t data_offset = 0;  // payload start within the data part (alignment)
   uint32_t align = 0;        // requested payload alignment (0: none)

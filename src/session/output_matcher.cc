@@ -20,7 +20,16 @@ int32_t Remaining(int32_t timeout_ms, Clock::time_point t0) {
   return spent >= timeout_ms ? 0 : static_cast<int32_t>(timeout_ms - spent);
 }
 
-uint64_t TransOf(const services::MbufPtr& m) { return m->head().trans_id; }
+// Pairing key: the transaction and, for the cells of a balanced
+// transaction, the data label (GE's aligner keys by both).
+OutputMatcher::PairKey TransOf(const services::MbufPtr& m) {
+  return {m->head().trans_id, m->head().data_label};
+}
+
+std::string KeyText(const OutputMatcher::PairKey& k) {
+  return "transaction " + std::to_string(k.first) +
+         (k.second == 0 ? "" : " cell " + std::to_string(k.second));
+}
 
 }  // namespace
 
@@ -116,21 +125,27 @@ Status OutputMatcher::Take(const Selection& sel, services::MbufPtr* got,
 // fetched before the exception was raised has been returned already.
 void OutputMatcher::Hold(uint32_t k, services::MbufPtr m) {
   int32_t code = 0;
-  if (raised_ && raised_(TransOf(m), &code)) {
+  // Raised is per transaction: every cell of it goes (the exception's
+  // messages carry no data label).
+  const uint64_t trans = m->head().trans_id;
+  if (raised_ && raised_(trans, &code)) {
     if (m->head().ret_code != code) {
       ++dropped_raised_;
       return;  // released here
     }
-    DropRaised(TransOf(m), code);
+    DropRaised(trans, code);
   }
   if (align_.on()) first_seen_.emplace(TransOf(m), Clock::now());
   held_[k].push_back(std::move(m));
 }
 
 void OutputMatcher::DropRaised(uint64_t t, int32_t code) {
+  std::vector<PairKey> gone;
   for (auto& h : held_) {
     for (auto it = h.begin(); it != h.end();) {
-      if (TransOf(*it) == t && (*it)->head().ret_code != code) {
+      const services::MbufHead& head = (*it)->head();
+      if (head.trans_id == t && head.ret_code != code) {
+        gone.push_back(TransOf(*it));
         it = h.erase(it);
         ++dropped_raised_;
       } else {
@@ -138,10 +153,10 @@ void OutputMatcher::DropRaised(uint64_t t, int32_t code) {
       }
     }
   }
-  ForgetIfGone(t);
+  for (const PairKey& k : gone) ForgetIfGone(k);
 }
 
-bool OutputMatcher::HeldIn(const Selection& sel, uint64_t t) const {
+bool OutputMatcher::HeldIn(const Selection& sel, const PairKey& t) const {
   for (uint32_t k : sel) {
     for (const auto& m : held_[k]) {
       if (TransOf(m) == t) return true;
@@ -150,7 +165,7 @@ bool OutputMatcher::HeldIn(const Selection& sel, uint64_t t) const {
   return false;
 }
 
-void OutputMatcher::ForgetIfGone(uint64_t t) {
+void OutputMatcher::ForgetIfGone(const PairKey& t) {
   if (align_.on() && !HeldIn(all_, t)) first_seen_.erase(t);
 }
 
@@ -167,14 +182,14 @@ void OutputMatcher::ForgetIfGone(uint64_t t) {
 // hold limit.
 int OutputMatcher::TakeUnaligned(const Selection& sel, services::MbufPtr* got,
                                  Status* status) {
-  std::vector<std::pair<Clock::time_point, uint64_t>> waiting;
+  std::vector<std::pair<Clock::time_point, PairKey>> waiting;
   for (const auto& [t, at] : first_seen_) {
     if (HeldIn(sel, t)) waiting.push_back({at, t});
   }
   if (waiting.empty()) return 0;
   std::sort(waiting.begin(), waiting.end());
   const Clock::time_point at = waiting.front().first;
-  const uint64_t victim = waiting.front().second;
+  const PairKey victim = waiting.front().second;
   std::string why;
   if (align_.timeout_ms >= 0 &&
       Clock::now() - at >= std::chrono::milliseconds(align_.timeout_ms)) {
@@ -207,8 +222,8 @@ int OutputMatcher::TakeUnaligned(const Selection& sel, services::MbufPtr* got,
     for (size_t j = 0; j < sel.size(); ++j) got[j].reset();
     return 1;
   }
-  *status = Status::NotAligned("transaction " + std::to_string(victim) + " " +
-                               why + "; missing: " + missing);
+  *status =
+      Status::NotAligned(KeyText(victim) + " " + why + "; missing: " + missing);
   return 2;
 }
 
@@ -237,7 +252,7 @@ bool OutputMatcher::FindComplete(const Selection& sel, services::MbufPtr* got) {
   const size_t n = sel.size();
   auto& first = held_[sel[0]];
   for (size_t i = 0; i < first.size(); ++i) {
-    const uint64_t t = TransOf(first[i]);
+    const PairKey t = TransOf(first[i]);
     bool all = true;
     for (size_t j = 1; j < n && all; ++j) {
       all = false;
@@ -283,7 +298,7 @@ bool OutputMatcher::DrainReady(const Selection& sel) {
 uint32_t OutputMatcher::NextToWait(const Selection& sel) const {
   const auto& first = held_[sel[0]];
   if (first.empty()) return sel[0];
-  const uint64_t t = TransOf(first.front());
+  const PairKey t = TransOf(first.front());
   for (size_t j = 1; j < sel.size(); ++j) {
     bool has = false;
     for (const auto& m : held_[sel[j]]) has |= TransOf(m) == t;
@@ -295,9 +310,9 @@ uint32_t OutputMatcher::NextToWait(const Selection& sel) const {
 Status OutputMatcher::HoldLimitError(const Selection& sel, uint32_t k) const {
   const uint32_t waiting_on = NextToWait(sel);
   const auto& first = held_[sel[0]];
-  std::string oldest =
-      first.empty() ? "a message on output " + std::to_string(sel[0])
-                    : "transaction " + std::to_string(TransOf(first.front()));
+  std::string oldest = first.empty()
+                           ? "a message on output " + std::to_string(sel[0])
+                           : KeyText(TransOf(first.front()));
   return Status::ResourceExhausted(
       "output " + std::to_string(k) + " ('" + names_[k] + "') holds " +
       std::to_string(held_[k].size()) +

@@ -2,7 +2,8 @@
 // for FetchData. A graph's outputs may come from different nodes, and a
 // replicated node returns its messages in the order its replicas finish, so
 // the heads of the output queues need not belong to the same transaction.
-// The matcher pairs them by transaction id, holding back messages that came
+// The matcher pairs them by transaction id (and data label: the cells of
+// a balanced transaction pair cell by cell), holding back messages that came
 // early until their partners arrive (Note [Pairing outputs] in the .cc).
 //
 // Thread-safety: none; the owner serialises every call (GraphState's
@@ -15,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hflow/status.h"
@@ -43,6 +45,8 @@ class OutputMatcher {
                 AlignLimits align = {});
 
   size_t outputs() const { return queues_.size(); }
+  // What messages pair by: (transaction id, data label).
+  using PairKey = std::pair<uint64_t, uint32_t>;
 
   // Output indexes, in the order a fetch returns them (each at most once).
   using Selection = std::vector<uint32_t>;
@@ -100,8 +104,8 @@ class OutputMatcher {
   // Drops every held message of raised transaction t but its exception's.
   void DropRaised(uint64_t t, int32_t code);
   // Forgets when transaction t arrived once no message of it is held.
-  void ForgetIfGone(uint64_t t);
-  bool HeldIn(const Selection& sel, uint64_t t) const;
+  void ForgetIfGone(const PairKey& t);
+  bool HeldIn(const Selection& sel, const PairKey& t) const;
   // Alignment: the oldest incomplete transaction of `sel` past a limit is
   // dropped (1) or moved into got with *s = kNotAligned (2); 0: none is.
   int TakeUnaligned(const Selection& sel, services::MbufPtr* got, Status* s);
@@ -117,7 +121,7 @@ class OutputMatcher {
   const AlignLimits align_;
   // With alignment on: when the first message of each held transaction
   // arrived.
-  std::map<uint64_t, std::chrono::steady_clock::time_point> first_seen_;
+  std::map<PairKey, std::chrono::steady_clock::time_point> first_seen_;
   // Per output, messages taken from its queue and not yet returned, in the
   // order they arrived.
   std::vector<std::deque<services::MbufPtr>> held_;

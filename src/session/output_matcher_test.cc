@@ -1,5 +1,5 @@
-// OutputMatcher: pairing by transaction id, holding early arrivals, the
-// hold limit, put-back order, timeouts that lose nothing, and the
+// OutputMatcher: pairing by transaction id (and data label), holding early
+// arrivals, the hold limit, put-back order, timeouts that lose nothing, and the
 // single-output fast path. On device 3 (no device 0 in the set).
 #include "session/output_matcher.h"
 
@@ -41,10 +41,11 @@ class OutputMatcherTest : public ::testing::Test {
     return OutputMatcher(&svc_, qs, names, std::vector<size_t>(outputs, limit),
                          align);
   }
-  void Put(int k, uint64_t trans) {
+  void Put(int k, uint64_t trans, uint32_t data_label = 0) {
     services::MbufPtr m;
     ASSERT_TRUE(svc_.AllocMbuf(3, "g", "deployer", 8, &m).ok());
     m->head().trans_id = trans;
+    m->head().data_label = data_label;
     ASSERT_TRUE(svc_.Enqueue(*queues_[k], std::move(m), 0).ok());
   }
   static uint64_t T(const services::MbufPtr& m) { return m->head().trans_id; }
@@ -73,6 +74,29 @@ TEST_F(OutputMatcherTest, PairsOutputsThatArriveInDifferentOrders) {
     got[1].reset();
   }
   EXPECT_EQ(seen, (std::set<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(m.held(), 0u);
+}
+
+TEST_F(OutputMatcherTest, CellsOfOneTransactionPairByDataLabel) {
+  OutputMatcher m = Make();
+  Put(0, 1, 1);
+  Put(0, 1, 2);
+  Put(0, 1, 3);
+  Put(1, 1, 3);  // the cells of transaction 1 in another order
+  Put(1, 1, 1);
+  Put(1, 1, 2);
+  services::MbufPtr got[2];
+  std::set<uint32_t> cells;
+  for (int i = 0; i < 3; ++i) {
+    Status s = m.Take(got, 1000);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(got[1]->head().data_label, got[0]->head().data_label)
+        << "output 1 of another cell";
+    cells.insert(got[0]->head().data_label);
+    got[0].reset();
+    got[1].reset();
+  }
+  EXPECT_EQ(cells, (std::set<uint32_t>{1, 2, 3}));
   EXPECT_EQ(m.held(), 0u);
 }
 
