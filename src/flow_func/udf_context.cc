@@ -85,15 +85,30 @@ int32_t ContextCore::MultiOutput(
   return FlowFunc::FLOW_FUNC_SUCCESS;
 }
 
+namespace {
+// The calling thread's Proc in progress: its instance and inputs.
+struct CurrentInputs {
+  const ContextCore* core = nullptr;
+  const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* inputs = nullptr;
+};
+thread_local CurrentInputs t_current;
+}  // namespace
+
+void ContextCore::SetCurrentInputs(
+    const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* in) {
+  t_current.core = in != nullptr ? this : nullptr;
+  t_current.inputs = in;
+}
+
 int32_t ContextCore::UserData(void* data, size_t size, size_t offset) const {
   if (data == nullptr || offset > services::kMaxUserData ||
       size > services::kMaxUserData - offset) {
     return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
   }
   std::memset(data, 0, size);
-  if (inputs_ == nullptr || inputs_->empty())
-    return FlowFunc::FLOW_FUNC_SUCCESS;
-  auto m = AsMbufMsg(inputs_->front());
+  const auto* inputs = t_current.core == this ? t_current.inputs : nullptr;
+  if (inputs == nullptr || inputs->empty()) return FlowFunc::FLOW_FUNC_SUCCESS;
+  auto m = AsMbufMsg(inputs->front());
   if (m) std::memcpy(data, m->head().user_data + offset, size);
   return FlowFunc::FLOW_FUNC_SUCCESS;
 }

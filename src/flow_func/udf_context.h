@@ -63,15 +63,14 @@ class ContextCore {
   bool Exception(int32_t& code, uint64_t& user_ctx) const;
   int32_t RunFlowModelUnsupported(const char* key) const;
 
-  // The inputs of the Proc call in progress (GetUserData reads the first).
+  // The inputs of the Proc call in progress on the calling thread
+  // (GetUserData reads the first). Per thread: a stream function's thread
+  // runs alongside the instance's other functions and has no current input.
   void SetCurrentInputs(
-      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* in) {
-    inputs_ = in;
-  }
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* in);
 
  private:
   std::shared_ptr<const InstanceEnv> env_;
-  const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* inputs_ = nullptr;
 };
 
 class MetaContextImpl final : public FlowFunc::MetaContext {
