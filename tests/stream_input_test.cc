@@ -43,10 +43,10 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
-using std::chrono::milliseconds;
 using FlowFunc::FlowMsg;
 using FlowFunc::FlowMsgQueue;
 using FlowFunc::MetaRunContext;
+using std::chrono::milliseconds;
 using Queues = std::vector<std::shared_ptr<FlowMsgQueue>>;
 
 constexpr int32_t kIoMs = 10000;
@@ -177,7 +177,8 @@ FlowGraph StreamGraph(const std::vector<int32_t>& devices,
   s.SetInput(0, pre, 0);
   FlowGraph g("stream");
   g.SetInputs({x}).SetOutputs({s});
-  return testing::Place(g, {{"pre", {devices.front()}}, {"s", {devices.back()}}});
+  return testing::Place(g,
+                        {{"pre", {devices.front()}}, {"s", {devices.back()}}});
 }
 
 // Passes its input on, except the value 7: it fails with 777, which
@@ -205,6 +206,8 @@ class StreamInputTest : public ::testing::TestWithParam<std::vector<int32_t>> {
       s.device = s.ctx_device = -1;
       s.thread.clear();
       s.calls = 0;
+      s.poll_rc = s.wait_rc = s.depth = s.size = 0;
+      s.waited_ms = 0;
       s.msg_with_code = false;
       s.gate_open = false;
     }
@@ -239,6 +242,10 @@ class StreamInputTest : public ::testing::TestWithParam<std::vector<int32_t>> {
     std::vector<Tensor> out;
     FlowInfo info;
     HFLOW_RETURN_IF_ERROR(session_->FetchData(1, &out, &info, kIoMs));
+    if (info.ret_code != 0) {
+      return Status::Internal("ret code " + std::to_string(info.ret_code) +
+                              " from node '" + info.error_node + "'");
+    }
     *v = out.at(0).As<int64_t>().at(0);
     return Status::OK();
   }

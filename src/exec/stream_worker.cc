@@ -103,7 +103,9 @@ StreamWorker::~StreamWorker() {
   if (thread_.joinable()) thread_.join();  // the runner Joins first
 }
 
-void StreamWorker::Start() { thread_ = std::thread([this] { Body(); }); }
+void StreamWorker::Start() {
+  thread_ = std::thread([this] { Body(); });
+}
 
 void StreamWorker::Notify() {
   {
@@ -122,7 +124,8 @@ std::string StreamWorker::Where() const {
 
 void StreamWorker::Pause() {
   std::unique_lock<std::mutex> l(mu_);
-  cv_.wait_for(l, kIdlePause, [this] { return notified_ || stopping_->load(); });
+  cv_.wait_for(l, kIdlePause,
+               [this] { return notified_ || stopping_->load(); });
 }
 
 void StreamWorker::Body() {

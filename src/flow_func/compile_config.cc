@@ -46,9 +46,9 @@ Status ParseFunc(const JsonFields& f, const Json& func, size_t i,
   const std::string path = JsonPath("func_list", i);
   HFLOW_RETURN_IF_ERROR(
       f.Object(func, path, "write {\"func_name\": \"Add\", ...}"));
-  HFLOW_RETURN_IF_ERROR(f.Keys(func, path,
-                               {"func_name", "inputs_index", "outputs_index",
-                                "stream_input"}));
+  HFLOW_RETURN_IF_ERROR(
+      f.Keys(func, path,
+             {"func_name", "inputs_index", "outputs_index", "stream_input"}));
   const Json* name = nullptr;
   HFLOW_RETURN_IF_ERROR(f.Required(
       func, path, "func_name", "name the function the UDF registers", &name));

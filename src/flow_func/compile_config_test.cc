@@ -120,7 +120,8 @@ TEST(CompileConfigTest, StreamInputIsABoolean) {
       "stream_input": "Queue"}], "target_bin": "libf.so"})",
                    &cfg);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("add_func.json: func_list[0].stream_input"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("add_func.json: func_list[0].stream_input"));
   EXPECT_THAT(s.message(), HasSubstr("value type should be boolean"));
 }
 

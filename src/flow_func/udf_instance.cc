@@ -225,7 +225,8 @@ void UdfInstance::Enter(size_t index, util::UdfPhase phase, uint64_t trans) {
 
 void UdfInstance::Leave() {
   util::LeaveUdf();
-  if (t_call_phase != nullptr) t_call_phase->store(0, std::memory_order_release);
+  if (t_call_phase != nullptr)
+    t_call_phase->store(0, std::memory_order_release);
   t_call_phase = nullptr;
 }
 
@@ -247,10 +248,10 @@ bool UdfInstance::InCall(std::string* what) const {
       in = " in Proc of transaction " +
            std::to_string(calls_[f].trans.load(std::memory_order_relaxed));
     }
-    *what += (what->empty() ? "" : "; ") + ("node '" + env().node +
-             "' function '" + funcs_[f].name + "' (replica " +
-             std::to_string(env().instance_id) + ") on device " +
-             std::to_string(env().device) + in);
+    *what += (what->empty() ? "" : "; ") +
+             ("node '" + env().node + "' function '" + funcs_[f].name +
+              "' (replica " + std::to_string(env().instance_id) +
+              ") on device " + std::to_string(env().device) + in);
   }
   return any;
 }

@@ -149,13 +149,14 @@ TEST_F(UdfInstanceTest, SingleFunctionAfterAMultiProcIsInvalidArgument) {
 TEST_F(UdfInstanceTest, StreamInputMustMatchTheProcKind) {
   UdfHarness h;
   std::unique_ptr<UdfInstance> inst;
-  std::vector<FuncDesc> q = Funcs({"UdfInstanceTest_MultiA",
-                                   "UdfInstanceTest_MultiQ"});
+  std::vector<FuncDesc> q =
+      Funcs({"UdfInstanceTest_MultiA", "UdfInstanceTest_MultiQ"});
   q[1].stream_input = false;
   Status s = UdfInstance::Create(q, h.Env("no_stream", 1, 1), &inst);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
-  EXPECT_TRUE(Contains(s.ToString(), "node 'no_stream' function "
-                                     "'UdfInstanceTest_MultiQ'"))
+  EXPECT_TRUE(Contains(s.ToString(),
+                       "node 'no_stream' function "
+                       "'UdfInstanceTest_MultiQ'"))
       << s.ToString();
   EXPECT_TRUE(Contains(s.ToString(), "stream_input")) << s.ToString();
 
@@ -163,8 +164,9 @@ TEST_F(UdfInstanceTest, StreamInputMustMatchTheProcKind) {
   a[0].stream_input = true;
   s = UdfInstance::Create(a, h.Env("msg_stream", 1, 1), &inst);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
-  EXPECT_TRUE(Contains(s.ToString(), "node 'msg_stream' function "
-                                     "'UdfInstanceTest_MultiA'"))
+  EXPECT_TRUE(Contains(s.ToString(),
+                       "node 'msg_stream' function "
+                       "'UdfInstanceTest_MultiA'"))
       << s.ToString();
 
   std::vector<FuncDesc> single = Funcs({"UdfInstanceTest_Single"});

@@ -32,11 +32,11 @@ using FlowFunc::MetaRunContext;
 using FlowFunc::TensorDataType;
 using testing::UdfHarness;
 using udf_instance_test::Contains;
+using udf_instance_test::FlowMsgQueue;
 using udf_instance_test::g_hooks;
 using udf_instance_test::kOk;
 using udf_instance_test::kParamInvalid;
 using udf_instance_test::Msgs;
-using udf_instance_test::FlowMsgQueue;
 using udf_instance_test::Queues;
 using udf_instance_test::UdfInstanceTest;
 
