@@ -53,7 +53,14 @@ constexpr int32_t kIoMs = 10000;
 constexpr int32_t kStopMs = 300;
 constexpr milliseconds kSlack{2500};
 
-enum class Mode { kForward, kProbe, kNeverDequeue, kNeverReturn, kError };
+enum class Mode {
+  kForward,
+  kProbe,
+  kNeverDequeue,
+  kNeverReturn,
+  kError,
+  kRenumber  // outputs a new message per input, without a transaction id
+};
 std::atomic<Mode> g_mode{Mode::kForward};
 
 // What the procs saw.
@@ -111,7 +118,8 @@ class StreamUdf : public FlowFunc::MetaMultiFunc {
       if (rc != FlowFunc::FLOW_FUNC_SUCCESS) Record(rc, m != nullptr);
       if (rc == FlowFunc::FLOW_FUNC_STATUS_EXIT) return rc;
       if (!m) return rc;
-      if (ctx->SetOutput(0, m) != FlowFunc::FLOW_FUNC_SUCCESS) return 0;
+      if (g_mode == Mode::kRenumber) m = Copy(*ctx, *m);
+      if (!m || ctx->SetOutput(0, m) != FlowFunc::FLOW_FUNC_SUCCESS) return 0;
     }
   }
 
@@ -127,6 +135,14 @@ class StreamUdf : public FlowFunc::MetaMultiFunc {
       S().thread = util::CurrentThreadName();
     }
     S().cv.notify_all();
+  }
+  // A new message with `m`'s value and no transaction id.
+  static std::shared_ptr<FlowMsg> Copy(MetaRunContext& ctx, FlowMsg& m) {
+    auto out = ctx.AllocTensorMsg({1}, FlowFunc::TensorDataType::DT_INT64);
+    if (!out) return nullptr;
+    *static_cast<int64_t*>(out->GetTensor()->GetData()) =
+        *static_cast<const int64_t*>(m.GetTensor()->GetData());
+    return out;
   }
   static void Probe(FlowMsgQueue& q) {
     std::shared_ptr<FlowMsg> m;
@@ -301,6 +317,29 @@ TEST_P(StreamInputTest, ForwardsEveryMessageInOrderOnItsBoundThread) {
   EXPECT_LT(Clock::now() - t0, kSlack);
   std::lock_guard<std::mutex> l(S().mu);
   EXPECT_EQ(S().rcs.back(), FlowFunc::FLOW_FUNC_STATUS_EXIT);
+}
+
+// Outputs without a transaction id are numbered per output, 1, 2, 3 (as
+// GE), whatever the inputs' ids.
+TEST_P(StreamInputTest, NewOutputsAreNumberedPerOutput) {
+  testing::Watchdog dog(milliseconds(60000), "numbering");
+  Build(Mode::kRenumber);
+  for (uint64_t t : {100, 200, 300}) {
+    FlowInfo in;
+    in.transaction_id = t;
+    Status st =
+        session_->FeedData(1, {I64(static_cast<int64_t>(t))}, in, kIoMs);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+  for (uint64_t want = 1; want <= 3; ++want) {
+    std::vector<Tensor> out;
+    FlowInfo info;
+    Status st = session_->FetchData(1, &out, &info, kIoMs);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(info.transaction_id, want);
+    EXPECT_EQ(out.at(0).As<int64_t>().at(0), static_cast<int64_t>(want * 100));
+  }
+  EXPECT_TRUE(session_->RemoveGraph(1).ok());
 }
 
 TEST_P(StreamInputTest, ProcThatNeverDequeuesBackPressuresAndIsNotBusyCalled) {
