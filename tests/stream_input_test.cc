@@ -59,7 +59,8 @@ enum class Mode {
   kNeverDequeue,
   kNeverReturn,
   kError,
-  kRenumber  // outputs a new message per input, without a transaction id
+  kRenumber,  // outputs a new message per input, without a transaction id
+  kMixed      // waits (bounded) for the instance's message proc first
 };
 std::atomic<Mode> g_mode{Mode::kForward};
 
@@ -75,6 +76,7 @@ struct Seen {
   int64_t waited_ms = 0;
   bool msg_with_code = false;  // a ret-code Dequeue set its message
   bool gate_open = false;
+  bool msg_proc_ran = false;  // StreamTest_Msg ran while the stream proc was in
 };
 Seen& S() {
   static Seen* s = new Seen();  // never freed: see the file comment
@@ -106,6 +108,15 @@ class StreamUdf : public FlowFunc::MetaMultiFunc {
       case Mode::kProbe:
         Probe(*qs[0]);
         break;
+      case Mode::kMixed: {
+        // Only a message proc running alongside this call can let it on.
+        std::unique_lock<std::mutex> l(S().mu);
+        if (!S().cv.wait_for(l, milliseconds(kIoMs),
+                             [] { return S().msg_proc_ran; })) {
+          return FlowFunc::FLOW_FUNC_FAILED;
+        }
+        break;
+      }
       default:
         break;
     }
@@ -159,25 +170,47 @@ class StreamUdf : public FlowFunc::MetaMultiFunc {
     S().size = q.Size();
     S().cv.notify_all();
   }
-};
-FLOW_FUNC_REGISTRAR(StreamUdf).RegProcFunc("StreamTest_Q", &StreamUdf::Proc);
 
-// A compile config naming StreamTest_Q with stream_input `stream`, whose
-// library is the one hflow is (already loaded in this process).
-std::string Config(const std::string& stream) {
+ public:
+  int32_t MsgProc(const std::shared_ptr<MetaRunContext>& ctx,
+                  const std::vector<std::shared_ptr<FlowMsg>>& in) {
+    {
+      std::lock_guard<std::mutex> l(S().mu);
+      S().msg_proc_ran = true;
+      S().cv.notify_all();
+    }
+    return ctx->SetOutput(1, in[0]);
+  }
+};
+FLOW_FUNC_REGISTRAR(StreamUdf)
+    .RegProcFunc("StreamTest_Q", &StreamUdf::Proc)
+    .RegProcFunc("StreamTest_Msg", &StreamUdf::MsgProc);
+
+// A compile config file `tag`.json with `funcs` as its func_list and
+// `io` inputs and outputs, whose library is the one hflow is (already
+// loaded in this process).
+std::string ConfigFile(const std::string& tag, const std::string& funcs,
+                       int io) {
   Dl_info info{};
   EXPECT_NE(dladdr(reinterpret_cast<void*>(&Initialize), &info), 0);
   const fs::path lib = fs::canonical(info.dli_fname);
   const fs::path dir = fs::temp_directory_path() /
                        ("hflow_stream_test_" + std::to_string(getpid()));
   fs::create_directories(dir);
-  const fs::path file = dir / ("stream_" + stream + ".json");
-  std::ofstream(file) << R"({"func_list": [{"func_name": "StreamTest_Q", )"
-                      << R"("stream_input": )" << stream << R"(}], )"
-                      << R"("input_num": 1, "output_num": 1, "workspace": ")"
-                      << lib.parent_path().string() << R"(", "target_bin": ")"
-                      << lib.filename().string() << R"("})";
+  const fs::path file = dir / (tag + ".json");
+  std::ofstream(file) << R"({"func_list": )" << funcs << R"(, "input_num": )"
+                      << io << R"(, "output_num": )" << io
+                      << R"(, "workspace": ")" << lib.parent_path().string()
+                      << R"(", "target_bin": ")" << lib.filename().string()
+                      << R"("})";
   return file.string();
+}
+
+// A compile config naming StreamTest_Q with stream_input `stream`.
+std::string Config(const std::string& stream) {
+  return ConfigFile(
+      "stream_" + stream,
+      R"([{"func_name": "StreamTest_Q", "stream_input": )" + stream + "}]", 1);
 }
 
 // x ── fail7 (fails value 7, devices.front()) ── s (stream, back) ── out
@@ -226,6 +259,7 @@ class StreamInputTest : public ::testing::TestWithParam<std::vector<int32_t>> {
       s.waited_ms = 0;
       s.msg_with_code = false;
       s.gate_open = false;
+      s.msg_proc_ran = false;
     }
     Options o;
     o.cluster = MakeLocalCluster(GetParam());
@@ -403,6 +437,40 @@ TEST_P(StreamInputTest, StreamInputMismatchFailsBuildNamingTheFunction) {
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("node 's' function 'StreamTest_Q'"));
   EXPECT_THAT(st.message(), HasSubstr("stream_input"));
+}
+
+// A stream function and a message proc of one instance run concurrently:
+// the stream proc's first call waits until the message proc has run.
+TEST_P(StreamInputTest, StreamAndMessageProcsOfOneInstanceRunConcurrently) {
+  testing::Watchdog dog(milliseconds(60000), "mixed instance");
+  g_mode = Mode::kMixed;
+  FlowData x("x", 0), y("y", 1);
+  FunctionPp pp("m_pp");
+  pp.SetCompileConfig(
+      ConfigFile("mixed",
+                 R"([{"func_name": "StreamTest_Q", "inputs_index": [0],
+           "outputs_index": [0], "stream_input": true},
+          {"func_name": "StreamTest_Msg", "inputs_index": [1],
+           "outputs_index": [1]}])",
+                 2));
+  FlowNode m("m", 2, 2);
+  m.AddPp(pp);
+  m.SetInput(0, x).SetInput(1, y);
+  FlowGraph g("mixed");
+  g.SetInputs({x, y}).SetOutputs({m});
+  ASSERT_TRUE(
+      session_->AddGraph(1, testing::Place(g, {{"m", {GetParam()[1]}}})).ok());
+  Status st = session_->BuildGraph(1);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_TRUE(session_->FeedData(1, {I64(1), I64(2)}, FlowInfo{}, kIoMs).ok());
+  std::vector<Tensor> out;
+  FlowInfo info;
+  st = session_->FetchData(1, &out, &info, kIoMs);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].As<int64_t>().at(0), 1);
+  EXPECT_EQ(out[1].As<int64_t>().at(0), 2);
+  EXPECT_TRUE(session_->RemoveGraph(1).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, StreamInputTest,
