@@ -462,6 +462,7 @@ TEST_P(StreamInputTest, StreamAndMessageProcsOfOneInstanceRunConcurrently) {
       session_->AddGraph(1, testing::Place(g, {{"m", {GetParam()[1]}}})).ok());
   Status st = session_->BuildGraph(1);
   ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_TRUE(WaitSeen([] { return S().calls == 1; }));  // it is waiting
   ASSERT_TRUE(session_->FeedData(1, {I64(1), I64(2)}, FlowInfo{}, kIoMs).ok());
   std::vector<Tensor> out;
   FlowInfo info;
