@@ -56,7 +56,9 @@ class StreamQueue final : public FlowFunc::FlowMsgQueue {
                   int32_t timeout) override {
     std::lock_guard<std::mutex> one_at_a_time(mu_);
     services::MbufPtr m;
-    Status s = svc_->Dequeue(*q_, &m, timeout < 0 ? -1 : timeout);
+    // -1 waits forever; another negative timeout ends at once, as a poll
+    // (GE waits one 1 s slice, then times out).
+    Status s = svc_->Dequeue(*q_, &m, timeout < -1 ? 0 : timeout);
     if (s.IsTimeout()) return FlowFunc::FLOW_FUNC_ERR_TIME_OUT_ERROR;
     if (!s.ok()) {
       return stopping_->load() ? FlowFunc::FLOW_FUNC_STATUS_EXIT
