@@ -5,6 +5,7 @@
 #include "exec/graph_runner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <thread>
 
@@ -123,6 +124,12 @@ void GraphRunner::Start() {
   for (const auto& inst : deployment_->instances()) {
     locks_[inst.get()] = std::make_unique<std::mutex>();
     for (size_t f = 0; f < inst->funcs.size(); ++f) {
+      if (inst->funcs[f].stream_input) {
+        streams_.push_back(std::make_unique<StreamWorker>(
+            deployment_, inst.get(), f, InputsOf(*deployment_, *inst, f),
+            &stopping_, &failures_));
+        continue;
+      }
       auto w = std::make_unique<Worker>();
       w->runner = this;
       w->inst = inst.get();
@@ -137,6 +144,7 @@ void GraphRunner::Start() {
   }
   pool_ = std::make_unique<ExecPool>("exec-", threads_);
   Wire();
+  for (auto& sw : streams_) sw->Start();
 }
 
 // Listeners: a queue schedules its consumer when it gains a message and its
@@ -146,6 +154,13 @@ void GraphRunner::Wire() {
   for (size_t qi = 0; qi < plan.queues.size(); ++qi) {
     services::DeviceQueue* q = deployment_->queue(qi).get();
     std::vector<Worker*> consumers, producers;
+    std::vector<StreamWorker*> streams;  // stream functions reading q
+    for (auto& sw : streams_) {
+      const auto& in = sw->in_queues();
+      if (std::find(in.begin(), in.end(), q) != in.end()) {
+        streams.push_back(sw.get());
+      }
+    }
     for (auto& w : workers_) {
       if (std::find(w->in_queues.begin(), w->in_queues.end(), q) !=
           w->in_queues.end()) {
@@ -164,8 +179,9 @@ void GraphRunner::Wire() {
     }
     ExecPool* pool = pool_.get();
     q->SetListeners(
-        [pool, consumers] {
+        [pool, consumers, streams] {
           for (Worker* w : consumers) pool->Schedule(w);
+          for (StreamWorker* sw : streams) sw->Notify();
         },
         [pool, producers] {
           for (Worker* w : producers) pool->Schedule(w);
@@ -202,13 +218,22 @@ Status GraphRunner::Stop(int32_t timeout_ms, const std::string& why) {
   // Executors and feeders waiting for pool memory leave too.
   deployment_->CancelAllocWaits(Status::Cancelled(why));
   started_ = false;
-  if (!pool_->Stop(timeout_ms)) {
+  // One deadline for the pool and the stream threads together.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(std::max(timeout_ms, 0));
+  bool joined = pool_->Stop(timeout_ms);
+  for (auto& sw : streams_) {
+    sw->Notify();  // out of its pause
+    joined = sw->Join(deadline, timeout_ms < 0) && joined;
+  }
+  if (!joined) {
     abandoned_ = true;
     stop_status_ = Status::Timeout(StuckReport(timeout_ms));
     return stop_status_;
   }
   pool_.reset();
   workers_.clear();
+  streams_.clear();
   return Status::OK();
 }
 

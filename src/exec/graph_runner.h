@@ -17,9 +17,14 @@
 // the runner (with the deployment) must then be kept for the rest of the
 // process (Note [Abandoning a stuck graph] in graph_runner.cc).
 //
+// Stream functions (func_list[].stream_input) are not pool items: each has
+// a thread of its own that hands the proc its live input queues
+// (exec/stream_worker.h); Stop joins them within the same bound.
+//
 // Thread-safety: Start/Stop from one thread; items are run by one pool
 // thread at a time; Proc calls on one instance are serialised by a lock
-// (multi-function instances have an item per function).
+// (multi-function instances have an item per function); a stream
+// function's calls take no lock.
 #ifndef HFLOW_EXEC_GRAPH_RUNNER_H_
 #define HFLOW_EXEC_GRAPH_RUNNER_H_
 
@@ -33,6 +38,7 @@
 #include "deploy/deployer.h"
 #include "exec/exec_pool.h"
 #include "exec/router.h"
+#include "exec/stream_worker.h"
 
 namespace hflow {
 namespace exec {
@@ -91,6 +97,9 @@ class GraphRunner : private DeliverySink {
   const int threads_;
   const bool handoff_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  // Stream functions (func_list[].stream_input): a thread each, outside
+  // the pool (Note [Stream functions] in stream_worker.cc).
+  std::vector<std::unique_ptr<StreamWorker>> streams_;
   // Per plan queue: its consumer when a message may be handed to it.
   std::vector<Worker*> handoff_to_;
   std::map<const deploy::DeployedInstance*, std::unique_ptr<std::mutex>> locks_;

@@ -22,8 +22,15 @@ struct CurrentRun {
   DeliverySink* sink = nullptr;
   uint64_t trans = 0;
   const services::MbufHead* input = nullptr;
+  std::vector<uint64_t>* stream_counts = nullptr;  // StreamRun's
 };
 thread_local CurrentRun t_run;
+
+// The transaction id of a stream function's output on UDF output `idx`.
+uint64_t NextStreamId(std::vector<uint64_t>* counts, uint32_t idx) {
+  if (counts->size() <= idx) counts->resize(idx + 1, 0);
+  return ++(*counts)[idx];
+}
 
 }  // namespace
 
@@ -47,6 +54,10 @@ Router::CurrentTransaction::~CurrentTransaction() {
   t_run.trans = 0;
   t_run.input = nullptr;
 }
+
+Router::StreamRun::StreamRun() { t_run.stream_counts = &counts_; }
+
+Router::StreamRun::~StreamRun() { t_run.stream_counts = nullptr; }
 
 // Note [Replica choice]: a transaction's messages must meet in one replica,
 // so the choice depends on the transaction id alone; it is mixed (splitmix64)
@@ -165,7 +176,11 @@ Router::OutputFn Router::OutputOf(const deploy::DeployedInstance& inst,
   return [this, by_output, tag](uint32_t idx,
                                 std::shared_ptr<flow_func::MbufFlowMsg> msg) {
     services::MbufHead& h = msg->head();
-    if (h.trans_id == 0) h.trans_id = t_run.trans;
+    if (h.trans_id == 0) {
+      h.trans_id = t_run.stream_counts == nullptr
+                       ? t_run.trans
+                       : NextStreamId(t_run.stream_counts, idx);
+    }
     // A UDF that sets a ret code on its own output is the failing node.
     if (h.ret_code != 0 && h.error_node == 0) h.error_node = tag;
     if (t_run.input != nullptr && t_run.input != &h)

@@ -100,6 +100,20 @@ class Router : public deploy::OutputWiring {
     CurrentTransaction(const CurrentTransaction&) = delete;
     CurrentTransaction& operator=(const CurrentTransaction&) = delete;
   };
+  // For its lifetime, the calling thread runs a stream function (Note
+  // [Stream functions] in stream_worker.cc): outputs the UDF leaves
+  // without a transaction id get a counter of their UDF output, 1, 2, 3,
+  // ... (GE's numbering for stream procs); nothing else is inherited.
+  class StreamRun {
+   public:
+    StreamRun();
+    ~StreamRun();
+    StreamRun(const StreamRun&) = delete;
+    StreamRun& operator=(const StreamRun&) = delete;
+
+   private:
+    std::vector<uint64_t> counts_;  // per UDF output: ids given so far
+  };
 
  private:
   // `mbuf` itself if it is on queue `qi`'s device, else a copy made there.

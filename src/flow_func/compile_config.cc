@@ -46,9 +46,9 @@ Status ParseFunc(const JsonFields& f, const Json& func, size_t i,
   const std::string path = JsonPath("func_list", i);
   HFLOW_RETURN_IF_ERROR(
       f.Object(func, path, "write {\"func_name\": \"Add\", ...}"));
-  HFLOW_RETURN_IF_ERROR(f.Keys(func, path,
-                               {"func_name", "inputs_index", "outputs_index"},
-                               {"stream_input"}));
+  HFLOW_RETURN_IF_ERROR(
+      f.Keys(func, path,
+             {"func_name", "inputs_index", "outputs_index", "stream_input"}));
   const Json* name = nullptr;
   HFLOW_RETURN_IF_ERROR(f.Required(
       func, path, "func_name", "name the function the UDF registers", &name));
@@ -61,6 +61,12 @@ Status ParseFunc(const JsonFields& f, const Json& func, size_t i,
   if (const Json* outs = JsonFields::Find(func, "outputs_index")) {
     HFLOW_RETURN_IF_ERROR(
         Indexes(f, *outs, path + ".outputs_index", &out->outputs_index));
+  }
+  if (const Json* stream = JsonFields::Find(func, "stream_input")) {
+    HFLOW_RETURN_IF_ERROR(f.Bool(*stream, path + ".stream_input",
+                                 &out->stream_input,
+                                 "value type should be boolean: write true "
+                                 "for a function taking FlowMsgQueue inputs"));
   }
   return Status::OK();
 }

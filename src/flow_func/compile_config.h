@@ -28,6 +28,10 @@ struct FuncDesc {
   // (set when the library is loaded); "" resolves by name alone: the
   // process's registration (built-ins) or the only library's.
   std::string library;
+  // func_list[].stream_input: the function is a queue proc
+  // (RegProcFunc with FlowMsgQueue inputs) that the executor calls on a
+  // thread of its own, with the live input queues (docs/udf_api.md).
+  bool stream_input = false;
 };
 
 // A place where a compile config's library, or the CMakeLists.txt to build

@@ -106,6 +106,25 @@ TEST(CompileConfigTest, AcceptsGeFieldsAndRejectsUnknownKeys) {
       HasSubstr("add_func.json: func_list[0].input_index: unknown field"));
 }
 
+// stream_input marks a queue proc; anything but a boolean is refused with
+// GE's wording, naming the file and the field.
+TEST(CompileConfigTest, StreamInputIsABoolean) {
+  CompileConfig cfg;
+  ASSERT_TRUE(Parse(R"({"func_list": [{"func_name": "F", "stream_input": true},
+      {"func_name": "G"}], "target_bin": "libf.so"})",
+                    &cfg)
+                  .ok());
+  EXPECT_TRUE(cfg.funcs[0].stream_input);
+  EXPECT_FALSE(cfg.funcs[1].stream_input);
+  Status s = Parse(R"({"func_list": [{"func_name": "F",
+      "stream_input": "Queue"}], "target_bin": "libf.so"})",
+                   &cfg);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("add_func.json: func_list[0].stream_input"));
+  EXPECT_THAT(s.message(), HasSubstr("value type should be boolean"));
+}
+
 // Without a workspace the base folders stand for it, and nothing is built
 // unless cmakelist_path names the project.
 TEST(CompileConfigTest, WithoutWorkspaceTheBaseFoldersStandForIt) {

@@ -24,6 +24,19 @@ std::shared_ptr<MbufFlowMsg> AsMbufMsg(const std::shared_ptr<FlowMsg>& m) {
   if (typeid(msg) != typeid(MbufFlowMsg)) return nullptr;
   return std::static_pointer_cast<MbufFlowMsg>(m);
 }
+
+// The calling thread's Proc in progress: its instance and inputs. Per
+// thread: a stream function's thread runs beside the instance's others.
+struct CurrentInputs {
+  const ContextCore* core = nullptr;
+  const std::vector<std::shared_ptr<FlowMsg>>* inputs = nullptr;
+};
+thread_local CurrentInputs t_current;
+
+// `core`'s inputs in the Proc the calling thread runs (null: none).
+const std::vector<std::shared_ptr<FlowMsg>>* InputsOf(const ContextCore* core) {
+  return t_current.core == core ? t_current.inputs : nullptr;
+}
 }  // namespace
 
 std::shared_ptr<const FlowFunc::AttrValue> ContextCore::Attr(
@@ -85,8 +98,9 @@ int32_t ContextCore::Output(uint32_t idx, std::shared_ptr<FlowMsg> msg) const {
 // labels when a message is allocated, into the new message's own head
 // (nobody else holds it yet); the first input's head is read only.
 void ContextCore::InheritLabels(MbufFlowMsg* msg) const {
-  if (msg == nullptr || inputs_ == nullptr || inputs_->empty()) return;
-  auto in = AsMbufMsg(inputs_->front());
+  const auto* inputs = InputsOf(this);
+  if (msg == nullptr || inputs == nullptr || inputs->empty()) return;
+  auto in = AsMbufMsg(inputs->front());
   if (!in) return;
   services::MbufHead& h = msg->head();
   h.route_label = in->head().route_label;
@@ -103,8 +117,9 @@ int32_t ContextCore::Labelled(const std::shared_ptr<MbufFlowMsg>& msg,
     return FlowFunc::FLOW_FUNC_SUCCESS;
   }
   bool shared = false;
-  for (size_t i = 0; inputs_ != nullptr && i < inputs_->size(); ++i) {
-    auto in = AsMbufMsg((*inputs_)[i]);
+  const auto* inputs = InputsOf(this);
+  for (size_t i = 0; inputs != nullptr && i < inputs->size(); ++i) {
+    auto in = AsMbufMsg((*inputs)[i]);
     shared |= in != nullptr && in->mbuf() == msg->mbuf();
   }
   std::shared_ptr<MbufFlowMsg> target = msg;
@@ -155,15 +170,21 @@ int32_t ContextCore::MultiOutput(
   return last;
 }
 
+void ContextCore::SetCurrentInputs(
+    const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* in) {
+  t_current.core = in != nullptr ? this : nullptr;
+  t_current.inputs = in;
+}
+
 int32_t ContextCore::UserData(void* data, size_t size, size_t offset) const {
   if (data == nullptr || offset > services::kMaxUserData ||
       size > services::kMaxUserData - offset) {
     return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
   }
   std::memset(data, 0, size);
-  if (inputs_ == nullptr || inputs_->empty())
-    return FlowFunc::FLOW_FUNC_SUCCESS;
-  auto m = AsMbufMsg(inputs_->front());
+  const auto* inputs = InputsOf(this);
+  if (inputs == nullptr || inputs->empty()) return FlowFunc::FLOW_FUNC_SUCCESS;
+  auto m = AsMbufMsg(inputs->front());
   if (m) std::memcpy(data, m->head().user_data + offset, size);
   return FlowFunc::FLOW_FUNC_SUCCESS;
 }

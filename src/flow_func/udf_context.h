@@ -70,11 +70,11 @@ class ContextCore {
 
   // A new message takes the balance labels of the input being processed.
   void InheritLabels(MbufFlowMsg* msg) const;
-  // The inputs of the Proc call in progress (GetUserData reads the first).
+  // The inputs of the Proc call in progress on the calling thread
+  // (GetUserData reads the first). Per thread: a stream function's thread
+  // runs alongside the instance's other functions and has no current input.
   void SetCurrentInputs(
-      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* in) {
-    inputs_ = in;
-  }
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* in);
 
  private:
   // `msg` with `labels` in its head: msg itself when they are there
@@ -86,7 +86,6 @@ class ContextCore {
                    std::shared_ptr<FlowFunc::FlowMsg>* out) const;
 
   std::shared_ptr<const InstanceEnv> env_;
-  const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* inputs_ = nullptr;
 };
 
 class MetaContextImpl final : public FlowFunc::MetaContext {

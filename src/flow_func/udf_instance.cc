@@ -2,7 +2,6 @@
 // Thread-safety: as documented there.
 #include "flow_func/udf_instance.h"
 
-#include <deque>
 #include <exception>
 
 #include "flow_func/flow_func_defines.h"
@@ -17,24 +16,8 @@ namespace {
 using FlowFunc::FlowMsg;
 namespace ffi = FlowFunc::internal;
 
-// Queue-style procs get each input as a queue holding that call's message.
-class CallQueue final : public FlowFunc::FlowMsgQueue {
- public:
-  explicit CallQueue(std::shared_ptr<FlowMsg> m) {
-    if (m) q_.push_back(std::move(m));
-  }
-  int32_t Dequeue(std::shared_ptr<FlowMsg>& out, int32_t) override {
-    if (q_.empty()) return FlowFunc::FLOW_FUNC_ERR_TIME_OUT_ERROR;
-    out = std::move(q_.front());
-    q_.pop_front();
-    return FlowFunc::FLOW_FUNC_SUCCESS;
-  }
-  int32_t Depth() const override { return 1; }
-  int32_t Size() const override { return static_cast<int32_t>(q_.size()); }
-
- private:
-  std::deque<std::shared_ptr<FlowMsg>> q_;
-};
+// The call slot Enter set on this thread, cleared by Leave.
+thread_local std::atomic<uint32_t>* t_call_phase = nullptr;
 
 // Per-call thread-local hooks of libflow_func: the log prefix and the
 // allocator behind FlowBufferFactory. Restored on exit. Both are built once
@@ -83,6 +66,7 @@ Status UdfInstance::Create(std::vector<FuncDesc> funcs, InstanceEnv env,
   }
   std::unique_ptr<UdfInstance> inst(new UdfInstance());
   inst->funcs_ = std::move(funcs);
+  inst->calls_.reset(new CallSlot[inst->funcs_.size()]);
   inst->core_ = std::make_shared<ContextCore>(
       std::make_shared<const InstanceEnv>(std::move(env)));
   inst->log_header_ = "[" + inst->env().node + "@device" +
@@ -136,6 +120,13 @@ Status UdfInstance::CreateSingle() {
         Where(0) +
         ": a single-function UDF (REGISTER_FLOW_FUNC) cannot be "
         "combined with other functions in one FunctionPp");
+  }
+  if (funcs_[0].stream_input) {
+    return Status::InvalidArgument(
+        Where(0) +
+        ": func_list has stream_input but the function is a REGISTER_FLOW_FUNC "
+        "class (message inputs); register a queue proc (RegProcFunc taking "
+        "FlowMsgQueue inputs) or drop stream_input");
   }
   FlowFunc::FLOW_FUNC_CREATOR_FUNC creator;
   ffi::LookupFlowFunc(funcs_[0].library, funcs_[0].name.c_str(), &creator);
@@ -191,41 +182,80 @@ Status UdfInstance::CreateMulti() {
                               std::to_string(rc));
     }
   }
+  HFLOW_RETURN_IF_ERROR(CheckStreamInput());
   params_ = std::make_shared<MetaParamsImpl>(core_);
   run_context_ = std::make_shared<MetaRunContextImpl>(core_);
   return Status::OK();
 }
 
+// Note [Stream input is checked at load]
+// GE picks the call by func_list's stream_input and fails the first call
+// whose proc kind does not match ("proc_func_with_q is null"); hflow
+// refuses the mismatch when the instance is created (BuildGraph), naming
+// the node and the function, so a wrong config never half-runs.
+Status UdfInstance::CheckStreamInput() const {
+  for (size_t i = 0; i < funcs_.size(); ++i) {
+    FlowFunc::AscendString name(funcs_[i].name.c_str());
+    const bool queue_proc = procs_q_.count(name) != 0;
+    if (queue_proc && !funcs_[i].stream_input) {
+      return Status::InvalidArgument(
+          Where(i) +
+          ": registered with a queue proc (FlowMsgQueue inputs) but "
+          "func_list has no stream_input; set \"stream_input\": true for it "
+          "in the compile config");
+    }
+    if (!queue_proc && funcs_[i].stream_input) {
+      return Status::InvalidArgument(
+          Where(i) +
+          ": func_list has stream_input but the function is registered "
+          "with a message proc; register it with FlowMsgQueue inputs or drop "
+          "stream_input");
+    }
+  }
+  return Status::OK();
+}
+
 void UdfInstance::Enter(size_t index, util::UdfPhase phase, uint64_t trans) {
-  call_func_.store(index, std::memory_order_relaxed);
-  call_trans_.store(trans, std::memory_order_relaxed);
-  call_phase_.store(static_cast<uint32_t>(phase), std::memory_order_release);
+  CallSlot& slot = calls_[index];
+  slot.trans.store(trans, std::memory_order_relaxed);
+  slot.phase.store(static_cast<uint32_t>(phase), std::memory_order_release);
+  t_call_phase = &slot.phase;
   util::EnterUdf(&sites_[index], phase, trans);
 }
 
 void UdfInstance::Leave() {
   util::LeaveUdf();
-  call_phase_.store(0, std::memory_order_release);
+  if (t_call_phase != nullptr)
+    t_call_phase->store(0, std::memory_order_release);
+  t_call_phase = nullptr;
 }
 
 bool UdfInstance::InCall(std::string* what) const {
-  const auto phase =
-      static_cast<util::UdfPhase>(call_phase_.load(std::memory_order_acquire));
-  if (phase == util::UdfPhase::kNone) return false;
-  if (what != nullptr) {
-    const size_t f = call_func_.load(std::memory_order_relaxed);
-    *what =
-        "node '" + env().node + "' function '" +
-        (f < funcs_.size() ? funcs_[f].name : std::string("?")) +
-        "' (replica " + std::to_string(env().instance_id) + ") on device " +
-        std::to_string(env().device) +
-        (phase == util::UdfPhase::kInit ? std::string(" in Init")
-         : phase == util::UdfPhase::kReset
-             ? std::string(" in ResetFlowFuncState")
-             : " in Proc of transaction " +
-                   std::to_string(call_trans_.load(std::memory_order_relaxed)));
+  bool any = false;
+  if (what != nullptr) what->clear();
+  for (size_t f = 0; f < funcs_.size(); ++f) {
+    const auto phase = static_cast<util::UdfPhase>(
+        calls_[f].phase.load(std::memory_order_acquire));
+    if (phase == util::UdfPhase::kNone) continue;
+    any = true;
+    if (what == nullptr) break;
+    std::string in;
+    if (phase == util::UdfPhase::kInit) {
+      in = " in Init";
+    } else if (phase == util::UdfPhase::kReset) {
+      in = " in ResetFlowFuncState";
+    } else if (funcs_[f].stream_input) {
+      in = " in its stream Proc";
+    } else {
+      in = " in Proc of transaction " +
+           std::to_string(calls_[f].trans.load(std::memory_order_relaxed));
+    }
+    *what += (what->empty() ? "" : "; ") +
+             ("node '" + env().node + "' function '" + funcs_[f].name +
+              "' (replica " + std::to_string(env().instance_id) +
+              ") on device " + std::to_string(env().device) + in);
   }
-  return true;
+  return any;
 }
 
 Status UdfInstance::Init(const rt::ScopedDevice& bound) {
@@ -259,14 +289,9 @@ int32_t UdfInstance::Proc(const rt::ScopedDevice& bound, size_t index,
                 if (single_) return single_->Proc(inputs);
                 FlowFunc::AscendString name(funcs_[index].name.c_str());
                 auto it = procs_.find(name);
-                if (it != procs_.end()) return it->second(run_context_, inputs);
-                auto q = procs_q_.find(name);
-                if (q == procs_q_.end())
+                if (it == procs_.end())  // a stream function: ProcQueues
                   return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;
-                std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>> queues;
-                for (const auto& m : inputs)
-                  queues.push_back(std::make_shared<CallQueue>(m));
-                return q->second(run_context_, queues);
+                return it->second(run_context_, inputs);
               });
   Leave();
   core_->SetCurrentInputs(nullptr);
@@ -311,6 +336,22 @@ Status UdfInstance::ResetState(const rt::ScopedDevice& bound, bool* recreated) {
           .WithContext("resetting (ResetFlowFuncState returned " +
                        std::to_string(rc) + "): "));
   return Init(bound).WithContext("resetting: ");
+}
+
+int32_t UdfInstance::ProcQueues(
+    const rt::ScopedDevice& bound, size_t index,
+    const std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>>& queues) {
+  if (!bound.Require(env().device).ok() || index >= funcs_.size() || !multi_) {
+    return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
+  }
+  auto q = procs_q_.find(FlowFunc::AscendString(funcs_[index].name.c_str()));
+  if (q == procs_q_.end()) return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;
+  CallHooks hooks(log_header_, allocator_);
+  Enter(index, util::UdfPhase::kProc, 0);
+  int32_t rc = Guarded([&] { return Where(index) + " stream Proc"; },
+                       [&] { return q->second(run_context_, queues); });
+  Leave();
+  return rc;
 }
 
 }  // namespace flow_func

@@ -8,9 +8,11 @@
 // says so (InCall, for a stop that times out) and the thread's crash record
 // names it (util/crash_report.h).
 //
-// Thread-safety: Init/Proc/ResetState of one instance must not run concurrently
-// (the executor serialises them); InCall may be called from any thread at any
-// time; distinct instances are independent.
+// Thread-safety: Init/Proc/ResetState of one instance must not run
+// concurrently (the executor serialises them); ProcQueues of a stream
+// function runs on its own thread, concurrently with the others (never with
+// ResetState: the runner is stopped then); InCall may be called from any
+// thread at any time; distinct instances are independent.
 #ifndef HFLOW_FLOW_FUNC_UDF_INSTANCE_H_
 #define HFLOW_FLOW_FUNC_UDF_INSTANCE_H_
 
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "flow_func/compile_config.h"
+#include "flow_func/flow_msg_queue.h"
 #include "flow_func/lib/flow_func_internal.h"
 #include "flow_func/meta_flow_func.h"
 #include "flow_func/meta_multi_func.h"
@@ -43,6 +46,13 @@ class UdfInstance {
   int32_t Proc(const rt::ScopedDevice& bound, size_t index,
                const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
                uint64_t trans = 0);
+  // Runs stream function `index` (func_list[].stream_input, a queue proc)
+  // once on the live input `queues`; returns the UDF's code. Unlike Proc it
+  // may run concurrently with the instance's other functions (GE has no
+  // instance-wide lock for stream procs): docs/udf_api.md.
+  int32_t ProcQueues(
+      const rt::ScopedDevice& bound, size_t index,
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>>& queues);
 
   // Brings the instance back to its state after Init: ResetFlowFuncState,
   // or, when that does not succeed, a new object and Init (Note [Resetting
@@ -52,7 +62,8 @@ class UdfInstance {
 
   // Whether user code of this instance is running now (Init or Proc); if
   // so, `what` (may be null) gets "node 'n' function 'F' (replica r) on
-  // device d in Proc of transaction t" (or "in Init").
+  // device d in Proc of transaction t" (or "in Init", or "in its stream
+  // Proc"), one such part per function in a call, joined by "; ".
   bool InCall(std::string* what) const;
 
   const std::vector<FuncDesc>& funcs() const { return funcs_; }
@@ -64,6 +75,8 @@ class UdfInstance {
   Status CreateSingle();
   Status CreateMulti();
   std::string Where(size_t index) const;
+  // Every function's stream_input matches its registration (queue proc).
+  Status CheckStreamInput() const;
   // Marks user code of function `index` running (phase) or done (kNone).
   void Enter(size_t index, util::UdfPhase phase, uint64_t trans);
   void Leave();
@@ -81,11 +94,14 @@ class UdfInstance {
   std::map<FlowFunc::AscendString, FlowFunc::PROC_FUNC_WITH_CONTEXT_Q> procs_q_;
   // Per function: what the crash report names (points into funcs_ and env).
   std::vector<util::UdfSite> sites_;
-  // The call in progress, for InCall from other threads: its phase
-  // (util::UdfPhase), function index and transaction.
-  std::atomic<uint32_t> call_phase_{0};
-  std::atomic<size_t> call_func_{0};
-  std::atomic<uint64_t> call_trans_{0};
+  // Per function, the call in progress, for InCall from other threads: its
+  // phase (util::UdfPhase) and transaction. One slot per function: a stream
+  // function runs alongside the instance's others.
+  struct CallSlot {
+    std::atomic<uint32_t> phase{0};
+    std::atomic<uint64_t> trans{0};
+  };
+  std::unique_ptr<CallSlot[]> calls_;
 };
 
 }  // namespace flow_func

@@ -144,6 +144,38 @@ TEST_F(UdfInstanceTest, SingleFunctionAfterAMultiProcIsInvalidArgument) {
   EXPECT_TRUE(Contains(s.ToString(), "UdfInstanceTest_Single")) << s.ToString();
 }
 
+// stream_input must match the registration (a queue proc), both ways;
+// the error names the node and the function (GE fails the first call).
+TEST_F(UdfInstanceTest, StreamInputMustMatchTheProcKind) {
+  UdfHarness h;
+  std::unique_ptr<UdfInstance> inst;
+  std::vector<FuncDesc> q =
+      Funcs({"UdfInstanceTest_MultiA", "UdfInstanceTest_MultiQ"});
+  q[1].stream_input = false;
+  Status s = UdfInstance::Create(q, h.Env("no_stream", 1, 1), &inst);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(),
+                       "node 'no_stream' function "
+                       "'UdfInstanceTest_MultiQ'"))
+      << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(), "stream_input")) << s.ToString();
+
+  std::vector<FuncDesc> a = Funcs({"UdfInstanceTest_MultiA"});
+  a[0].stream_input = true;
+  s = UdfInstance::Create(a, h.Env("msg_stream", 1, 1), &inst);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(),
+                       "node 'msg_stream' function "
+                       "'UdfInstanceTest_MultiA'"))
+      << s.ToString();
+
+  std::vector<FuncDesc> single = Funcs({"UdfInstanceTest_Single"});
+  single[0].stream_input = true;
+  s = UdfInstance::Create(single, h.Env("single_stream", 1, 1), &inst);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_TRUE(Contains(s.ToString(), "single_stream")) << s.ToString();
+}
+
 TEST_F(UdfInstanceTest, KindsAreReported) {
   UdfHarness h;
   auto single = Make(h, "UdfInstanceTest_Single");
@@ -302,7 +334,7 @@ TEST_F(UdfInstanceTest, MultiProcsShareOneObjectPerInstance) {
   auto bound = h.Bind();
   EXPECT_EQ(inst->Proc(*bound, 0, {}), kOk);
   EXPECT_EQ(inst->Proc(*bound, 1, {}), kOk);
-  EXPECT_EQ(inst->Proc(*bound, 2, {}), kOk);
+  EXPECT_EQ(inst->ProcQueues(*bound, 2, {}), kOk);
   EXPECT_EQ(inst2->Proc(*bound, 0, {}), kOk);
   ASSERT_EQ(g_hooks.objects.size(), 4u);
   EXPECT_EQ(g_hooks.objects[0], g_hooks.objects[1]);

@@ -32,6 +32,7 @@ using FlowFunc::MetaRunContext;
 using FlowFunc::TensorDataType;
 using testing::UdfHarness;
 using udf_instance_test::Contains;
+using udf_instance_test::FlowMsgQueue;
 using udf_instance_test::g_hooks;
 using udf_instance_test::kOk;
 using udf_instance_test::kParamInvalid;
@@ -268,58 +269,55 @@ TEST_F(UdfInstanceTest, WrongDeviceBindingIsRejectedForMultiFunctions) {
                   .ok());
   rt::ScopedDevice wrong(&contexts, 3);
   EXPECT_FALSE(inst->Init(wrong).ok());
-  EXPECT_EQ(inst->Proc(wrong, 0, {}), kParamInvalid);
+  EXPECT_EQ(inst->ProcQueues(wrong, 0, {}), kParamInvalid);
   EXPECT_EQ(calls, 0);
 }
 
-// ---- Queue-style procs ----
+// ---- Stream functions (queue procs) ----
 
-TEST_F(UdfInstanceTest, QueueProcGetsOneQueuePerInput) {
+// A FlowMsgQueue with a fixed content (the executor's StreamQueue is tested
+// in src/exec/stream_worker_test.cc).
+class ListQueue final : public FlowMsgQueue {
+ public:
+  explicit ListQueue(std::vector<std::shared_ptr<FlowMsg>> m) : m_(m) {}
+  int32_t Dequeue(std::shared_ptr<FlowMsg>& out, int32_t) override {
+    if (m_.empty()) return FlowFunc::FLOW_FUNC_ERR_TIME_OUT_ERROR;
+    out = m_.front();
+    m_.erase(m_.begin());
+    return kOk;
+  }
+  int32_t Depth() const override { return 8; }
+  int32_t Size() const override { return static_cast<int32_t>(m_.size()); }
+
+ private:
+  std::vector<std::shared_ptr<FlowMsg>> m_;
+};
+
+TEST_F(UdfInstanceTest, StreamFunctionGetsTheQueuesAndOutputs) {
   UdfHarness h;
   auto a = h.Tensor<int32_t>(TensorDataType::DT_INT32, {1}, {10});
   auto b = h.Tensor<int32_t>(TensorDataType::DT_INT32, {1}, {20});
-  auto c = h.Tensor<int32_t>(TensorDataType::DT_INT32, {1}, {30});
   std::vector<std::shared_ptr<FlowMsg>> got;
-  std::vector<int32_t> sizes_before, sizes_after, second_rc;
-  size_t queue_count = 0;
   g_hooks.proc_q = [&](const std::shared_ptr<MetaRunContext>& ctx,
                        const Queues& qs) {
-    queue_count = qs.size();
     for (const auto& q : qs) {
-      sizes_before.push_back(q->Size());
       std::shared_ptr<FlowMsg> m;
-      if (q->Dequeue(m, 0) != kOk) return FlowFunc::FLOW_FUNC_FAILED;
-      got.push_back(m);
-      sizes_after.push_back(q->Size());
-      std::shared_ptr<FlowMsg> none;
-      second_rc.push_back(q->Dequeue(none, 0));
-      EXPECT_GE(q->Depth(), 1);
+      while (q->Dequeue(m, 0) == kOk) got.push_back(m);
     }
     return ctx->SetOutput(0, got.back());
   };
-  auto inst = Make(h, {"UdfInstanceTest_MultiQ"}, h.Env("queues", 3, 1));
+  auto inst = Make(h, {"UdfInstanceTest_MultiQ"}, h.Env("queues", 2, 1));
   auto bound = h.Bind();
-  ASSERT_EQ(inst->Proc(*bound, 0, {a, b, c}), kOk);
-  EXPECT_EQ(queue_count, 3u);
-  ASSERT_EQ(got.size(), 3u);
-  EXPECT_EQ(got[0], a);
-  EXPECT_EQ(got[1], b);
-  EXPECT_EQ(got[2], c);
-  EXPECT_EQ(sizes_before, (std::vector<int32_t>{1, 1, 1}));
-  EXPECT_EQ(sizes_after, (std::vector<int32_t>{0, 0, 0}));
-  for (int32_t rc : second_rc) EXPECT_NE(rc, kOk);
+  Queues qs{std::make_shared<ListQueue>(Msgs{a, b}),
+            std::make_shared<ListQueue>(Msgs{b})};
+  ASSERT_EQ(inst->ProcQueues(*bound, 0, qs), kOk);
+  EXPECT_EQ(got, (Msgs{a, b, b}));
   ASSERT_EQ(h.outputs().size(), 1u);
   EXPECT_EQ(UdfHarness::Values<int32_t>(*h.outputs()[0].second),
-            std::vector<int32_t>{30});
-
-  // A second call gets fresh queues with that call's messages.
-  got.clear();
-  queue_count = 0;
-  ASSERT_EQ(inst->Proc(*bound, 0, {c, a, b}), kOk);
-  EXPECT_EQ(queue_count, 3u);
-  ASSERT_EQ(got.size(), 3u);
-  EXPECT_EQ(got[0], c);
-  EXPECT_EQ(got[2], b);
+            std::vector<int32_t>{20});
+  // A stream function is not called per message, nor a message proc with
+  // queues.
+  EXPECT_EQ(inst->Proc(*bound, 0, {a}), FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT);
 }
 
 TEST_F(UdfInstanceTest, QueueAndMessageProcsInOneInstance) {
@@ -339,9 +337,13 @@ TEST_F(UdfInstanceTest, QueueAndMessageProcsInOneInstance) {
                    h.Env("mixed_q", 2, 1));
   auto bound = h.Bind();
   auto x = h.Tensor<int32_t>(TensorDataType::DT_INT32, {1}, {1});
-  EXPECT_EQ(inst->Proc(*bound, 1, {x, x}), kOk);
+  Queues qs{std::make_shared<ListQueue>(Msgs{x}),
+            std::make_shared<ListQueue>(Msgs{x})};
+  EXPECT_EQ(inst->ProcQueues(*bound, 1, qs), kOk);
   EXPECT_EQ(q_inputs, 2u);
   EXPECT_EQ(a_calls, 0);
+  EXPECT_EQ(inst->ProcQueues(*bound, 0, qs),
+            FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT);
   EXPECT_EQ(inst->Proc(*bound, 0, {x, x}), kOk);
   EXPECT_EQ(a_calls, 1);
 }

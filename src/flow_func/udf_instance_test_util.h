@@ -61,9 +61,14 @@ class UdfInstanceTest : public ::testing::Test {
   void SetUp() override { g_hooks = Hooks(); }
   void TearDown() override { g_hooks = Hooks(); }
 
+  // The queue proc (UdfInstanceTest_MultiQ) is marked stream_input, as its
+  // compile config must.
   static std::vector<FuncDesc> Funcs(std::initializer_list<const char*> names) {
     std::vector<FuncDesc> v;
-    for (const char* n : names) v.push_back(FuncDesc{n, {}, {}, {}});
+    for (const char* n : names) {
+      v.push_back(FuncDesc{n, {}, {}, {}});
+      v.back().stream_input = std::string(n) == "UdfInstanceTest_MultiQ";
+    }
     return v;
   }
 

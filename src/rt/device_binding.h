@@ -35,6 +35,8 @@
 //     block may drop on any thread).
 //   - exec/graph_runner.cc: GraphRunner::RunWorker, at the start of every
 //     run (OnExit::kKeep), and Reassert before each later Proc of the run.
+//   - exec/stream_worker.cc: StreamWorker::Body, once at thread start, and
+//     Reassert before each call of the stream function.
 //   - session/graph_state.cc: GraphState::MakeInputMbuf (a feed's input on
 //     its consumer's device), BindFeed and BindFetch (once per feed or fetch
 //     call, for FeedData, FeedDataBatch, FetchData and FetchDataBatch in
