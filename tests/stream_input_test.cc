@@ -6,7 +6,8 @@
 // failure is dequeued with its code; RemoveGraph wakes a blocked Dequeue
 // with FLOW_FUNC_STATUS_EXIT; a proc that never dequeues back-pressures the
 // feeder and is not busy-called; one that never returns is abandoned within
-// stop_timeout_ms, named; an error return fails the graph, named.
+// stop_timeout_ms, named; an error return fails the graph, named;
+// ResetGraph restarts the stream thread.
 //
 // The compile config's library is hflow's own (already loaded), so the
 // functions are this file's in-process registrations.
@@ -373,6 +374,36 @@ TEST_P(StreamInputTest, NewOutputsAreNumberedPerOutput) {
     EXPECT_EQ(info.transaction_id, want);
     EXPECT_EQ(out.at(0).As<int64_t>().at(0), static_cast<int64_t>(want * 100));
   }
+  EXPECT_TRUE(session_->RemoveGraph(1).ok());
+}
+
+// ResetGraph stops the stream thread (its Dequeue returns EXIT, the call
+// returns), resets the instance and starts a new thread: numbering starts
+// at 1 again and messages flow as before.
+TEST_P(StreamInputTest, ResetGraphRestartsTheStreamThread) {
+  testing::Watchdog dog(milliseconds(60000), "reset");
+  Build(Mode::kRenumber);
+  auto feed_and_expect = [&](uint64_t want) {
+    FlowInfo in;
+    in.transaction_id = 50;
+    Status st = session_->FeedData(1, {I64(7)}, in, kIoMs);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    std::vector<Tensor> out;
+    FlowInfo info;
+    st = session_->FetchData(1, &out, &info, kIoMs);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(info.transaction_id, want);
+  };
+  feed_and_expect(1);
+  feed_and_expect(2);
+  Status st = session_->ResetGraph(1);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  {
+    std::lock_guard<std::mutex> l(S().mu);
+    ASSERT_FALSE(S().rcs.empty());
+    EXPECT_EQ(S().rcs.back(), FlowFunc::FLOW_FUNC_STATUS_EXIT);
+  }
+  feed_and_expect(1);
   EXPECT_TRUE(session_->RemoveGraph(1).ok());
 }
 
