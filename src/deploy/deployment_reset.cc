@@ -71,10 +71,18 @@ Status Deployment::Reset(size_t* recreated) {
   if (recreated != nullptr) {
     for (char m : made) *recreated += m != 0 ? 1 : 0;
   }
-  {
-    std::lock_guard<std::mutex> lock(fail_mu_);
-    failure_ = Status::OK();
+  // Under fail_mu_: a device lost meanwhile (Fail on the runtime's
+  // listener thread) is either seen here, and the graph stays closed, or
+  // comes after the queues are open again and closes them as usual. Fail
+  // closes queues only after releasing fail_mu_, so the order is one way.
+  std::lock_guard<std::mutex> lock(fail_mu_);
+  if (failure_.IsDeviceLost()) {
+    return Status::FailedPrecondition(
+        "reset: " + failure_.message() +
+        "; a graph that lost a device cannot be reset: remove it and add it "
+        "again");
   }
+  failure_ = Status::OK();
   for (const auto& q : queues_) {
     if (q) q->Reopen();
   }

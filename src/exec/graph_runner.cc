@@ -439,12 +439,14 @@ void GraphRunner::ProcessOne(Worker* w, const rt::ScopedDevice& bound) {
   }
   services::MbufPtr first = w->got[0];  // its head outlives the Proc call
   for (auto& m : w->got) {
-    w->msgs.push_back(flow_func::MbufFlowMsg::FromMbuf(std::move(m)));
+    auto msg = flow_func::MbufFlowMsg::FromMbuf(std::move(m));
+    msg->MarkShared();  // other consumers may hold the same mbuf
+    w->msgs.push_back(std::move(msg));
   }
   int32_t rc;
   {
     std::lock_guard<std::mutex> l(*w->lock);
-    Router::CurrentTransaction current(trans, &first->head());
+    Router::CurrentTransaction current(trans, &first->head(), &w->msgs);
     rc = inst.udf->Proc(bound, w->func, w->msgs, trans);
   }
   w->msgs.clear();  // the inputs' memory returns as soon as Proc is done

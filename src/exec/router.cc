@@ -22,9 +22,25 @@ struct CurrentRun {
   DeliverySink* sink = nullptr;
   uint64_t trans = 0;
   const services::MbufHead* input = nullptr;
+  // Every input of the Proc call in progress (CurrentTransaction's).
+  const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* inputs = nullptr;
   std::vector<uint64_t>* stream_counts = nullptr;  // StreamRun's
 };
 thread_local CurrentRun t_run;
+
+// Whether `h` is the head of an input of the Proc call in progress (the
+// executor's inputs are all MbufFlowMsgs).
+bool IsCurrentInput(const services::MbufHead& h) {
+  if (t_run.input == &h) return true;
+  if (t_run.inputs == nullptr) return false;
+  for (const auto& m : *t_run.inputs) {
+    if (m != nullptr &&
+        &static_cast<const flow_func::MbufFlowMsg&>(*m).head() == &h) {
+      return true;
+    }
+  }
+  return false;
+}
 
 // The transaction id of a stream function's output on UDF output `idx`.
 uint64_t NextStreamId(std::vector<uint64_t>* counts, uint32_t idx) {
@@ -45,14 +61,17 @@ Router::PoolRun::~PoolRun() {
 }
 
 Router::CurrentTransaction::CurrentTransaction(
-    uint64_t trans, const services::MbufHead* input) {
+    uint64_t trans, const services::MbufHead* input,
+    const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* inputs) {
   t_run.trans = trans;
   t_run.input = input;
+  t_run.inputs = inputs;
 }
 
 Router::CurrentTransaction::~CurrentTransaction() {
   t_run.trans = 0;
   t_run.input = nullptr;
+  t_run.inputs = nullptr;
 }
 
 Router::StreamRun::StreamRun() { t_run.stream_counts = &counts_; }
@@ -137,12 +156,10 @@ namespace {
 // the fetcher through every node), times and user data unless the UDF set
 // its own.
 //
-// A field is written only when it would change. A UDF that passes an input
-// on (identity) outputs a message other consumers of the same mbuf may be
-// reading at this moment on their own threads: the caller skips the input
-// itself, and a head whose fields already match (a multi-input node passing
-// on another input of the same transaction) is left untouched, so that
-// sharing stays read-only (TSan caught the unconditional stores).
+// An input passed on is never written (Note [An input passed on is not
+// written] below): it is one mbuf that other consumers may be reading on
+// their own threads (TSan caught the stores into it). A field is written
+// only when it would change.
 void InheritFlowInfo(const services::MbufHead& in, services::MbufHead* out) {
   if (out->user_data_len == 0 && in.user_data_len != 0) {
     (void)out->SetUserData(in.user_data, in.user_data_len);
@@ -175,16 +192,25 @@ Router::OutputFn Router::OutputOf(const deploy::DeployedInstance& inst,
   const uint32_t tag = dep_->ErrorNodeTag(n->name);
   return [this, by_output, tag](uint32_t idx,
                                 std::shared_ptr<flow_func::MbufFlowMsg> msg) {
+    // Note [An input passed on is not written]
+    // An input the UDF passes on is one mbuf that other consumers of it
+    // (on the same device) may be reading on their threads right now: its
+    // head is left as it is (it has its transaction already). So is a
+    // message a stream function dequeued and passes on: it has a
+    // transaction id, and only a message given one here is new.
     services::MbufHead& h = msg->head();
+    bool fresh = false;
     if (h.trans_id == 0) {
       h.trans_id = t_run.stream_counts == nullptr
                        ? t_run.trans
                        : NextStreamId(t_run.stream_counts, idx);
+      fresh = true;
     }
-    // A UDF that sets a ret code on its own output is the failing node.
-    if (h.ret_code != 0 && h.error_node == 0) h.error_node = tag;
-    if (t_run.input != nullptr && t_run.input != &h)
-      InheritFlowInfo(*t_run.input, &h);
+    if (fresh || (t_run.stream_counts == nullptr && !IsCurrentInput(h))) {
+      // A UDF that sets a ret code on its own output is the failing node.
+      if (h.ret_code != 0 && h.error_node == 0) h.error_node = tag;
+      if (t_run.input != nullptr) InheritFlowInfo(*t_run.input, &h);
+    }
     if (idx >= by_output.size()) return FlowFunc::FLOW_FUNC_SUCCESS;
     for (const RouteTargets* targets : by_output[idx]) {
       Status s = RouteTo(*targets, msg->mbuf(), -1);

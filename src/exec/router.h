@@ -90,12 +90,15 @@ class Router : public deploy::OutputWiring {
     PoolRun& operator=(const PoolRun&) = delete;
   };
   // For its lifetime, the calling thread processes transaction `trans`
-  // (with the head of its first input): outputs a UDF leaves without a
-  // transaction id or user data inherit them, so a transaction stays one
-  // transaction, with its user data, through every node.
+  // (with the head of its first input, and all its inputs, MbufFlowMsgs):
+  // outputs a UDF leaves without a transaction id or user data inherit
+  // them, so a transaction stays one transaction, with its user data,
+  // through every node; an input passed on is never written.
   class CurrentTransaction {
    public:
-    CurrentTransaction(uint64_t trans, const services::MbufHead* input);
+    CurrentTransaction(
+        uint64_t trans, const services::MbufHead* input,
+        const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* inputs);
     ~CurrentTransaction();
     CurrentTransaction(const CurrentTransaction&) = delete;
     CurrentTransaction& operator=(const CurrentTransaction&) = delete;

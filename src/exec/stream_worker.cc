@@ -66,7 +66,9 @@ class StreamQueue final : public FlowFunc::FlowMsgQueue {
     }
     count_->fetch_add(1, std::memory_order_relaxed);
     const int32_t ret_code = m->head().ret_code;
-    out = flow_func::MbufFlowMsg::FromMbuf(std::move(m));
+    auto msg = flow_func::MbufFlowMsg::FromMbuf(std::move(m));
+    msg->MarkShared();  // other consumers may hold the same mbuf
+    out = std::move(msg);
     // A message carrying a failure is returned with its code (as GE).
     return ret_code != 0 ? ret_code : FlowFunc::FLOW_FUNC_SUCCESS;
   }

@@ -80,6 +80,11 @@ class MbufFlowMsg final : public FlowFunc::FlowMsg {
 
   const services::MbufPtr& mbuf() const { return mbuf_; }
   services::MbufHead& head() const { return mbuf_->head(); }
+  // Whether other threads may read this message's head: it is a UDF's
+  // input (one mbuf may feed several consumers) or was output already (a
+  // queue holds it). Such a head is never relabelled in place.
+  bool shared() const { return shared_.load(std::memory_order_relaxed); }
+  void MarkShared() { shared_.store(true, std::memory_order_relaxed); }
 
  private:
   // Tensor views are built on first use: a message that is only passed on
@@ -90,6 +95,7 @@ class MbufFlowMsg final : public FlowFunc::FlowMsg {
   void BuildViews() const;
 
   services::MbufPtr mbuf_;
+  std::atomic<bool> shared_{false};
   mutable std::atomic<bool> views_built_{false};
   // Serializes BuildViews. tensor_ and list_ are written once under it but
   // read without it after views_built_ (acquire) says they are published,

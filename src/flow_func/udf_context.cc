@@ -88,6 +88,7 @@ int32_t ContextCore::Output(uint32_t idx, std::shared_ptr<FlowMsg> msg) const {
     return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
   }
   if (!env_->output) return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;
+  mbuf_msg->MarkShared();  // a queue may hold it from now on
   return env_->output(idx, std::move(mbuf_msg));
 }
 
@@ -108,7 +109,7 @@ void ContextCore::InheritLabels(MbufFlowMsg* msg) const {
 }
 
 int32_t ContextCore::Labelled(const std::shared_ptr<MbufFlowMsg>& msg,
-                              const BalanceLabels& labels,
+                              const BalanceLabels& labels, bool must_copy,
                               std::shared_ptr<FlowMsg>* out) const {
   const services::MbufHead& h = msg->head();
   if (h.route_label == labels.route_label &&
@@ -116,7 +117,9 @@ int32_t ContextCore::Labelled(const std::shared_ptr<MbufFlowMsg>& msg,
     *out = msg;  // nothing to write (the message may already be queued)
     return FlowFunc::FLOW_FUNC_SUCCESS;
   }
-  bool shared = false;
+  // An input (other consumers of its mbuf) or a message sent already (a
+  // queue) may have its head read on other threads now: write a copy.
+  bool shared = must_copy || msg->shared();
   const auto* inputs = InputsOf(this);
   for (size_t i = 0; inputs != nullptr && i < inputs->size(); ++i) {
     auto in = AsMbufMsg((*inputs)[i]);
@@ -157,7 +160,11 @@ int32_t ContextCore::MultiOutput(
     }
     relabelled.resize(msgs.size());
     for (size_t i = 0; i < msgs.size(); ++i) {
-      rc = Labelled(AsMbufMsg(msgs[i]), labels[i], &relabelled[i]);
+      // The same message twice in one call: the second gets a copy, or its
+      // labels would overwrite the first's.
+      bool again = false;
+      for (size_t j = 0; j < i; ++j) again |= msgs[j] == msgs[i];
+      rc = Labelled(AsMbufMsg(msgs[i]), labels[i], again, &relabelled[i]);
       if (rc != FlowFunc::FLOW_FUNC_SUCCESS) return rc;
     }
   }
@@ -337,7 +344,9 @@ std::shared_ptr<FlowMsg> MetaRunContextImpl::ToFlowMsg(
   if (auto* mt = dynamic_cast<MbufTensor*>(tensor.get())) {
     if (mt->mbuf()->head().msg_type ==
         static_cast<uint16_t>(FlowFunc::MsgType::MSG_TYPE_TENSOR_DATA)) {
-      return MbufFlowMsg::FromMbuf(mt->mbuf());
+      auto m = MbufFlowMsg::FromMbuf(mt->mbuf());
+      m->MarkShared();  // the tensor's mbuf may be an input's
+      return m;
     }
   }
   auto msg = core_->AllocTensor(tensor->GetShape(), tensor->GetDataType(),

@@ -78,11 +78,12 @@ class ContextCore {
 
  private:
   // `msg` with `labels` in its head: msg itself when they are there
-  // already (nothing is written: it may be queued), a copy when msg is an
-  // input, whose head other consumers may be reading (one mbuf fanned
-  // out), else msg written in place.
+  // already (nothing is written: it may be queued); a copy when anyone
+  // else may read its head (an input, one mbuf fanned out to several
+  // consumers; a message sent or queued already; `must_copy`); else msg
+  // written in place.
   int32_t Labelled(const std::shared_ptr<MbufFlowMsg>& msg,
-                   const BalanceLabels& labels,
+                   const BalanceLabels& labels, bool must_copy,
                    std::shared_ptr<FlowFunc::FlowMsg>* out) const;
 
   std::shared_ptr<const InstanceEnv> env_;

@@ -214,6 +214,48 @@ TEST_F(BalanceContextTest, SendsContinueAfterAFailedSend) {
   EXPECT_EQ(sent, (std::vector<uint32_t>{1, 3}));
 }
 
+// A queue keeps what was sent: relabelling a message sent already, or one
+// listed twice in one call, must go to a copy, or the queued message's
+// labels would change under its consumer.
+TEST_F(BalanceContextTest,
+       AMessageSentAlreadyOrListedTwiceIsRelabelledInACopy) {
+  UdfHarness h;
+  InstanceEnv env = h.Env("bal", 1, 1);
+  env.balance = BalanceKind::kScatter;
+  std::vector<services::MbufPtr> queued;  // what a queue would hold
+  env.output = [&](uint32_t, std::shared_ptr<MbufFlowMsg> m) {
+    queued.push_back(m->mbuf());
+    return kOk;
+  };
+  std::vector<int32_t> codes;
+  g_hooks.single_proc = [&](MetaContext* ctx, const Msgs&) {
+    auto m = ctx->AllocTensorMsg({1}, TensorDataType::DT_INT32);
+    codes.push_back(ctx->SetMultiOutputs(0, {m}, FlowFunc::OutOptions()));
+    codes.push_back(ctx->SetMultiOutputs(
+        0, {m}, Grid(AffinityPolicy::NO_AFFINITY, {{0, 1}})));
+    auto twice = ctx->AllocTensorMsg({1}, TensorDataType::DT_INT32);
+    codes.push_back(ctx->SetMultiOutputs(
+        0, {twice, twice},
+        Grid(AffinityPolicy::NO_AFFINITY, {{1, 0}, {1, 1}})));
+    return kOk;
+  };
+  auto inst = Make(h, {"UdfInstanceTest_Single"}, env);
+  auto bound = h.Bind();
+  ASSERT_EQ(inst->Proc(*bound, 0,
+                       {h.Tensor<int32_t>(TensorDataType::DT_INT32, {1}, {1})}),
+            kOk);
+  EXPECT_EQ(codes, (std::vector<int32_t>{kOk, kOk, kOk}));
+  ASSERT_EQ(queued.size(), 4u);
+  std::vector<std::pair<uint32_t, uint32_t>> labels;
+  for (const auto& m : queued) {
+    labels.push_back({m->head().route_label, m->head().data_label});
+  }
+  EXPECT_EQ(labels, (std::vector<std::pair<uint32_t, uint32_t>>{
+                        {0, 0}, {2, 2}, {5, 5}, {6, 6}}));
+  EXPECT_NE(queued[0], queued[1]);
+  EXPECT_NE(queued[2], queued[3]);
+}
+
 }  // namespace
 }  // namespace flow_func
 }  // namespace hflow

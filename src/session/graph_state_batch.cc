@@ -80,7 +80,9 @@ Status GraphState::FetchBatch(size_t max,
   }
   HFLOW_RETURN_IF_ERROR(taken);
   got.reserve(n * std::min(max, 1 + output_queues_[0]->Size()));
-  if (n == 1 && matcher_->held() == 0) {
+  // The bulk take skips the matcher: not with exception catch, whose
+  // raised transactions the matcher drops.
+  if (n == 1 && matcher_->held() == 0 && !matcher_->drops_raised()) {
     size_t taken = 0;  // a failed take takes nothing: the next call reports
     (void)env_->svc->DequeueUpTo(*output_queues_[0], max - 1, &got, &taken);
   } else {

@@ -80,6 +80,7 @@ class OutputMatcher {
   // Called with no lock of the matcher's owner held, from fetch threads.
   using RaisedFn = std::function<bool(uint64_t trans, int32_t* code)>;
   void SetRaised(RaisedFn raised) { raised_ = std::move(raised); }
+  bool drops_raised() const { return static_cast<bool>(raised_); }
   // Messages dropped because their transaction was raised.
   uint64_t dropped_raised() const { return dropped_raised_; }
 
