@@ -36,8 +36,7 @@ struct InputTensorInfo {
   int64_t length;
 };
 
-using RunAsyncCallback =
-    std::function<void(Status, std::vector<ge::Tensor>&)>;
+using RunAsyncCallback = std::function<void(Status, std::vector<ge::Tensor>&)>;
 }  // namespace ge
 
 #endif  // HFLOW_GE_GE_API_TYPES_H_
