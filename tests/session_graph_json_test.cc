@@ -89,8 +89,9 @@ TEST_P(GraphJsonTest, BadTextNamesItsSource) {
 TEST_P(GraphJsonTest, AModelNodeFailsAtBuildNamingNodeAndProcessPoint) {
   ASSERT_TRUE(
       s_.AddGraphJson(
-            1, Graph(R"("model_pp": {"name": "add_pp", "type": "GraphPp"})",
-                     false),
+            1,
+            Graph(R"("model_pp": {"name": "add_pp", "type": "GraphPp"})",
+                  false),
             "FlowGraph 'g'", "")
           .ok());
   Status st = s_.BuildGraph(1);
