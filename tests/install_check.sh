@@ -2,8 +2,9 @@
 # Installs the build tree into a temporary prefix and checks the install
 # layout of docs/formats.md: headers, devlib/linux/x86_64/libflow_func.so
 # (SONAME libflow_func.so), lib/libhflow.so with a CMake package and a
-# pkg-config file, bin/hflow; then builds a consumer with find_package(hflow)
-# and a GE-style UDF project against the installed prefix.
+# pkg-config file, bin/hflow, include/acl and lib64/libascendcl.so; then
+# builds a consumer with find_package(hflow), a GE-style UDF project and an
+# ACL program in C against the installed prefix.
 # Usage: install_check.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -16,7 +17,9 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 for f in include/hflow/rt.h include/hflow/status.h \
          include/flow_func/meta_flow_func.h include/flow_func/meta_multi_func.h \
          devlib/linux/x86_64/libflow_func.so lib/libhflow.so \
-         lib/cmake/hflow/hflowConfig.cmake lib/pkgconfig/hflow.pc bin/hflow; do
+         lib/cmake/hflow/hflowConfig.cmake lib/pkgconfig/hflow.pc bin/hflow \
+         include/acl/acl.h include/acl/error_codes/rt_error_codes.h \
+         lib64/libascendcl.so; do
   [ -e "$prefix/$f" ] || { echo "missing $f in the install prefix" >&2; exit 1; }
 done
 grep -qx "prefix=$prefix" "$prefix/lib/pkgconfig/hflow.pc" \
@@ -40,4 +43,11 @@ ASCEND_HOME_PATH="$prefix" cmake -S "$src/tests/udf_projects/single_add" \
 cmake --build "$work/udf" >/dev/null
 [ -f "$work/udf/release/libsingle_add.so" ] \
   || { echo "UDF did not build against the installed prefix" >&2; exit 1; }
+# An ACL program in C against the installed headers and libascendcl.so,
+# which finds libhflow.so through its RUNPATH.
+cc -std=c99 -Wall -Wextra -Werror -I"$prefix/include" \
+   "$src/tests/acl_headers/acl_smoke.c" -o "$work/acl_smoke" \
+   -L"$prefix/lib64" -lascendcl -Wl,-rpath,"$prefix/lib64"
+env -u RESOURCE_CONFIG_PATH "$work/acl_smoke" 2>/dev/null | grep -q "acl_smoke: ok" \
+  || { echo "an ACL program does not run against the installed prefix" >&2; exit 1; }
 echo "install layout OK"
