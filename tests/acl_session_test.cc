@@ -9,7 +9,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -29,16 +28,7 @@ class AclSessionTest : public testing::AclTest {
   // aclInit on `devices` (through RESOURCE_CONFIG_PATH unless empty: the
   // default cluster).
   void AclInitOn(const std::vector<int32_t>& devices) {
-    if (!devices.empty()) {
-      std::string json = "{\"devices\": [";
-      for (size_t i = 0; i < devices.size(); ++i) {
-        json += (i ? ", " : "") + std::to_string(devices[i]);
-      }
-      const std::string path = ::testing::TempDir() + "acl_session_" +
-                               testing::DevicesName(devices) + ".json";
-      std::ofstream(path) << json << "]}";
-      setenv(kResourceConfigPathEnv, path.c_str(), 1);
-    }
+    if (!devices.empty()) testing::UseClusterFile(devices);
     ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS);
   }
 

@@ -1,8 +1,10 @@
 // Shared by the ACL tests (src/acl/*_test.cc, tests/acl_*_test.cc): a
 // fixture that starts and ends every test with ACL finalized, hflow
 // finalized, no device runtime installed and RESOURCE_CONFIG_PATH unset,
-// so tests run in one process stay independent; and StderrOf, which
-// returns the lines a call writes to stderr (ACL's failure log).
+// so tests run in one process stay independent; StderrOf, which returns
+// the lines a call writes to stderr (ACL's failure log); and temp files
+// (config files, clusters for RESOURCE_CONFIG_PATH) private to the process,
+// as ctest runs tests in parallel processes sharing one temp folder.
 //
 // Thread-safety: test-thread helpers; StderrOf must not overlap another
 // capture.
@@ -10,10 +12,13 @@
 #define HFLOW_TESTS_ACL_TEST_UTIL_H_
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "acl/acl.h"
 #include "hflow/ge_options.h"
@@ -30,6 +35,29 @@ std::string StderrOf(Fn&& fn) {
   ::testing::internal::CaptureStderr();
   std::forward<Fn>(fn)();
   return ::testing::internal::GetCapturedStderr();
+}
+
+// Writes `text` to a file of this process in the test temp folder; returns
+// its path.
+inline std::string WriteTempFile(const std::string& name,
+                                 const std::string& text) {
+  const std::string path = ::testing::TempDir() + "hflow_acl_" +
+                           std::to_string(getpid()) + "_" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Points RESOURCE_CONFIG_PATH at a cluster of `devices` (compact form).
+inline void UseClusterFile(const std::vector<int32_t>& devices) {
+  std::string json = "{\"devices\": [";
+  for (size_t i = 0; i < devices.size(); ++i) {
+    json += (i ? ", " : "") + std::to_string(devices[i]);
+  }
+  json += "]}";
+  std::string name = "cluster";
+  for (int32_t d : devices) name += "_" + std::to_string(d);
+  setenv(kResourceConfigPathEnv, WriteTempFile(name + ".json", json).c_str(),
+         1);
 }
 
 class AclTest : public ::testing::Test {

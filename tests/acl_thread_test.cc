@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,15 +26,7 @@ using testing::StderrOf;
 class AclThreadTest : public testing::AclTest {
  protected:
   void InitOn(const std::vector<int32_t>& devices) {
-    std::string json = "{\"devices\": [";
-    for (size_t i = 0; i < devices.size(); ++i) {
-      json += (i ? ", " : "") + std::to_string(devices[i]);
-    }
-    json += "]}";
-    const std::string path = ::testing::TempDir() + "acl_thread_cluster_" +
-                             testing::DevicesName(devices) + ".json";
-    std::ofstream(path) << json;
-    setenv(kResourceConfigPathEnv, path.c_str(), 1);
+    testing::UseClusterFile(devices);
     aclError code = ACL_SUCCESS;
     std::string err = StderrOf([&] { code = aclInit(nullptr); });
     ASSERT_EQ(code, ACL_SUCCESS) << err;

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -30,10 +29,9 @@ class AclApiTest : public testing::AclTest {
     err = StderrOf([&] { code = aclInit(nullptr); });
     ASSERT_EQ(code, ACL_SUCCESS) << err;
   }
-  std::string WriteFile(const std::string& name, const std::string& text) {
-    std::string path = ::testing::TempDir() + name;
-    std::ofstream(path) << text;
-    return path;
+  static std::string WriteFile(const std::string& name,
+                               const std::string& text) {
+    return testing::WriteTempFile(name, text);
   }
 };
 
@@ -96,7 +94,7 @@ TEST_F(AclApiTest, InitMakesTheDefaultClusterAndFinalizeRemovesIt) {
 }
 
 TEST_F(AclApiTest, InitChecksTheConfigFile) {
-  const std::string missing = ::testing::TempDir() + "no_such_acl.json";
+  const std::string missing = ::testing::TempDir() + "hflow_no_such_acl.json";
   std::string err = StderrOf([&] {
     EXPECT_EQ(aclInit(missing.c_str()), ACL_ERROR_INVALID_FILE);
     EXPECT_EQ(aclInit(WriteFile("acl_bad.json", "dump: yes").c_str()),
@@ -119,8 +117,7 @@ TEST_F(AclApiTest, InitChecksTheConfigFile) {
 }
 
 TEST_F(AclApiTest, InitReadsTheClusterFromResourceConfigPath) {
-  setenv(kResourceConfigPathEnv,
-         WriteFile("acl_cluster.json", R"({"devices": [3, 6, 7]})").c_str(), 1);
+  testing::UseClusterFile({3, 6, 7});
   Init();
   EXPECT_EQ(rt::CurrentRuntime()->DeviceIds(), (std::vector<int32_t>{3, 6, 7}));
   EXPECT_EQ(rt::CurrentRuntime()->DefaultDevice(), std::nullopt);
