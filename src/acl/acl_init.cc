@@ -13,7 +13,6 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -22,6 +21,8 @@
 #include "acl/acl_call.h"
 #include "hflow/ge_options.h"
 #include "hflow/rt.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace hflow {
 namespace acl {
@@ -35,10 +36,10 @@ struct AclState {
   bool made = false;
 };
 
-std::mutex g_mu;
-AclState& State() {
-  // Never destroyed: a program may call aclFinalize from a static
-  // destructor.
+util::Mutex g_mu;
+// Never destroyed: a program may call aclFinalize from a static destructor.
+// A function-local static cannot carry GUARDED_BY; the function does.
+AclState& State() REQUIRES(g_mu) {
   static auto* state = new AclState();
   return *state;
 }
@@ -85,7 +86,7 @@ extern "C" aclError aclInit(const char* configPath) {
   const CallText call = [&] {
     return "aclInit(" + acl::Quoted(configPath) + ")";
   };
-  std::lock_guard<std::mutex> lock(acl::g_mu);
+  hflow::util::MutexLock lock(acl::g_mu);
   acl::AclState& st = acl::State();
   if (st.initialized) {
     return acl::Fail(call, ACL_ERROR_REPEAT_INITIALIZE,
@@ -126,7 +127,7 @@ extern "C" aclError aclFinalize(void) {
   namespace acl = hflow::acl;
   namespace rt = hflow::rt;
   const CallText call = [] { return std::string("aclFinalize()"); };
-  std::lock_guard<std::mutex> lock(acl::g_mu);
+  hflow::util::MutexLock lock(acl::g_mu);
   acl::AclState& st = acl::State();
   if (!st.initialized) {
     if (st.ever_initialized) {
