@@ -13,7 +13,8 @@
 // Thread-safety: all calls may be made from any thread. InstallRuntime must
 // not race with other calls into the runtime (do it at start-up, as
 // hflow::Initialize does); runtimes it replaces stay alive until process exit
-// so stale handles never dangle.
+// so stale handles never dangle. GetInstalledRuntime, HoldRuntime and
+// ReleaseRuntime take the install lock and may be called from any thread.
 #ifndef HFLOW_RT_H_
 #define HFLOW_RT_H_
 
