@@ -2,8 +2,9 @@
 # Installs the build tree into a temporary prefix and checks the install
 # layout of docs/formats.md: headers, devlib/linux/x86_64/libflow_func.so
 # (SONAME libflow_func.so), lib/libhflow.so with a CMake package and a
-# pkg-config file, bin/hflow; then builds a consumer with find_package(hflow)
-# and a GE-style UDF project against the installed prefix.
+# pkg-config file, bin/hflow, include/acl and lib64/libascendcl.so; then
+# builds a consumer with find_package(hflow), a GE-style UDF project and an
+# ACL program in C against the installed prefix.
 # Usage: install_check.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -22,7 +23,9 @@ for f in include/hflow/rt.h include/hflow/status.h \
          opp/built-in/op_proto/inc/all_ops.h set_env.sh \
          lib64/libgraph.so lib64/libgraph_base.so lib64/libflow_graph.so \
          lib64/libge_runner.so lib64/libdflow_runner.so lib64/libfmk_parser.so \
-         lib64/libfmk_onnx_parser.so; do
+         lib64/libfmk_onnx_parser.so \
+         include/acl/acl.h include/acl/error_codes/rt_error_codes.h \
+         lib64/libascendcl.so; do
   [ -e "$prefix/$f" ] || { echo "missing $f in the install prefix" >&2; exit 1; }
 done
 grep -qx "prefix=$prefix" "$prefix/lib/pkgconfig/hflow.pc" \
@@ -52,4 +55,11 @@ ldd "$prefix/lib64/libge_runner.so" | grep -q "libhflow.so => $prefix/" \
   || { echo "lib64/libge_runner.so does not find the installed libhflow.so" >&2; exit 1; }
 ( source "$prefix/set_env.sh" && [ "$ASCEND_HOME_PATH" = "$prefix" ] ) \
   || { echo "set_env.sh does not set ASCEND_HOME_PATH to the prefix" >&2; exit 1; }
+# An ACL program in C against the installed headers and libascendcl.so,
+# which finds libhflow.so through its RUNPATH.
+cc -std=c99 -Wall -Wextra -Werror -I"$prefix/include" \
+   "$src/tests/acl_headers/acl_smoke.c" -o "$work/acl_smoke" \
+   -L"$prefix/lib64" -lascendcl -Wl,-rpath,"$prefix/lib64"
+env -u RESOURCE_CONFIG_PATH "$work/acl_smoke" 2>/dev/null | grep -q "acl_smoke: ok" \
+  || { echo "an ACL program does not run against the installed prefix" >&2; exit 1; }
 echo "install layout OK"

@@ -171,6 +171,15 @@ struct Options {
 
 // Starts hflow: creates the device runtime `options.backend` names over
 // `options.cluster` and the services (queues, memory groups) on it.
+// One runtime for ACL and GE: when the installed runtime is in use by ACL
+// (aclInit ran, libascendcl) and was made for the same backend, local
+// devices (ids and memory) and default device, Initialize adopts it
+// instead, so the contexts the program made through ACL (aclrtSetDevice,
+// aclrtCreateContext) stay valid and current across Initialize, the
+// session's calls and Finalize (record_calls then turns the sim's call log
+// on). A runtime in use by no one (one an earlier Initialize made) is
+// replaced, so each Initialize starts with fresh counters; so is one made
+// for other devices, which strands the contexts made on it.
 // Errors: kFailedPrecondition when already initialized (Finalize first);
 // kInvalidArgument for a negative alloc_timeout_ms, an init_timeout_ms or
 // stop_timeout_ms below -1, or an unknown udf_log_level; the runtime's

@@ -28,6 +28,12 @@ std::vector<std::shared_ptr<DeviceRuntime>>& Graveyard() {
   static auto* all = new std::vector<std::shared_ptr<DeviceRuntime>>();
   return *all;
 }
+// The installed runtime's record (Note [One runtime for ACL and GE]),
+// guarded by g_install_mu. Never destroyed, like the graveyard.
+InstalledRuntime& Installed() {
+  static auto* installed = new InstalledRuntime();
+  return *installed;
+}
 
 Status NoRuntime(const char* call) {
   return Status::FailedPrecondition(
@@ -36,10 +42,40 @@ Status NoRuntime(const char* call) {
 }
 }  // namespace
 
-void InstallRuntime(std::shared_ptr<DeviceRuntime> runtime) {
+namespace internal {
+void InstallMadeRuntime(std::shared_ptr<DeviceRuntime> runtime,
+                        std::optional<RuntimeOptions> options) {
   std::lock_guard<std::mutex> lock(g_install_mu);
   if (runtime) Graveyard().push_back(runtime);
   internal::g_runtime.store(runtime.get(), std::memory_order_release);
+  InstalledRuntime& rec = Installed();
+  rec.runtime = std::move(runtime);
+  rec.options = rec.runtime ? std::move(options) : std::nullopt;
+  rec.holds = 0;
+}
+}  // namespace internal
+
+void InstallRuntime(std::shared_ptr<DeviceRuntime> runtime) {
+  internal::InstallMadeRuntime(std::move(runtime), std::nullopt);
+}
+
+InstalledRuntime GetInstalledRuntime() {
+  std::lock_guard<std::mutex> lock(g_install_mu);
+  return Installed();
+}
+
+void HoldRuntime(const DeviceRuntime* runtime) {
+  std::lock_guard<std::mutex> lock(g_install_mu);
+  InstalledRuntime& rec = Installed();
+  if (runtime != nullptr && rec.runtime.get() == runtime) ++rec.holds;
+}
+
+void ReleaseRuntime(const DeviceRuntime* runtime) {
+  std::lock_guard<std::mutex> lock(g_install_mu);
+  InstalledRuntime& rec = Installed();
+  if (runtime != nullptr && rec.runtime.get() == runtime && rec.holds > 0) {
+    --rec.holds;
+  }
 }
 
 const char* OpName(Op op) {
@@ -105,6 +141,9 @@ Status Free(int32_t device, void* ptr) { HFLOW_FORWARD(Free, device, ptr); }
 Status Memcpy(int32_t device, void* dst, const void* src, size_t bytes,
               MemcpyKind kind) {
   HFLOW_FORWARD(Memcpy, device, dst, src, bytes, kind);
+}
+Status Memset(int32_t device, void* dst, int value, size_t bytes) {
+  HFLOW_FORWARD(Memset, device, dst, value, bytes);
 }
 Status Synchronize(int32_t device) { HFLOW_FORWARD(Synchronize, device); }
 Status GetMemInfo(int32_t device, uint64_t* free_bytes, uint64_t* total_bytes) {

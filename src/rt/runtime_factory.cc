@@ -1,5 +1,10 @@
 // rt::InitializeRuntime: picks and builds the process-wide device runtime.
-// Thread-safety: as InstallRuntime (call at start-up).
+// SameRuntime: whether two RuntimeOptions make interchangeable runtimes.
+// Thread-safety: as InstallRuntime (call at start-up); SameRuntime is
+// reentrant.
+#include <algorithm>
+#include <vector>
+
 #include "hflow/rt.h"
 #include "rt/sim/sim_runtime.h"
 
@@ -25,9 +30,50 @@ Status InitializeRuntime(const RuntimeOptions& options,
     return Status::InvalidArgument("device runtime '" + options.backend +
                                    "' is unknown; use 'sim' or 'cuda'");
   }
-  InstallRuntime(runtime);
+  internal::InstallMadeRuntime(runtime, options);
   if (out != nullptr) *out = runtime;
   return Status::OK();
+}
+
+namespace {
+// The devices a sim made from `cluster` has: the local node's (or the only
+// node's), by id.
+std::vector<DeviceDesc> RuntimeDevices(const ClusterConfig& cluster) {
+  std::vector<DeviceDesc> devices;
+  for (const ClusterNode& node : cluster.nodes) {
+    if (node.is_local || cluster.nodes.size() == 1) {
+      devices = node.devices;
+      break;
+    }
+  }
+  std::sort(devices.begin(), devices.end(),
+            [](const DeviceDesc& a, const DeviceDesc& b) {
+              return a.device_id < b.device_id;
+            });
+  return devices;
+}
+
+// The default device a runtime made from `o` has (SimRuntime's rule).
+std::optional<int32_t> ResolvedDefault(const RuntimeOptions& o) {
+  if (o.default_device) {
+    if (*o.default_device < 0) return std::nullopt;
+    return o.default_device;
+  }
+  return o.cluster.ResolvedDefaultDevice();
+}
+}  // namespace
+
+bool SameRuntime(const RuntimeOptions& a, const RuntimeOptions& b) {
+  if (a.backend != b.backend || ResolvedDefault(a) != ResolvedDefault(b)) {
+    return false;
+  }
+  std::vector<DeviceDesc> da = RuntimeDevices(a.cluster);
+  std::vector<DeviceDesc> db = RuntimeDevices(b.cluster);
+  return std::equal(da.begin(), da.end(), db.begin(), db.end(),
+                    [](const DeviceDesc& x, const DeviceDesc& y) {
+                      return x.device_id == y.device_id &&
+                             x.memory_bytes == y.memory_bytes;
+                    });
 }
 
 }  // namespace rt

@@ -15,6 +15,7 @@
 #include "flow_func/lib/flow_func_internal.h"
 #include "hflow/context_guard.h"
 #include "hflow/rt.h"
+#include "rt/sim/sim_runtime.h"
 #include "session/environment.h"
 #include "session/graph_state.h"
 #include "util/crash_report.h"
@@ -173,14 +174,25 @@ Status Initialize(const Options& options) {
   ro.cluster = options.cluster;
   ro.default_device = options.default_device;
   ro.record_calls = options.record_calls;
-  HFLOW_RETURN_IF_ERROR(rt::InitializeRuntime(ro, &env->runtime)
-                            .WithContext("hflow::Initialize: "));
+  // Note [One runtime for ACL and GE] (hflow/rt.h): adopt the runtime ACL
+  // holds when it is the one these options would make.
+  rt::InstalledRuntime installed = rt::GetInstalledRuntime();
+  if (installed.runtime && installed.holds > 0 && installed.options &&
+      rt::SameRuntime(*installed.options, ro)) {
+    env->runtime = std::move(installed.runtime);
+    auto* sim = dynamic_cast<rt::SimRuntime*>(env->runtime.get());
+    if (ro.record_calls && sim != nullptr) sim->SetRecordCalls(true);
+  } else {
+    HFLOW_RETURN_IF_ERROR(rt::InitializeRuntime(ro, &env->runtime)
+                              .WithContext("hflow::Initialize: "));
+  }
   env->contexts = std::make_shared<rt::DeviceContexts>(env->runtime.get());
   env->svc = std::make_unique<services::ExchangeService>(env->contexts);
   if (options.crash_report) {
     HFLOW_RETURN_IF_ERROR(
         util::InstallCrashReport().WithContext("hflow::Initialize: "));
   }
+  rt::HoldRuntime(env->runtime.get());
   session::g_env = std::move(env);
   session::g_final_reports.reset();
   session::g_initialized.store(true);
@@ -218,6 +230,7 @@ Status Finalize() {
     env->contexts.reset();  // the devices' references go (unless held)
   }
   if (env->options.crash_report) util::UninstallCrashReport();
+  rt::ReleaseRuntime(env->runtime.get());
   return first;
 }
 
