@@ -18,7 +18,10 @@
 // line to stderr naming the call, the graph and the reason, and
 // GEGetErrorMsg returns the last one of the calling thread. RunGraph and
 // the other model-execution calls are not supported (hflow runs DataFlow
-// graphs) and return ACL_ERROR_GE_PARAM_INVALID saying so.
+// graphs) and return ACL_ERROR_GE_PARAM_INVALID saying so; the members of
+// GE's Session that only serve models (the ...WithStreamAsync calls,
+// LoadGraph, GetVariables, RegisterCallBackFunc, the memory-base setters,
+// external allocators) are not declared.
 //
 // Thread-safety: as GE's: Session methods may be called from any thread,
 // on one graph at once (feeders and fetchers); GEInitialize and GEFinalize

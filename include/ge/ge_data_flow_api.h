@@ -5,9 +5,9 @@
 // info and return code) and FlowBufferFactory, which makes FlowMsgs.
 //
 // Errors: SetUserData/GetUserData return ACL_ERROR_GE_PARAM_INVALID for a
-// null pointer with a size or offset + size beyond 64 bytes (GetUserData
-// also beyond what was set); factory calls return null for a bad shape or
-// dtype, with a log line.
+// null pointer, a size of 0, an offset of 64 or more, or offset + size
+// beyond 64 bytes (as GE; bytes never set read as zero); factory calls
+// return null for a bad shape or dtype, with a log line.
 //
 // Thread-safety: distinct objects may be used from any thread; a FlowMsg
 // fetched or fed is owned by the caller (no hflow thread touches it).
@@ -73,10 +73,11 @@ class GE_FUNC_VISIBILITY FlowMsg {
   virtual ~FlowMsg() = default;
   virtual MsgType GetMsgType() const = 0;
   virtual void SetMsgType(MsgType msg_type) = 0;
-  // The tensor of a tensor message; null for other types.
+  // The tensor of a tensor message; null for other types and for an empty
+  // ("null data") message.
   virtual Tensor* GetTensor() const = 0;
-  // The bytes of a raw or user-defined message (ACL_ERROR_GE_PARAM_INVALID
-  // for a tensor message).
+  // The bytes of a raw or user-defined message: UNSUPPORTED for a tensor
+  // or empty message, FAILED for a raw message of no bytes (as GE).
   virtual Status GetRawData(void*& data_ptr, uint64_t& data_size) const = 0;
   virtual int32_t GetRetCode() const = 0;
   virtual void SetRetCode(int32_t ret_code) = 0;
@@ -106,6 +107,8 @@ class GE_FUNC_VISIBILITY FlowBufferFactory {
                                    DataType data_type, uint32_t align = 512U);
   static FlowMsgPtr AllocRawDataMsg(size_t size, uint32_t align = 512U);
   // A message without payload (GE's "null data"), e.g. for an EOS feed.
+  // As in GE it is a tensor-type message whatever `type` says, and
+  // GetTensor returns null.
   static FlowMsgPtr AllocEmptyDataMsg(MsgType type);
   static FlowMsgPtr ToFlowMsg(const Tensor& tensor);
   static FlowMsgPtr ToFlowMsg(const RawData& raw_data);

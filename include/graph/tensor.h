@@ -1,8 +1,8 @@
 // ge::Shape, ge::TensorDesc and ge::Tensor: GE's host tensor, what a GE host
 // program feeds to and fetches from a DataFlow graph.
 //
-// As in GE, a Tensor is a handle: copies share the descriptor and the bytes
-// (Clone makes a deep copy); Shape and TensorDesc copies are independent.
+// As in GE, a Tensor and a Shape are handles: copies share their state
+// (Tensor::Clone makes a deep copy); TensorDesc copies are independent.
 //
 // Errors: setters return GRAPH_SUCCESS or GRAPH_PARAM_INVALID (an index out
 // of range, a null pointer with a size); no call throws.
@@ -120,6 +120,11 @@ class Tensor {
   ATTRIBUTED_DEPRECATED(graphStatus SetData(const char_t* data))
   graphStatus SetData(const std::string& data);
   graphStatus SetData(const char_t* data);
+  // A string tensor's bytes in GE's layout: one {offset, length} head of two
+  // int64s per string, then the strings, each NUL-terminated.
+  ATTRIBUTED_DEPRECATED(graphStatus SetData(const std::vector<AscendString>&))
+  graphStatus SetData(const std::vector<std::string>& data);
+  graphStatus SetData(const std::vector<AscendString>& datas);
   // Takes ownership of `data` (freed with `deleter_func`), no copy.
   graphStatus SetData(uint8_t* data, size_t size,
                       const Tensor::DeleteFunc& deleter_func);
@@ -143,6 +148,10 @@ class Tensor {
   ge::DataType GetDataType() const;
   graphStatus SetPlacement(const ge::Placement& placement);
   ge::Placement GetPlacement() const;
+
+  // As SetData with a deleter.
+  graphStatus ResetData(uint8_t* data, size_t size,
+                        const Tensor::DeleteFunc& deleter_func);
 
   // A deep copy: its own descriptor and bytes.
   Tensor Clone() const;

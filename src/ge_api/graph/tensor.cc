@@ -226,12 +226,46 @@ graphStatus Tensor::SetData(const char_t* data) {
   const size_t n = std::strlen(data) + 1;
   return SetData(reinterpret_cast<const uint8_t*>(data), n);
 }
+namespace {
+std::vector<uint8_t> StringTensorBytes(const std::vector<std::string>& v) {
+  const size_t head = v.size() * 2 * sizeof(int64_t);
+  size_t total = head;
+  for (const std::string& s : v) total += s.size() + 1;
+  std::vector<uint8_t> bytes(total, 0);
+  size_t at = head;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const int64_t h[2] = {static_cast<int64_t>(at),
+                          static_cast<int64_t>(v[i].size())};
+    std::memcpy(bytes.data() + i * sizeof(h), h, sizeof(h));
+    if (!v[i].empty()) std::memcpy(bytes.data() + at, v[i].data(), v[i].size());
+    at += v[i].size() + 1;
+  }
+  return bytes;
+}
+}  // namespace
+
+graphStatus Tensor::SetData(const std::vector<std::string>& data) {
+  impl->Take(StringTensorBytes(data));
+  return GRAPH_SUCCESS;
+}
+graphStatus Tensor::SetData(const std::vector<AscendString>& datas) {
+  std::vector<std::string> v;
+  v.reserve(datas.size());
+  for (const AscendString& s : datas)
+    v.emplace_back(s.GetString(), s.GetLength());
+  return SetData(v);
+}
+graphStatus Tensor::ResetData(uint8_t* data, size_t size,
+                              const Tensor::DeleteFunc& deleter_func) {
+  return SetData(data, size, deleter_func);
+}
+
 graphStatus Tensor::SetData(uint8_t* data, size_t size,
                             const Tensor::DeleteFunc& deleter) {
   if (data == nullptr && size > 0) return GRAPH_PARAM_INVALID;
   DeleteFunc del = deleter;
   impl->owner = std::shared_ptr<uint8_t>(data, [del](uint8_t* p) {
-    if (del) del(p);
+    if (del && p != nullptr) del(p);
   });
   impl->data = data;
   impl->size = size;

@@ -21,4 +21,13 @@ graphStatus aclgrphParseONNX(
       model_file == nullptr ? "(null)" : model_file);
   return GRAPH_FAILED;
 }
+graphStatus aclgrphParseONNXFromMem(
+    const char* /*buffer*/, size_t size,
+    const std::map<ge::AscendString, ge::AscendString>&, ge::Graph&) {
+  std::fprintf(stderr,
+               "hflow ge: aclgrphParseONNXFromMem(%zu bytes): hflow does not "
+               "parse model files and does not run model graphs yet\n",
+               size);
+  return GRAPH_FAILED;
+}
 }  // namespace ge

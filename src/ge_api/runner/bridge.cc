@@ -64,21 +64,28 @@ std::string GraphCall(const char* call, uint32_t graph_id) {
   return std::string(call) + "(graph " + std::to_string(graph_id) + ")";
 }
 
-// The session, or null with the failure reported.
+// The session, or null with the failure reported (after g_mu is released,
+// so a slow stderr holds up no other call).
 std::shared_ptr<SessionState> Find(uint64_t id, const std::string& call,
                                    uint32_t* code) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto it = g_sessions.find(id);
-  if (it == g_sessions.end()) {
-    *code = Report(call, ge::kGeFailed, "the session was not created");
+  std::shared_ptr<SessionState> state;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = g_sessions.find(id);
+    if (it != g_sessions.end()) state = it->second;
+  }
+  if (!state) {
+    *code = Report(call, ge::kGeFailed,
+                   "session " + std::to_string(id) +
+                       " does not exist (destroyed, or never made)");
     return nullptr;
   }
-  if (!it->second->options_error.ok()) {
-    *code = Code(
-        call, it->second->options_error.WithContext("the session's options: "));
+  if (!state->options_error.ok()) {
+    *code = Code(call, state->options_error.WithContext(
+                           "session " + std::to_string(id) + ": "));
     return nullptr;
   }
-  return it->second;
+  return state;
 }
 
 Tensor ToTensor(const TensorView& v) {
@@ -203,17 +210,29 @@ uint32_t Finalize() {
 uint64_t CreateSession(const KeyValue* options, size_t option_num) {
   ContextGuard guard;
   auto state = std::make_shared<SessionState>();
-  std::lock_guard<std::mutex> lock(g_mu);
-  state->defaults = g_graph_defaults;
+  uint64_t id = 0;
+  bool initialized = false;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    initialized = g_initialized;
+    state->defaults = g_graph_defaults;
+    id = g_next_session++;
+    g_sessions[id] = state;
+  }
+  const std::string call = "Session(id " + std::to_string(id) + ")";
+  if (!initialized) {
+    // As GE: a session made before GEInitialize stays unusable.
+    state->options_error = Status::FailedPrecondition(
+        "it was made before GEInitialize; call GEInitialize first, then "
+        "make the session");
+    Code(call, state->options_error);
+    return id;
+  }
   hflow::Options scratch;  // global keys were GEInitialize's to apply
   std::vector<std::string> notes;
   state->options_error = ApplyGeOptions(Options(options, option_num), &scratch,
                                         &notes, &state->defaults);
-  if (!state->options_error.ok()) {
-    Code("Session", state->options_error);
-  }
-  const uint64_t id = g_next_session++;
-  g_sessions[id] = state;
+  if (!state->options_error.ok()) Code(call, state->options_error);
   return id;
 }
 
@@ -227,7 +246,11 @@ void DestroySession(uint64_t session) {
     state = std::move(it->second);
     g_sessions.erase(it);
   }
-  state.reset();  // removes its graphs (hflow::Session's destructor)
+  // A call blocked on one of its graphs holds the state too: removing the
+  // graphs now wakes it (kCancelled), so it returns and lets go.
+  for (uint32_t graph_id : state->session.GraphIds()) {
+    (void)state->session.RemoveGraph(graph_id);
+  }
 }
 
 uint32_t AddGraph(uint64_t session, uint32_t graph_id, const char* json,
@@ -379,6 +402,8 @@ uint32_t FetchMessages(uint64_t session, uint32_t graph_id,
       const Message& m = out[i];
       facts.end_of_sequence =
           facts.end_of_sequence || (m.info.flags & kFlowFlagEos) != 0;
+      facts.raised_exception =
+          facts.raised_exception || m.info.raised_exception;
       MessageView v;
       v.msg_type = m.msg_type;
       v.empty = m.empty;
@@ -391,9 +416,12 @@ uint32_t FetchMessages(uint64_t session, uint32_t graph_id,
   }
   code = ge::GeFetchCode(st, 0, facts);
   if (code == ge::kGeSuccess) return code;
+  if (!st.ok()) return Report(call, code, st.ToString());
   return Report(call, code,
-                st.ok() ? std::string("the stream ended (end of sequence)")
-                        : st.ToString());
+                facts.raised_exception
+                    ? std::string("a UDF raised an exception for the "
+                                  "transaction (exception catch)")
+                    : std::string("the stream ended (end of sequence)"));
 }
 
 uint32_t Fail(const char* call, uint32_t code, const char* reason) {

@@ -17,34 +17,36 @@ Status Bad(const char* call, const std::string& why) {
 }
 }  // namespace
 
+// GE's checks (CheckParamsForUserData): a pointer, a size, and the bytes
+// within the 64-byte area.
+static Status CheckUserData(const char* call, const void* data, size_t size,
+                            size_t offset) {
+  if (data == nullptr) return Bad(call, "data is null");
+  if (size == 0) return Bad(call, "size is 0");
+  if (offset >= kMaxUserData || size > kMaxUserData - offset) {
+    return Bad(call, "offset " + std::to_string(offset) + " + size " +
+                         std::to_string(size) +
+                         " is beyond the 64 bytes of user data");
+  }
+  return SUCCESS;
+}
+
 Status FlowInfoData::SetUserData(const void* data, size_t size, size_t offset) {
-  if (data == nullptr && size > 0) {
-    return Bad("SetUserData", "null data with size " + std::to_string(size));
-  }
-  if (size > kMaxUserData || offset > kMaxUserData - size) {
-    return Bad("SetUserData", "offset " + std::to_string(offset) + " + size " +
-                                  std::to_string(size) +
-                                  " is beyond the 64 bytes of user data");
-  }
+  const Status s = CheckUserData("SetUserData", data, size, offset);
+  if (s != SUCCESS) return s;
   if (user_data.size() < offset + size) user_data.resize(offset + size, 0);
-  if (size > 0) std::memcpy(user_data.data() + offset, data, size);
+  std::memcpy(user_data.data() + offset, data, size);
   return SUCCESS;
 }
 
 Status FlowInfoData::GetUserData(void* data, size_t size, size_t offset) const {
-  if (data == nullptr && size > 0) {
-    return Bad("GetUserData", "null data with size " + std::to_string(size));
-  }
-  if (size > kMaxUserData || offset > kMaxUserData - size) {
-    return Bad("GetUserData", "offset " + std::to_string(offset) + " + size " +
-                                  std::to_string(size) +
-                                  " is beyond the 64 bytes of user data");
-  }
+  const Status s = CheckUserData("GetUserData", data, size, offset);
+  if (s != SUCCESS) return s;
   // Bytes never set read as zero (GE keeps a zeroed 64-byte area).
   std::memset(data, 0, size);
   if (offset < user_data.size()) {
     const size_t n = std::min(size, user_data.size() - offset);
-    if (n > 0) std::memcpy(data, user_data.data() + offset, n);
+    std::memcpy(data, user_data.data() + offset, n);
   }
   return SUCCESS;
 }
@@ -96,11 +98,19 @@ void DataFlowInfo::SetTransactionId(uint64_t id) {
 
 // ---- HostFlowMsg ----
 Tensor* HostFlowMsg::GetTensor() const {
-  return type_ == MsgType::MSG_TYPE_TENSOR_DATA ? tensor_.get() : nullptr;
+  if (empty_ || type_ != MsgType::MSG_TYPE_TENSOR_DATA) return nullptr;
+  return tensor_.get();
 }
 Status HostFlowMsg::GetRawData(void*& data_ptr, uint64_t& data_size) const {
-  if (type_ == MsgType::MSG_TYPE_TENSOR_DATA) {
-    return Bad("FlowMsg::GetRawData", "the message is a tensor message");
+  if (empty_ || type_ == MsgType::MSG_TYPE_TENSOR_DATA) {
+    hflow::gebridge::Fail("FlowMsg::GetRawData", UNSUPPORTED,
+                          empty_ ? "the message is empty (null data)"
+                                 : "the message is a tensor message");
+    return UNSUPPORTED;
+  }
+  if (raw_.empty()) {
+    return hflow::gebridge::Fail("FlowMsg::GetRawData", FAILED,
+                                 "the raw message holds no bytes");
   }
   data_ptr = raw_.empty() ? nullptr : const_cast<uint8_t*>(raw_.data());
   data_size = raw_.size();
@@ -138,8 +148,13 @@ int64_t TensorBytes(const char* call, const std::vector<int64_t>& shape,
   const int64_t n = Shape(shape).GetShapeSize();
   const int64_t bytes = GetSizeInBytes(n, dt);
   if (n < 0 || bytes < 0) {
-    Bad(call, "shape or data type " + std::to_string(static_cast<int>(dt)) +
-                  " has no fixed byte size");
+    std::string dims;
+    for (int64_t d : shape)
+      dims += (dims.empty() ? "" : ",") + std::to_string(d);
+    Bad(call, "shape [" + dims + "] with data type " +
+                  std::to_string(static_cast<int>(dt)) +
+                  " has no fixed byte size (a negative dim or a type "
+                  "without one)");
     return -1;
   }
   return bytes;
