@@ -49,6 +49,10 @@ struct FlowInfo {
   // On fetch, when ret_code != 0: the node whose UDF failed (or raised the
   // exception); empty otherwise.
   std::string error_node;
+  // On fetch, when ret_code != 0: true when ret_code is an exception a UDF
+  // raised (RaiseException, with exception catch on) rather than the code
+  // a failing UDF returned (GE's ACL_ERROR_GE_USER_RAISE_EXCEPTION).
+  bool raised_exception = false;
 
   // GE's offset API over user_data (DataFlowInfo::SetUserData/GetUserData):
   // writes `size` bytes at `offset` (growing user_data to offset + size), or
@@ -232,6 +236,13 @@ class Session {
   // JSON or an invalid graph (naming the file and field); then as AddGraph.
   // `deploy_file` is read by BuildGraph, not here.
   Status AddGraphFile(uint32_t graph_id, const std::string& path,
+                      const std::string& deploy_file = "");
+  // As AddGraphFile, from graph-file JSON text: `source` names it in
+  // errors (e.g. "FlowGraph 'g'"), relative paths in it resolve against
+  // `base_dir` (empty: the working directory). The GE host API adds its
+  // graphs this way.
+  Status AddGraphJson(uint32_t graph_id, const std::string& json,
+                      const std::string& source, const std::string& base_dir,
                       const std::string& deploy_file = "");
   // Compiles and deploys the graph: resolves placement (deploy info),
   // plans queues and memory pools, loads every UDF on its device and runs

@@ -56,6 +56,12 @@ struct NodeDef {
   std::string colocate_with;
   // SetBalanceScatter / SetBalanceGather, "balance" in the graph file.
   flow_func::BalanceKind balance = flow_func::BalanceKind::kNone;
+  // Model graphs hflow keeps but cannot run yet ("model_pp" and
+  // "invoked_closures" in the graph file; GE's GraphPp, FlowGraphPp and
+  // FunctionPp::AddInvokedClosure): each entry reads "GraphPp 'name'"
+  // (closures add " invoked as 'key'"). A node with any fails at build.
+  std::string model_pp;
+  std::vector<std::string> invoked_models;
 };
 
 // Input alignment of a graph's fetches (FlowGraph::SetInputsAlignAttrs),
@@ -105,6 +111,11 @@ Status ValidateGraphStructure(const GraphDef& graph);
 // hflow validate and run), not by ValidateGraphStructure, whose graphs may
 // name a built-in before they are complete.
 Status CheckBuiltinArity(const GraphDef& graph);
+
+// kNotSupported naming the first node that runs or invokes a model graph
+// (NodeDef::model_pp, invoked_models), which hflow does not run yet; OK
+// otherwise. CheckBuiltinArity checks it too, so every build and plan does.
+Status CheckModelNodes(const GraphDef& graph);
 
 // Turns CountBatch/TimeBatch input attributes into built-in batch nodes in
 // front of the input ("<node>.batch<i>", placed with the node), so the

@@ -81,6 +81,8 @@ class Parser : public util::JsonFields {
   Status Names(const Json& root, GraphDef* g) const;
   Status Node(const Json& j, const std::string& path, NodeDef* n) const;
   Status Pp(const Json& j, const std::string& path, NodeDef* n) const;
+  Status ModelPp(const Json& j, const std::string& path,
+                 std::string* out) const;
   Status Balance(const Json& j, const std::string& path, NodeDef* n) const;
   Status NodeFlowAttrs(const Json& j, const std::string& path,
                        NodeDef* n) const;
@@ -168,7 +170,8 @@ Status Parser::Node(const Json& j, const std::string& path, NodeDef* n) const {
       Keys(j, path,
            {"name", "inputs", "outputs", "function", "compile_config",
             "init_params", "input_map", "output_map", "input_attrs",
-            "flow_attr", "input_flow_attrs", "output_flow_attrs", "balance"}));
+            "flow_attr", "input_flow_attrs", "output_flow_attrs", "balance",
+            "model_pp", "invoked_closures"}));
   if (!j.contains("inputs") || !j["inputs"].is_array()) {
     return Error(path + ".inputs",
                  "must be an array of references (graph "
@@ -242,8 +245,41 @@ Status Parser::Balance(const Json& j, const std::string& path,
   return Status::OK();
 }
 
+// A model process point: {"name": ..., "type": "GraphPp" | "FlowGraphPp",
+// "compile_config": ...}, described as "GraphPp 'name'".
+Status Parser::ModelPp(const Json& j, const std::string& path,
+                       std::string* out) const {
+  HFLOW_RETURN_IF_ERROR(Object(j, path, "give {\"name\": ..., \"type\": ...}"));
+  HFLOW_RETURN_IF_ERROR(Keys(j, path, {"name", "type", "compile_config"}));
+  std::string name, type;
+  HFLOW_RETURN_IF_ERROR(String(j.value("name", Json()), path + ".name", &name));
+  HFLOW_RETURN_IF_ERROR(String(j.value("type", Json()), path + ".type", &type));
+  if (type != "GraphPp" && type != "FlowGraphPp") {
+    return Error(path + ".type", "'" + type + "' is not a model process point",
+                 "write \"GraphPp\" or \"FlowGraphPp\"");
+  }
+  *out = type + " '" + name + "'";
+  return Status::OK();
+}
+
 Status Parser::Pp(const Json& j, const std::string& path, NodeDef* n) const {
   n->pp.name = n->name;
+  if (j.contains("invoked_closures")) {
+    const Json& c = j["invoked_closures"];
+    if (!c.is_object()) {
+      return Error(path + ".invoked_closures", "must be an object",
+                   "key each closure by the name the UDF invokes it by");
+    }
+    for (const auto& [key, pp] : c.items()) {
+      std::string what;
+      HFLOW_RETURN_IF_ERROR(
+          ModelPp(pp, path + ".invoked_closures." + key, &what));
+      n->invoked_models.push_back(what + " invoked as '" + key + "'");
+    }
+  }
+  if (j.contains("model_pp")) {
+    return ModelPp(j["model_pp"], path + ".model_pp", &n->model_pp);
+  }
   if (!j.contains("function") && !j.contains("compile_config")) {
     return Error(
         path, "node '" + n->name + "' needs \"function\" or \"compile_config\"",

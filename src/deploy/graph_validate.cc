@@ -344,7 +344,7 @@ uint32_t FunctionOutputs(const NodeDef& n) {
 // with one input) or never produce an output (Identity with more outputs
 // than inputs): refuse the graph instead.
 Status CheckNodeArity(const GraphDef& g, const NodeDef& n) {
-  if (!n.pp.compile_config.empty()) return Status::OK();
+  if (!n.pp.compile_config.empty() || !n.model_pp.empty()) return Status::OK();
   const uint32_t in = FunctionInputs(n), out = FunctionOutputs(n);
   if (n.pp.function == "_BuiltIn_Add" && (in != 2 || out != 1)) {
     return Bad(g, NodeWhere(n) +
@@ -394,7 +394,21 @@ Status ValidateGraphStructure(const GraphDef& graph) {
   return CheckAcyclic(graph, nodes);
 }
 
+Status CheckModelNodes(const GraphDef& graph) {
+  for (const auto& n : graph.nodes) {
+    std::string what = n.model_pp;
+    if (what.empty() && !n.invoked_models.empty()) what = n.invoked_models[0];
+    if (what.empty()) continue;
+    return Status::NotSupported(
+        graph.source + ": node '" + n.name + "': process point " + what +
+        " is a model graph, and hflow does not run model graphs yet; "
+        "replace it with a FunctionPp (a UDF) to run the graph on hflow");
+  }
+  return Status::OK();
+}
+
 Status CheckBuiltinArity(const GraphDef& graph) {
+  HFLOW_RETURN_IF_ERROR(CheckModelNodes(graph));
   for (const auto& n : graph.nodes) {
     HFLOW_RETURN_IF_ERROR(CheckNodeArity(graph, n));
   }

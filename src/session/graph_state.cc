@@ -42,6 +42,8 @@ Status GraphState::Build() {
   std::unique_lock<std::shared_mutex> life(life_mu_);
   if (deployment_) return Status::OK();
   if (removed_) return Status::NotFound(Where() + "was removed");
+  // Before planning, which would place a model node as if it could run.
+  HFLOW_RETURN_IF_ERROR(deploy::CheckModelNodes(def_));
   HFLOW_RETURN_IF_ERROR(deploy::ExpandInputAttrs(&def_));
   deploy::DeployInfo info;
   HFLOW_RETURN_IF_ERROR(deploy::DeployInfoForGraph(

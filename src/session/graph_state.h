@@ -146,6 +146,9 @@ class GraphState {
   // out again first, in the same order.
   void PutBack(services::MbufPtr* got, size_t transactions);
   std::string ErrorNodeOf(const services::MbufHead& h, size_t k) const;
+  // Whether transaction `trans` ended with exception `code` raised (the
+  // raised_ record), so a fetch can tell it from a UDF's error code.
+  bool IsRaised(uint64_t trans, int32_t code);
   // The device input k's message of transaction `trans` is made on.
   int32_t InputDevice(size_t k, uint64_t trans) const;
   // Whether a transaction's inputs can ever fit in their devices' pools.

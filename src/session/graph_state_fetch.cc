@@ -70,9 +70,17 @@ Status GraphState::FetchMessages(const std::vector<uint32_t>& indexes,
     }
     if (out.info.ret_code != 0) {
       out.info.error_node = ErrorNodeOf(got[j]->head(), sel[j]);
+      out.info.raised_exception =
+          IsRaised(got[j]->head().trans_id, out.info.ret_code);
     }
   }
   return taken;
+}
+
+bool GraphState::IsRaised(uint64_t trans, int32_t code) {
+  std::lock_guard<std::mutex> lock(exc_mu_);
+  auto it = raised_.find(trans);
+  return it != raised_.end() && it->second == code;
 }
 
 void GraphState::BindFetch(std::optional<rt::ScopedDevice>* bound) {
@@ -112,6 +120,7 @@ Status GraphState::ReadOutputs(const std::vector<uint32_t>& sel,
   session::ReadFlowInfo(got[first]->head(), info);
   info->ret_code = 0;
   info->error_node.clear();
+  info->raised_exception = false;
   outputs->resize(n);
   for (size_t j = 0; j < n; ++j) {
     if (!got[j]) {  // not aligned: this output did not come
@@ -124,6 +133,7 @@ Status GraphState::ReadOutputs(const std::vector<uint32_t>& sel,
     if (h.ret_code != 0 && info->ret_code == 0) {
       info->ret_code = h.ret_code;
       info->error_node = ErrorNodeOf(h, sel[j]);
+      info->raised_exception = IsRaised(h.trans_id, h.ret_code);
     }
     Status s = session::ReadTensor(env_->svc.get(), got[j], &(*outputs)[j]);
     if (!s.ok()) {

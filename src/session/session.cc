@@ -309,6 +309,16 @@ Status Session::AddGraphFile(uint32_t graph_id, const std::string& path,
   return impl_->Add(graph_id, std::move(def), deploy_file);
 }
 
+Status Session::AddGraphJson(uint32_t graph_id, const std::string& json,
+                             const std::string& source,
+                             const std::string& base_dir,
+                             const std::string& deploy_file) {
+  ContextGuard guard;
+  deploy::GraphDef def;
+  HFLOW_RETURN_IF_ERROR(deploy::ParseGraphJson(json, source, base_dir, &def));
+  return impl_->Add(graph_id, std::move(def), deploy_file);
+}
+
 Status Session::BuildGraph(uint32_t graph_id) {
   ContextGuard guard;
   std::shared_ptr<GraphState> g;

@@ -1,0 +1,363 @@
+// The bridge (bridge.h) on hflow's Session API. The one file of the GE
+// libraries built with the new string ABI: it speaks hflow's types inside
+// and bridge.h's plain views outside.
+//
+// Thread-safety: the session table is guarded by g_mu; a session's calls
+// go to hflow::Session, which is safe from any thread. The last error is
+// per thread.
+#include "ge_api/runner/bridge.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hflow/context_guard.h"
+#include "hflow/ge_options.h"
+#include "hflow/session.h"
+#include "session/ge_codes.h"
+
+namespace hflow {
+namespace gebridge {
+namespace {
+
+struct SessionState {
+  Session session;
+  GeGraphOptions defaults;
+  Status options_error;  // a bad option given to the constructor
+};
+
+std::mutex g_mu;
+bool g_initialized = false;             // GUARDED_BY(g_mu)
+GeGraphOptions g_graph_defaults;        // GUARDED_BY(g_mu)
+std::map<uint64_t, std::shared_ptr<SessionState>> g_sessions;  // g_mu
+uint64_t g_next_session = 1;            // GUARDED_BY(g_mu)
+
+thread_local std::string t_last_error;
+
+uint32_t Report(const std::string& call, uint32_t code,
+                const std::string& reason) {
+  t_last_error = "hflow ge: " + call + ": " + reason;
+  std::fprintf(stderr, "%s\n", t_last_error.c_str());
+  return code;
+}
+
+// GE's code for `s` (SUCCESS for OK), reporting a failure.
+uint32_t Code(const std::string& call, const Status& s) {
+  if (s.ok()) return ge::kGeSuccess;
+  return Report(call, ge::GeCodeOf(s), s.ToString());
+}
+
+std::map<std::string, std::string> Options(const KeyValue* kv, size_t n) {
+  std::map<std::string, std::string> out;
+  for (size_t i = 0; i < n; ++i) {
+    out[kv[i].key == nullptr ? "" : kv[i].key] =
+        kv[i].value == nullptr ? "" : kv[i].value;
+  }
+  return out;
+}
+
+std::string GraphCall(const char* call, uint32_t graph_id) {
+  return std::string(call) + "(graph " + std::to_string(graph_id) + ")";
+}
+
+// The session, or null with the failure reported.
+std::shared_ptr<SessionState> Find(uint64_t id, const std::string& call,
+                                   uint32_t* code) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_sessions.find(id);
+  if (it == g_sessions.end()) {
+    *code = Report(call, ge::kGeFailed, "the session was not created");
+    return nullptr;
+  }
+  if (!it->second->options_error.ok()) {
+    *code = Code(call, it->second->options_error.WithContext(
+                           "the session's options: "));
+    return nullptr;
+  }
+  return it->second;
+}
+
+Tensor ToTensor(const TensorView& v) {
+  Tensor t;
+  t.dtype = static_cast<DataType>(v.dtype);
+  t.shape.assign(v.dims, v.dims + v.dim_num);
+  const auto* p = static_cast<const uint8_t*>(v.data);
+  if (v.size > 0 && p != nullptr) t.data.assign(p, p + v.size);
+  return t;
+}
+
+TensorView ToView(const Tensor& t) {
+  TensorView v;
+  v.dtype = static_cast<int32_t>(t.dtype);
+  v.dims = t.shape.data();
+  v.dim_num = t.shape.size();
+  v.data = t.data.data();
+  v.size = t.data.size();
+  return v;
+}
+
+FlowInfo ToInfo(const InfoView& v) {
+  FlowInfo i;
+  i.start_time = v.start_time;
+  i.end_time = v.end_time;
+  i.flags = v.flags;
+  i.transaction_id = v.transaction_id;
+  if (v.user_data != nullptr) {
+    i.user_data.assign(v.user_data, v.user_data + v.user_data_size);
+  }
+  i.ret_code = v.ret_code;
+  return i;
+}
+
+InfoView ToView(const FlowInfo& i) {
+  InfoView v;
+  v.start_time = i.start_time;
+  v.end_time = i.end_time;
+  v.flags = i.flags;
+  v.transaction_id = i.transaction_id;
+  v.user_data = i.user_data.data();
+  v.user_data_size = i.user_data.size();
+  v.ret_code = i.ret_code;
+  return v;
+}
+
+std::vector<uint32_t> Indexes(const uint32_t* p, size_t n) {
+  return p == nullptr ? std::vector<uint32_t>() : std::vector<uint32_t>(p, p + n);
+}
+
+}  // namespace
+
+uint32_t Initialize(const KeyValue* options, size_t option_num) {
+  ContextGuard guard;
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_initialized) return ge::kGeSuccess;  // GE: a second call is a no-op
+  hflow::Options o;
+  GeGraphOptions defaults;
+  std::vector<std::string> notes;
+  Status s = ApplyGeOptions(Options(options, option_num), &o, &notes, &defaults);
+  if (!s.ok()) return Code("GEInitialize", s);
+  s = hflow::Initialize(o);
+  if (!s.ok()) return Code("GEInitialize", s);
+  g_graph_defaults = defaults;
+  g_initialized = true;
+  return ge::kGeSuccess;
+}
+
+uint32_t Finalize() {
+  ContextGuard guard;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!g_initialized) return ge::kGeSuccess;  // GE: nothing to finalize
+    g_initialized = false;
+  }
+  return Code("GEFinalize", hflow::Finalize());
+}
+
+uint64_t CreateSession(const KeyValue* options, size_t option_num) {
+  ContextGuard guard;
+  auto state = std::make_shared<SessionState>();
+  std::lock_guard<std::mutex> lock(g_mu);
+  state->defaults = g_graph_defaults;
+  hflow::Options scratch;  // global keys were GEInitialize's to apply
+  std::vector<std::string> notes;
+  state->options_error = ApplyGeOptions(Options(options, option_num), &scratch,
+                                        &notes, &state->defaults);
+  if (!state->options_error.ok()) {
+    Code("Session", state->options_error);
+  }
+  const uint64_t id = g_next_session++;
+  g_sessions[id] = state;
+  return id;
+}
+
+void DestroySession(uint64_t session) {
+  ContextGuard guard;
+  std::shared_ptr<SessionState> state;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = g_sessions.find(session);
+    if (it == g_sessions.end()) return;
+    state = std::move(it->second);
+    g_sessions.erase(it);
+  }
+  state.reset();  // removes its graphs (hflow::Session's destructor)
+}
+
+uint32_t AddGraph(uint64_t session, uint32_t graph_id, const char* json,
+                  const char* source, const KeyValue* options,
+                  size_t option_num) {
+  ContextGuard guard;
+  const std::string call = GraphCall("AddGraph", graph_id);
+  uint32_t code = ge::kGeSuccess;
+  auto s = Find(session, call, &code);
+  if (!s) return code;
+  GeGraphOptions g = s->defaults;
+  std::vector<std::string> notes;
+  Status st = ApplyGeGraphOptions(Options(options, option_num), &g, &notes);
+  if (!st.ok()) return Code(call, st);
+  return Code(call, s->session.AddGraphJson(graph_id, json, source, "",
+                                            g.deploy_info_path));
+}
+
+uint32_t BuildGraph(uint64_t session, uint32_t graph_id) {
+  ContextGuard guard;
+  const std::string call = GraphCall("BuildGraph", graph_id);
+  uint32_t code = ge::kGeSuccess;
+  auto s = Find(session, call, &code);
+  if (!s) return code;
+  return Code(call, s->session.BuildGraph(graph_id));
+}
+
+uint32_t RemoveGraph(uint64_t session, uint32_t graph_id) {
+  ContextGuard guard;
+  const std::string call = GraphCall("RemoveGraph", graph_id);
+  uint32_t code = ge::kGeSuccess;
+  auto s = Find(session, call, &code);
+  if (!s) return code;
+  return Code(call, s->session.RemoveGraph(graph_id));
+}
+
+uint32_t FeedTensors(uint64_t session, uint32_t graph_id,
+                     const uint32_t* indexes, size_t index_num,
+                     const TensorView* tensors, size_t tensor_num,
+                     const InfoView& info, int32_t timeout) {
+  ContextGuard guard;
+  const std::string call = GraphCall("FeedDataFlowGraph", graph_id);
+  uint32_t code = ge::kGeSuccess;
+  auto s = Find(session, call, &code);
+  if (!s) return code;
+  std::vector<Tensor> in;
+  in.reserve(tensor_num);
+  for (size_t i = 0; i < tensor_num; ++i) in.push_back(ToTensor(tensors[i]));
+  return Code(call, s->session.FeedData(graph_id, Indexes(indexes, index_num),
+                                        in, ToInfo(info), timeout));
+}
+
+uint32_t FeedMessages(uint64_t session, uint32_t graph_id,
+                      const uint32_t* indexes, size_t index_num,
+                      const MessageView* messages, size_t message_num,
+                      int32_t timeout) {
+  ContextGuard guard;
+  const std::string call = GraphCall("FeedDataFlowGraph", graph_id);
+  uint32_t code = ge::kGeSuccess;
+  auto s = Find(session, call, &code);
+  if (!s) return code;
+  std::vector<Message> in(message_num);
+  for (size_t i = 0; i < message_num; ++i) {
+    const MessageView& v = messages[i];
+    Message& m = in[i];
+    m.msg_type = v.msg_type;
+    m.empty = v.empty;
+    m.info = ToInfo(v.info);
+    if (v.empty) continue;
+    if (v.msg_type == kMsgTypeTensor) {
+      m.tensors.push_back(ToTensor(v.tensor));
+    } else if (v.raw != nullptr) {
+      const auto* p = static_cast<const uint8_t*>(v.raw);
+      m.raw.assign(p, p + v.raw_size);
+    }
+  }
+  return Code(call, s->session.FeedMessages(
+                        graph_id, Indexes(indexes, index_num), in, timeout));
+}
+
+uint32_t FeedRaw(uint64_t session, uint32_t graph_id, const RawPiece* pieces,
+                 size_t piece_num, uint32_t index, const InfoView& info,
+                 int32_t timeout) {
+  ContextGuard guard;
+  const std::string call = GraphCall("FeedRawData", graph_id);
+  uint32_t code = ge::kGeSuccess;
+  auto s = Find(session, call, &code);
+  if (!s) return code;
+  std::vector<RawData> parts(piece_num);
+  for (size_t i = 0; i < piece_num; ++i) {
+    parts[i].data = pieces[i].data;
+    parts[i].len = pieces[i].len;
+  }
+  return Code(call, s->session.FeedRawData(graph_id, parts, index,
+                                           ToInfo(info), timeout));
+}
+
+uint32_t FetchTensors(uint64_t session, uint32_t graph_id,
+                      const uint32_t* indexes, size_t index_num,
+                      int32_t timeout, FetchSink* sink) {
+  ContextGuard guard;
+  const std::string call = GraphCall("FetchDataFlowGraph", graph_id);
+  uint32_t code = ge::kGeSuccess;
+  auto s = Find(session, call, &code);
+  if (!s) return code;
+  std::vector<Tensor> out;
+  FlowInfo info;
+  Status st = s->session.FetchData(graph_id, Indexes(indexes, index_num), &out,
+                                   &info, timeout);
+  ge::GeFetchFacts facts;
+  facts.api = ge::GeFetchApi::kTensors;
+  facts.raised_exception = st.ok() && info.raised_exception;
+  facts.end_of_sequence = st.ok() && (info.flags & kFlowFlagEos) != 0;
+  facts.timeout_ms = timeout;
+  code = ge::GeFetchCode(st, info.ret_code, facts);
+  if (st.ok()) {
+    for (size_t i = 0; i < out.size(); ++i) sink->OnTensor(i, ToView(out[i]));
+    sink->OnInfo(ToView(info));
+  }
+  if (code == ge::kGeSuccess) return code;
+  if (!st.ok()) return Report(call, code, st.ToString());
+  return Report(call, code,
+                (info.raised_exception ? "node '" + info.error_node +
+                                             "' raised exception "
+                                       : "node '" + info.error_node +
+                                             "' returned error code ") +
+                    std::to_string(info.ret_code) + " for transaction " +
+                    std::to_string(info.transaction_id));
+}
+
+uint32_t FetchMessages(uint64_t session, uint32_t graph_id,
+                       const uint32_t* indexes, size_t index_num,
+                       int32_t timeout, FetchSink* sink) {
+  ContextGuard guard;
+  const std::string call = GraphCall("FetchDataFlowGraph", graph_id);
+  uint32_t code = ge::kGeSuccess;
+  auto s = Find(session, call, &code);
+  if (!s) return code;
+  std::vector<Message> out;
+  Status st = s->session.FetchMessages(graph_id, Indexes(indexes, index_num),
+                                       &out, timeout);
+  ge::GeFetchFacts facts;
+  facts.api = ge::GeFetchApi::kFlowMsgs;
+  facts.timeout_ms = timeout;
+  if (st.ok()) {
+    for (size_t i = 0; i < out.size(); ++i) {
+      const Message& m = out[i];
+      facts.end_of_sequence =
+          facts.end_of_sequence || (m.info.flags & kFlowFlagEos) != 0;
+      MessageView v;
+      v.msg_type = m.msg_type;
+      v.empty = m.empty;
+      if (!m.tensors.empty()) v.tensor = ToView(m.tensors[0]);
+      v.raw = m.raw.data();
+      v.raw_size = m.raw.size();
+      v.info = ToView(m.info);
+      sink->OnMessage(i, v);
+    }
+  }
+  code = ge::GeFetchCode(st, 0, facts);
+  if (code == ge::kGeSuccess) return code;
+  return Report(call, code,
+                st.ok() ? std::string("the stream ended (end of sequence)")
+                        : st.ToString());
+}
+
+uint32_t Fail(const char* call, uint32_t code, const char* reason) {
+  return Report(call == nullptr ? "" : call, code,
+                reason == nullptr ? "" : reason);
+}
+
+const char* LastError() { return t_last_error.c_str(); }
+
+}  // namespace gebridge
+}  // namespace hflow
