@@ -38,10 +38,13 @@ Graph AddModel() {
   return graph;
 }
 
-FlowGraph ModelGraph(const char* node_name) {
+// GE's samples give a GraphPp a compile config of build options; the
+// first graph's node has one, the second's none.
+FlowGraph ModelGraph(const char* node_name, const char* compile_config) {
   FlowData a("a", 0);
   FlowData b("b", 1);
   GraphPp pp("add_pp", AddModel);
+  if (compile_config != nullptr) pp.SetCompileConfig(compile_config);
   FlowNode node(node_name, 2, 1);
   node.SetInput(0, a).SetInput(1, b).AddPp(pp);
   node.MapInput(0, pp, 0).MapInput(1, pp, 1).MapOutput(0, pp, 0);
@@ -66,29 +69,30 @@ int main(int argc, char** argv) {
     StatusIs(model.GetAllOpName(names), GRAPH_SUCCESS, "GetAllOpName");
     Eq(names.size(), static_cast<size_t>(3), "model ops");
 
-    // BuildGraph of a graph with a model node.
-    FlowGraph g1 = ModelGraph("model");
-    Status s = session->AddGraph(1, g1.ToGeGraph());
-    if (s == SUCCESS) {
-      s = session->BuildGraph(1, std::vector<Tensor>());
-      Fails(s, "BuildGraph with a GraphPp node");
-    } else {
-      Fails(s, "AddGraph with a GraphPp node");
-    }
-    Contains(GEGetErrorMsg(), "model", "the error names the node");
+    // AddGraph takes a graph with a model node; BuildGraph refuses it,
+    // naming the node and the process point.
+    FlowGraph g1 = ModelGraph("model", "config/add_graph.json");
+    StatusIs(session->AddGraph(1, g1.ToGeGraph()), SUCCESS,
+             "AddGraph with a GraphPp node");
+    Fails(session->BuildGraph(1, std::vector<Tensor>()),
+          "BuildGraph with a GraphPp node");
+    Contains(GEGetErrorMsg(), "'model'", "the error names the node");
+    Contains(GEGetErrorMsg(), "add_pp", "the error names the process point");
 
-    // The first feed builds the graph: the same failure comes back.
-    FlowGraph g2 = ModelGraph("model_fed");
-    s = session->AddGraph(2, g2.ToGeGraph());
-    if (s == SUCCESS) {
+    // The first feed builds the graph: the same failure comes back, and
+    // again on the next feed (nothing half-built).
+    FlowGraph g2 = ModelGraph("model_fed", nullptr);
+    StatusIs(session->AddGraph(2, g2.ToGeGraph()), SUCCESS,
+             "AddGraph with a GraphPp node without compile config");
+    for (int i = 1; i <= 2; ++i) {
       DataFlowInfo info;
-      s = session->FeedDataFlowGraph(2, {Int32s({1}, {1}), Int32s({1}, {2})},
-                                     info, 1000);
-      Fails(s, "first feed of a graph with a GraphPp node");
-    } else {
-      Fails(s, "AddGraph with a GraphPp node (2)");
+      Fails(session->FeedDataFlowGraph(2, {Int32s({1}, {1}), Int32s({1}, {2})},
+                                       info, 1000),
+            "feed " + Str(i) + " of a graph with a GraphPp node");
+      Contains(GEGetErrorMsg(), "'model_fed'",
+               "the feed's error names the node");
     }
-    Contains(GEGetErrorMsg(), "model_fed", "the feed's error names the node");
+    StatusIs(session->RemoveGraph(2), SUCCESS, "RemoveGraph of it");
 
     // A UDF that may invoke a model closure.
     FlowData x("x", 0);
@@ -99,10 +103,12 @@ int main(int argc, char** argv) {
     invoker.SetInput(0, x).AddPp(fpp);
     FlowGraph g3("invoked_closure");
     g3.SetInputs({x}).SetOutputs({invoker});
-    s = session->AddGraph(3, g3.ToGeGraph());
-    if (s == SUCCESS) s = session->BuildGraph(3, std::vector<Tensor>());
-    Fails(s, "build of a UDF with an invoked closure");
-    Contains(GEGetErrorMsg(), "invoker", "the error names the node");
+    StatusIs(session->AddGraph(3, g3.ToGeGraph()), SUCCESS,
+             "AddGraph with an invoked closure");
+    Fails(session->BuildGraph(3, std::vector<Tensor>()),
+          "BuildGraph of a UDF with an invoked closure");
+    Contains(GEGetErrorMsg(), "'invoker'", "the error names the node");
+    Contains(GEGetErrorMsg(), "closure_pp", "and the closure");
 
     // The parsers: GRAPH_FAILED, an empty graph.
     Graph parsed("parsed");
@@ -114,8 +120,8 @@ int main(int argc, char** argv) {
 
     // RunGraph: not for DataFlow graphs.
     std::vector<Tensor> outputs;
-    s = session->RunGraph(3, {Int32s({1}, {1})}, outputs);
-    StatusIs(s, ACL_ERROR_GE_PARAM_INVALID, "RunGraph");
+    StatusIs(session->RunGraph(3, {Int32s({1}, {1})}, outputs),
+             ACL_ERROR_GE_PARAM_INVALID, "RunGraph");
 
     // The session still runs a plain UDF graph.
     FlowData a("a", 0);

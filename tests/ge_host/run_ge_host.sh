@@ -67,6 +67,12 @@ run() {
   shift 4
   local log="$tmp/$name.$devices.log" s e rc=0
   s=$(date +%s.%N)
+  if [ ! -x "$1" ]; then
+    printf 'FAIL %-16s devices %-8s not built (%s)\n' "$name" "$devices" \
+      "$(grep -m1 -o '[^ ]*missing[^"]*' "$tmp/cmake.log" || echo "see cmake")"
+    failed+=("$name@$devices")
+    return
+  fi
   if [ "$cluster" = - ]; then
     (cd "$dir" && timeout 120 "$@" "$devices") >"$log" 2>&1 || rc=$?
   else
