@@ -67,9 +67,12 @@ int main(int argc, char** argv) {
         SUCCESS, "feed [-3]");
     std::vector<FlowMsgPtr> msgs;
     Status s = session->FetchDataFlowGraph(1, msgs, 3000);
+    // As a message: the raised code is the message's ret code (or the
+    // fetch says so, as for tensors).
+    const int32_t raised = 9900007;  // CheckNonNegative's code
     Check(s == ACL_ERROR_GE_USER_RAISE_EXCEPTION ||
               (s == SUCCESS && msgs.size() == 1 && msgs[0] &&
-               msgs[0]->GetRetCode() != 0),
+               msgs[0]->GetRetCode() == raised),
           "message fetch of a raised transaction: status " + Str(s) +
               (msgs.size() == 1 && msgs[0]
                    ? ", ret code " + Str(msgs[0]->GetRetCode())

@@ -68,8 +68,9 @@ run() {
   local log="$tmp/$name.$devices.log" s e rc=0
   s=$(date +%s.%N)
   if [ ! -x "$1" ]; then
-    printf 'FAIL %-16s devices %-8s not built (%s)\n' "$name" "$devices" \
-      "$(grep -m1 -o '[^ ]*missing[^"]*' "$tmp/cmake.log" || echo "see cmake")"
+    local why="see the configure output"
+    [ -f "$home/lib64/libascendcl.so" ] || why="$home/lib64/libascendcl.so is missing"
+    printf 'FAIL %-16s devices %-8s not built: %s\n' "$name" "$devices" "$why"
     failed+=("$name@$devices")
     return
   fi
@@ -81,8 +82,10 @@ run() {
   fi
   e=$(date +%s.%N)
   if [ $rc -eq 0 ] && grep -q ": PASS" "$log"; then
-    printf 'PASS %-16s devices %-8s %5.1f s (%d checks)\n' "$name" "$devices" \
-      "$(echo "$e - $s" | bc)" "$(grep -c '^\[ ok \]' "$log" || true)"
+    local checks
+    checks=$(grep -c '^\[ ok \]' "$log" || true)
+    printf 'PASS %-16s devices %-8s %5.1f s%s\n' "$name" "$devices" \
+      "$(echo "$e - $s" | bc)" "$([ "$checks" -gt 0 ] && echo " ($checks checks)")"
   else
     printf 'FAIL %-16s devices %-8s exit %d\n' "$name" "$devices" "$rc"
     grep -v '^\[ ok \]' "$log" | tail -40 | sed 's/^/    /'
