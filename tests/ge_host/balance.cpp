@@ -1,6 +1,7 @@
 // GE host program (f): balance scatter and gather (FlowNode::
 // SetBalanceScatter / SetBalanceGather), with node placement from a deploy
-// info file (ge.experiment.data_flow_deploy_info_path).
+// info file (ge.experiment.data_flow_deploy_info_path), and placement by
+// GE's logical device options.
 //
 //   x ── cut (scatter, on the first device) ── work (a replica on every
 //        device) ── join (gather by row, on the last device) ── sink
@@ -10,6 +11,9 @@
 // every fetched cell says which work and sink device handled it. Checked:
 // each cell comes back once, each transaction's cells reach every work
 // replica, each row meets in one sink replica and the two rows in two.
+// A second graph, x ── where (on ge.exec.logicalDeviceId's device, with
+// ge.exec.logicalDeviceClusterDeployMode SINGLE) ── out, checks that GE's
+// logical device options place its node.
 #include <unistd.h>
 
 #include <cstdint>
@@ -150,6 +154,31 @@ int main(int argc, char** argv) {
             "transaction " + Str(t) + ": each row on one sink, rows apart (" +
                 Str(std::vector<int64_t>(r0.begin(), r0.end())) + " " +
                 Str(std::vector<int64_t>(r1.begin(), r1.end())) + ")");
+    }
+
+    // Placement by GE's logical device options instead of a deploy info
+    // file: SINGLE puts every node of the graph on ge.exec.logicalDeviceId.
+    FlowData y("y", 0);
+    FlowNode where("where", 1, 1);
+    where.SetInput(0, y).AddPp(Pp("where_pp", "config/bal_work.json"));
+    FlowGraph placed("placed");
+    placed.SetInputs({y}).SetOutputs({where});
+    std::map<AscendString, AscendString> single;
+    single["ge.exec.logicalDeviceClusterDeployMode"] = "SINGLE";
+    const std::string logical = "[0:" + Str(devices.back()) + "]";
+    single["ge.exec.logicalDeviceId"] = AscendString(logical.c_str());
+    StatusIs(session->AddGraph(2, placed.ToGeGraph(), single), SUCCESS,
+             "AddGraph with SINGLE on " + logical);
+    StatusIs(session->FeedDataFlowGraph(2, {Int64s({1}, {5})}, feed_info, 3000),
+             SUCCESS, "feed the placed graph");
+    std::vector<Tensor> out;
+    DataFlowInfo info;
+    StatusIs(session->FetchDataFlowGraph(2, out, info, 3000), SUCCESS,
+             "fetch the placed graph");
+    if (Eq(out.size(), static_cast<size_t>(1), "placed: outputs")) {
+      Eq(Values<int64_t>(out[0]),
+         std::vector<int64_t>({5, static_cast<int64_t>(devices.back())}),
+         "placed: [value, the device the node ran on]");
     }
   }
   std::remove(deploy.c_str());
