@@ -94,7 +94,7 @@ run() {
 }
 
 programs="multi_function count_batch time_batch exception_catch flow_msg \
-balance model_node bad_input context"
+balance model_node bad_input dflow_session context"
 for p in $programs; do
   run "$p" "$src/tests/ge_host" - 0,1,2,3 "$tmp/build/$p"
   run "$p" "$src/tests/ge_host" "$tmp/cluster_2345.json" 2,3,4,5 "$tmp/build/$p"
