@@ -47,8 +47,8 @@ class GE_FUNC_VISIBILITY DFlowSession {
   Status FeedRawData(uint32_t graph_id,
                      const std::vector<RawData>& raw_data_list, uint32_t index,
                      const DataFlowInfo& info, int32_t timeout);
-  Status FetchDataFlowGraph(uint32_t graph_id,
-                            std::vector<FlowMsgPtr>& outputs, int32_t timeout);
+  Status FetchDataFlowGraph(uint32_t graph_id, std::vector<FlowMsgPtr>& outputs,
+                            int32_t timeout);
   Status FetchDataFlowGraph(uint32_t graph_id, std::vector<Tensor>& outputs,
                             DataFlowInfo& info, int32_t timeout);
   Status FetchDataFlowGraph(uint32_t graph_id,

@@ -38,8 +38,8 @@
 #include "graph/tensor.h"
 
 namespace ge {
-ATTRIBUTED_DEPRECATED(Status GEInitialize(const std::map<AscendString,
-                                                         AscendString>&))
+ATTRIBUTED_DEPRECATED(
+    Status GEInitialize(const std::map<AscendString, AscendString>&))
 GE_FUNC_VISIBILITY Status
 GEInitialize(const std::map<std::string, std::string>& options);
 GE_FUNC_VISIBILITY Status
@@ -59,9 +59,8 @@ class GE_FUNC_VISIBILITY Session {
   ~Session();
 
   Status AddGraph(uint32_t graph_id, const Graph& graph);
-  ATTRIBUTED_DEPRECATED(Status AddGraph(uint32_t, const Graph&,
-                                        const std::map<AscendString,
-                                                       AscendString>&))
+  ATTRIBUTED_DEPRECATED(Status AddGraph(
+      uint32_t, const Graph&, const std::map<AscendString, AscendString>&))
   Status AddGraph(uint32_t graph_id, const Graph& graph,
                   const std::map<std::string, std::string>& options);
   Status AddGraph(uint32_t graph_id, const Graph& graph,
@@ -74,7 +73,8 @@ class GE_FUNC_VISIBILITY Session {
   // Compiles and deploys the graph (the inputs are not needed: DataFlow
   // graphs take their shapes from what is fed). A feed builds an unbuilt
   // graph first, as in GE.
-  Status BuildGraph(uint32_t graph_id, const std::vector<InputTensorInfo>& inputs);
+  Status BuildGraph(uint32_t graph_id,
+                    const std::vector<InputTensorInfo>& inputs);
   Status BuildGraph(uint32_t graph_id, const std::vector<ge::Tensor>& inputs);
   Status CompileGraph(uint32_t graph_id);
 
@@ -117,8 +117,8 @@ class GE_FUNC_VISIBILITY Session {
                            const std::vector<uint32_t>& indexes,
                            const std::vector<FlowMsgPtr>& inputs,
                            int32_t timeout);
-  Status FetchDataFlowGraph(uint32_t graph_id,
-                            std::vector<FlowMsgPtr>& outputs, int32_t timeout);
+  Status FetchDataFlowGraph(uint32_t graph_id, std::vector<FlowMsgPtr>& outputs,
+                            int32_t timeout);
   Status FetchDataFlowGraph(uint32_t graph_id,
                             const std::vector<uint32_t>& indexes,
                             std::vector<FlowMsgPtr>& outputs, int32_t timeout);

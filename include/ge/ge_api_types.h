@@ -28,6 +28,19 @@ const char* const OPTION_GRAPH_KEY = "ge.graph_key";
 const char* const OPTION_RESOURCE_CONFIG_PATH = "ge.resourceConfigPath";
 const char* const SOC_VERSION = "ge.socVersion";
 
+// The parsers' option keys (parser/*_parser.h), as GE names them.
+namespace ir_option {
+static const char* const INPUT_FORMAT = "input_format";
+static const char* const INPUT_SHAPE = "input_shape";
+static const char* const OUTPUT = "output";
+static const char* const OUT_NODES = "ge.outputNodeName";
+static const char* const INPUT_FP16_NODES = "ge.INPUT_NODES_SET_FP16";
+static const char* const INPUT_DATA_NAMES = "input_data_names";
+static const char* const OP_NAME_MAP = "op_name_map";
+static const char* const IS_DYNAMIC_INPUT = "is_dynamic_input";
+static const char* const LOG_LEVEL = "log";
+}  // namespace ir_option
+
 // BuildGraph's input description (GE's; hflow reads no shapes from it).
 struct InputTensorInfo {
   uint32_t data_type;
@@ -36,8 +49,7 @@ struct InputTensorInfo {
   int64_t length;
 };
 
-using RunAsyncCallback =
-    std::function<void(Status, std::vector<ge::Tensor>&)>;
+using RunAsyncCallback = std::function<void(Status, std::vector<ge::Tensor>&)>;
 }  // namespace ge
 
 #endif  // HFLOW_GE_GE_API_TYPES_H_

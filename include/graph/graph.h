@@ -36,18 +36,18 @@ class Graph {
 
   Graph& SetInputs(const std::vector<Operator>& inputs);
   Graph& SetOutputs(const std::vector<Operator>& outputs);
+  Graph& SetOutputs(const std::vector<std::pair<Operator, std::vector<size_t>>>&
+                        output_indexs);
   Graph& SetOutputs(
-      const std::vector<std::pair<Operator, std::vector<size_t>>>&
-          output_indexs);
-  Graph& SetOutputs(const std::vector<std::pair<Operator, AscendString>>&
-                        outputs);
+      const std::vector<std::pair<Operator, AscendString>>& outputs);
   Graph& SetTargets(const std::vector<Operator>& targets);
 
   // True once the graph has a name and inputs or outputs.
   bool IsValid() const;
   graphStatus AddOp(const Operator& op);
   graphStatus FindOpByName(const char_t* name, Operator& op) const;
-  graphStatus FindOpByType(const char_t* type, std::vector<Operator>& ops) const;
+  graphStatus FindOpByType(const char_t* type,
+                           std::vector<Operator>& ops) const;
   graphStatus GetAllOpName(std::vector<AscendString>& names) const;
   graphStatus SaveToFile(const char_t* file_name) const;
   graphStatus LoadFromFile(const char_t* file_name);

@@ -67,8 +67,7 @@ class Operator {
   Operator& SetAttr(const char_t* name, bool attr_value);
   Operator& SetAttr(const char_t* name, const char_t* attr_value);
   Operator& SetAttr(const char_t* name, const AscendString& attr_value);
-  Operator& SetAttr(const char_t* name,
-                    const std::vector<int64_t>& attr_value);
+  Operator& SetAttr(const char_t* name, const std::vector<int64_t>& attr_value);
   Operator& SetAttr(const char_t* name, const std::vector<float>& attr_value);
   Operator& SetAttr(const char_t* name, const Tensor& attr_value);
   Operator& SetAttr(const char_t* name, DataType attr_value);
@@ -83,7 +82,8 @@ class Operator {
   graphStatus GetAttr(const char_t* name, Tensor& attr_value) const;
   graphStatus GetAttr(const char_t* name, DataType& attr_value) const;
 
-  graphStatus UpdateInputDesc(const char_t* name, const TensorDesc& tensor_desc);
+  graphStatus UpdateInputDesc(const char_t* name,
+                              const TensorDesc& tensor_desc);
   graphStatus UpdateOutputDesc(const char_t* name,
                                const TensorDesc& tensor_desc);
   TensorDesc GetInputDescByName(const char_t* name) const;

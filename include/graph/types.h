@@ -72,13 +72,49 @@ enum DataType {
 // Bytes per element; -1 for types without a fixed size (strings,
 // undefined) and kDataTypeSizeBitOffset + bits for sub-byte types, as GE.
 inline int GetSizeByDataType(DataType data_type) {
-  static const int kSizes[DT_MAX] = {
-      4, 2, 1, 4, 1, -1, 2, 2, 4, 8, 8, 8, 1, -1, 1, 1, 8, 16, 1, 2, 4, 1,
-      2, 8, -1, 5, 8, 2, -1, kDataTypeSizeBitOffset + 4,
-      kDataTypeSizeBitOffset + 1, kDataTypeSizeBitOffset + 2,
-      kDataTypeSizeBitOffset + 2, 4, 1, 1, 1, 1, kDataTypeSizeBitOffset + 6,
-      kDataTypeSizeBitOffset + 6, kDataTypeSizeBitOffset + 4,
-      kDataTypeSizeBitOffset + 4, kDataTypeSizeBitOffset + 4};
+  static const int kSizes[DT_MAX] = {4,
+                                     2,
+                                     1,
+                                     4,
+                                     1,
+                                     -1,
+                                     2,
+                                     2,
+                                     4,
+                                     8,
+                                     8,
+                                     8,
+                                     1,
+                                     -1,
+                                     1,
+                                     1,
+                                     8,
+                                     16,
+                                     1,
+                                     2,
+                                     4,
+                                     1,
+                                     2,
+                                     8,
+                                     -1,
+                                     5,
+                                     8,
+                                     2,
+                                     -1,
+                                     kDataTypeSizeBitOffset + 4,
+                                     kDataTypeSizeBitOffset + 1,
+                                     kDataTypeSizeBitOffset + 2,
+                                     kDataTypeSizeBitOffset + 2,
+                                     4,
+                                     1,
+                                     1,
+                                     1,
+                                     1,
+                                     kDataTypeSizeBitOffset + 6,
+                                     kDataTypeSizeBitOffset + 6,
+                                     kDataTypeSizeBitOffset + 4,
+                                     kDataTypeSizeBitOffset + 4,
+                                     kDataTypeSizeBitOffset + 4};
   if (data_type < 0 || data_type >= DT_MAX) return -1;
   return kSizes[data_type];
 }
@@ -130,11 +166,7 @@ enum Format {
   FORMAT_MAX = 0xff
 };
 
-enum Placement {
-  kPlacementHost = 0,
-  kPlacementDevice = 1,
-  kPlacementEnd
-};
+enum Placement { kPlacementHost = 0, kPlacementDevice = 1, kPlacementEnd };
 }  // namespace ge
 
 #endif  // HFLOW_GE_GRAPH_TYPES_H_

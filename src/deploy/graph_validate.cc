@@ -200,7 +200,9 @@ Status CheckInputAttrs(const GraphDef& g, const NameIndex& nodes,
 }
 
 Status CheckNode(const GraphDef& g, const NameIndex& nodes, const NodeDef& n) {
-  if (n.pp.function.empty() && n.pp.compile_config.empty()) {
+  // A model node has neither; it fails at build (CheckModelNodes).
+  if (n.pp.function.empty() && n.pp.compile_config.empty() &&
+      n.model_pp.empty()) {
     return Bad(g, NodeWhere(n) +
                       "has no function and no compile config; "
                       "give it one or both");

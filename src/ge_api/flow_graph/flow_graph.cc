@@ -46,8 +46,8 @@ FlowNode& FlowNode::SetInput(uint32_t dst_index, const FlowOperator& src_op,
                              uint32_t src_index) {
   OperatorImpl* op = OperatorAccess::Impl(*this).get();
   const std::string call = "SetInput(" + std::to_string(dst_index) + ", '" +
-                           NameOf(src_op) + "', " +
-                           std::to_string(src_index) + ")";
+                           NameOf(src_op) + "', " + std::to_string(src_index) +
+                           ")";
   if (dst_index >= impl_->input_num) {
     Misuse(op, call + ": input index out of range (the node has " +
                    std::to_string(impl_->input_num) + " inputs)");
@@ -190,10 +190,10 @@ FlowGraph::FlowGraph(const char* name)
   impl_->data->name = Str(name);
   impl_->graph = ge::Graph(name);
   std::shared_ptr<const FlowGraphData> data = impl_->data;
-  GraphAccess::Impl(impl_->graph)->flow_json =
-      [data](std::string* json, std::string* error) {
-        return FlowGraphJson(*data, json, error);
-      };
+  GraphAccess::Impl(impl_->graph)->flow_json = [data](std::string* json,
+                                                      std::string* error) {
+    return FlowGraphJson(*data, json, error);
+  };
 }
 FlowGraph::~FlowGraph() = default;
 

@@ -8,10 +8,9 @@
 #ifndef HFLOW_GE_API_FLOW_GRAPH_FLOW_GRAPH_INTERNAL_H_
 #define HFLOW_GE_API_FLOW_GRAPH_FLOW_GRAPH_INTERNAL_H_
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>

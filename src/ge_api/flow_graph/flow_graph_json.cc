@@ -79,8 +79,7 @@ class Writer {
 
   bool Outputs(Json* doc, std::string* error) {
     if (g_.outputs.empty()) {
-      return Fail("no outputs; call SetOutputs with the nodes to fetch",
-                  error);
+      return Fail("no outputs; call SetOutputs with the nodes to fetch", error);
     }
     Json refs = Json::array();
     for (const auto& o : g_.outputs) {
@@ -98,9 +97,8 @@ class Writer {
       for (size_t i : idx) {
         if (i >= n->output_num) {
           return Fail("SetOutputs: node '" + impl->name + "' has " +
-                          std::to_string(n->output_num) +
-                          " output(s); index " + std::to_string(i) +
-                          " is out of range",
+                          std::to_string(n->output_num) + " output(s); index " +
+                          std::to_string(i) + " is out of range",
                       error);
         }
         refs.push_back(impl->name + ":" + std::to_string(i));
@@ -140,13 +138,11 @@ class Writer {
       if (NodeOf(src) == nullptr) {
         inputs.push_back(src.name);  // a FlowData: a graph input
       } else {
-        inputs.push_back(src.name + ":" +
-                         std::to_string(it->second.src_index));
+        inputs.push_back(src.name + ":" + std::to_string(it->second.src_index));
       }
     }
-    Json node = {{"name", op.name},
-                 {"inputs", inputs},
-                 {"outputs", n.output_num}};
+    Json node = {
+        {"name", op.name}, {"inputs", inputs}, {"outputs", n.output_num}};
     for (const auto& kv : n.pp.items()) node[kv.key()] = kv.value();
     if (!n.input_map.empty()) node["input_map"] = Map(n.input_map, n.input_num);
     if (!n.output_map.empty()) {
@@ -154,7 +150,8 @@ class Writer {
     }
     if (!n.input_attrs.empty()) {
       Json attrs = Json::object();
-      for (const auto& a : n.input_attrs) attrs[std::to_string(a.first)] = a.second;
+      for (const auto& a : n.input_attrs)
+        attrs[std::to_string(a.first)] = a.second;
       node["input_attrs"] = attrs;
     }
     if (!n.balance.empty()) node["balance"] = n.balance;

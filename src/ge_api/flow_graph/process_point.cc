@@ -46,21 +46,36 @@ const char* TypeName(ProcessPointType t) {
 // GE's DT_* names, as the graph file reads a DataType init param.
 const char* DtName(DataType dt) {
   switch (dt) {
-    case DT_FLOAT: return "DT_FLOAT";
-    case DT_FLOAT16: return "DT_FLOAT16";
-    case DT_INT8: return "DT_INT8";
-    case DT_INT32: return "DT_INT32";
-    case DT_UINT8: return "DT_UINT8";
-    case DT_INT16: return "DT_INT16";
-    case DT_UINT16: return "DT_UINT16";
-    case DT_UINT32: return "DT_UINT32";
-    case DT_INT64: return "DT_INT64";
-    case DT_UINT64: return "DT_UINT64";
-    case DT_DOUBLE: return "DT_DOUBLE";
-    case DT_BOOL: return "DT_BOOL";
-    case DT_STRING: return "DT_STRING";
-    case DT_BF16: return "DT_BF16";
-    default: return "DT_UNDEFINED";
+    case DT_FLOAT:
+      return "DT_FLOAT";
+    case DT_FLOAT16:
+      return "DT_FLOAT16";
+    case DT_INT8:
+      return "DT_INT8";
+    case DT_INT32:
+      return "DT_INT32";
+    case DT_UINT8:
+      return "DT_UINT8";
+    case DT_INT16:
+      return "DT_INT16";
+    case DT_UINT16:
+      return "DT_UINT16";
+    case DT_UINT32:
+      return "DT_UINT32";
+    case DT_INT64:
+      return "DT_INT64";
+    case DT_UINT64:
+      return "DT_UINT64";
+    case DT_DOUBLE:
+      return "DT_DOUBLE";
+    case DT_BOOL:
+      return "DT_BOOL";
+    case DT_STRING:
+      return "DT_STRING";
+    case DT_BF16:
+      return "DT_BF16";
+    default:
+      return "DT_UNDEFINED";
   }
 }
 
@@ -110,8 +125,7 @@ void GraphPp::Serialize(AscendString& str) const {
   str = AscendString(Json{{"model_pp", ModelPp(*this)}}.dump().c_str());
 }
 
-FlowGraphPp::FlowGraphPp(const char_t* pp_name,
-                         const FlowGraphBuilder& builder)
+FlowGraphPp::FlowGraphPp(const char_t* pp_name, const FlowGraphBuilder& builder)
     : ProcessPoint(pp_name, ProcessPointType::FLOW_GRAPH),
       impl_(std::make_shared<FlowGraphPpImpl>()) {
   impl_->builder = builder;
@@ -136,10 +150,10 @@ FunctionPp& FunctionPp::SetCompileConfig(const char_t* path) {
   return *this;
 }
 
-#define HFLOW_GE_INIT_PARAM(T, expr)                                     \
+#define HFLOW_GE_INIT_PARAM(T, expr)                                       \
   FunctionPp& FunctionPp::SetInitParam(const char_t* attr_name, T value) { \
-    impl_->init_params[Str(attr_name)] = (expr);                          \
-    return *this;                                                         \
+    impl_->init_params[Str(attr_name)] = (expr);                           \
+    return *this;                                                          \
   }
 HFLOW_GE_INIT_PARAM(const AscendString&, std::string(value.GetString()))
 HFLOW_GE_INIT_PARAM(const char_t*, Str(value))
@@ -203,7 +217,8 @@ FunctionPp::GetInvokedClosures() const {
 
 void FunctionPp::Serialize(AscendString& str) const {
   Json j = Json::object();
-  if (!Str(GetCompileConfig()).empty()) j["compile_config"] = GetCompileConfig();
+  if (!Str(GetCompileConfig()).empty())
+    j["compile_config"] = GetCompileConfig();
   if (!impl_->init_params.empty()) j["init_params"] = impl_->init_params;
   if (!impl_->closures.empty()) j["invoked_closures"] = impl_->closures;
   str = AscendString(j.dump().c_str());

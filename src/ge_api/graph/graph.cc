@@ -50,9 +50,8 @@ Graph& Graph::SetTargets(const std::vector<Operator>& targets) {
   return *this;
 }
 bool Graph::IsValid() const {
-  return impl_ != nullptr &&
-         (impl_->flow_json || !impl_->inputs.empty() ||
-          !impl_->outputs.empty());
+  return impl_ != nullptr && (impl_->flow_json || !impl_->inputs.empty() ||
+                              !impl_->outputs.empty());
 }
 graphStatus Graph::AddOp(const Operator& op) {
   if (op.IsEmpty()) return GRAPH_PARAM_INVALID;

@@ -22,9 +22,9 @@
 
 namespace ge {
 
-using OpAttr = std::variant<int64_t, float, bool, std::string,
-                            std::vector<int64_t>, std::vector<float>, Tensor,
-                            DataType>;
+using OpAttr =
+    std::variant<int64_t, float, bool, std::string, std::vector<int64_t>,
+                 std::vector<float>, Tensor, DataType>;
 
 class OperatorImpl {
  public:

@@ -112,10 +112,10 @@ size_t Operator::GetOutputsSize() const {
   return operator_impl_ ? operator_impl_->output_names.size() : 0;
 }
 
-#define HFLOW_GE_SET_ATTR(T, expr)                                  \
+#define HFLOW_GE_SET_ATTR(T, expr)                                 \
   Operator& Operator::SetAttr(const char_t* name, T attr_value) {  \
     if (operator_impl_) operator_impl_->attrs[Str(name)] = (expr); \
-    return *this;                                                   \
+    return *this;                                                  \
   }
 HFLOW_GE_SET_ATTR(int64_t, attr_value)
 HFLOW_GE_SET_ATTR(int32_t, static_cast<int64_t>(attr_value))

@@ -115,7 +115,9 @@ void TensorDesc::Update(const Shape& shape, Format format, DataType dt) {
   impl->dtype = dt;
 }
 Shape TensorDesc::GetShape() const { return CopyShape(impl->shape); }
-void TensorDesc::SetShape(const Shape& shape) { impl->shape = CopyShape(shape); }
+void TensorDesc::SetShape(const Shape& shape) {
+  impl->shape = CopyShape(shape);
+}
 graphStatus TensorDesc::SetUnknownDimNumShape() {
   impl->shape = Shape(UNKNOWN_RANK);
   return GRAPH_SUCCESS;
@@ -197,8 +199,8 @@ std::unique_ptr<uint8_t[], Tensor::DeleteFunc> Tensor::ResetData() {
   impl->owner.reset();
   impl->data = nullptr;
   impl->size = 0;
-  return std::unique_ptr<uint8_t[], DeleteFunc>(
-      copy, [](uint8_t* p) { delete[] p; });
+  return std::unique_ptr<uint8_t[], DeleteFunc>(copy,
+                                                [](uint8_t* p) { delete[] p; });
 }
 
 graphStatus Tensor::SetData(std::vector<uint8_t>&& data) {

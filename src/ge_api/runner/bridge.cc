@@ -7,12 +7,11 @@
 // per thread.
 #include "ge_api/runner/bridge.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -32,10 +31,10 @@ struct SessionState {
 };
 
 std::mutex g_mu;
-bool g_initialized = false;             // GUARDED_BY(g_mu)
-GeGraphOptions g_graph_defaults;        // GUARDED_BY(g_mu)
+bool g_initialized = false;       // GUARDED_BY(g_mu)
+GeGraphOptions g_graph_defaults;  // GUARDED_BY(g_mu)
 std::map<uint64_t, std::shared_ptr<SessionState>> g_sessions;  // g_mu
-uint64_t g_next_session = 1;            // GUARDED_BY(g_mu)
+uint64_t g_next_session = 1;  // GUARDED_BY(g_mu)
 
 thread_local std::string t_last_error;
 
@@ -75,8 +74,8 @@ std::shared_ptr<SessionState> Find(uint64_t id, const std::string& call,
     return nullptr;
   }
   if (!it->second->options_error.ok()) {
-    *code = Code(call, it->second->options_error.WithContext(
-                           "the session's options: "));
+    *code = Code(
+        call, it->second->options_error.WithContext("the session's options: "));
     return nullptr;
   }
   return it->second;
@@ -126,8 +125,35 @@ InfoView ToView(const FlowInfo& i) {
   return v;
 }
 
+// GE's SINGLE deploy mode (ge.exec.logicalDeviceClusterDeployMode with
+// ge.exec.logicalDeviceId): every node goes onto the logical devices, unless
+// a deploy info file places the graph. The graph-file text gets that
+// placement as its "deploy".
+Status PlaceSingle(const GeGraphOptions& g, std::string* json) {
+  if (g.deploy_mode != "SINGLE" || g.logical_devices.empty() ||
+      !g.deploy_info_path.empty()) {
+    return Status::OK();
+  }
+  nlohmann::json doc = nlohmann::json::parse(*json, nullptr, false);
+  if (doc.is_discarded() || !doc.contains("nodes")) return Status::OK();
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& n : doc["nodes"]) names.push_back(n.value("name", ""));
+  std::string list;
+  for (const GeLogicalDevice& d : g.logical_devices) {
+    if (!list.empty()) list += ",";
+    list +=
+        "0:" + std::to_string(d.node_id) + ":" + std::to_string(d.device_id);
+  }
+  doc["deploy"] = {
+      {"batch_deploy_info",
+       {{{"flow_node_list", names}, {"logic_device_list", list}}}}};
+  *json = doc.dump();
+  return Status::OK();
+}
+
 std::vector<uint32_t> Indexes(const uint32_t* p, size_t n) {
-  return p == nullptr ? std::vector<uint32_t>() : std::vector<uint32_t>(p, p + n);
+  return p == nullptr ? std::vector<uint32_t>()
+                      : std::vector<uint32_t>(p, p + n);
 }
 
 }  // namespace
@@ -139,7 +165,8 @@ uint32_t Initialize(const KeyValue* options, size_t option_num) {
   hflow::Options o;
   GeGraphOptions defaults;
   std::vector<std::string> notes;
-  Status s = ApplyGeOptions(Options(options, option_num), &o, &notes, &defaults);
+  Status s =
+      ApplyGeOptions(Options(options, option_num), &o, &notes, &defaults);
   if (!s.ok()) return Code("GEInitialize", s);
   s = hflow::Initialize(o);
   if (!s.ok()) return Code("GEInitialize", s);
@@ -200,7 +227,10 @@ uint32_t AddGraph(uint64_t session, uint32_t graph_id, const char* json,
   std::vector<std::string> notes;
   Status st = ApplyGeGraphOptions(Options(options, option_num), &g, &notes);
   if (!st.ok()) return Code(call, st);
-  return Code(call, s->session.AddGraphJson(graph_id, json, source, "",
+  std::string text = json == nullptr ? "" : json;
+  st = PlaceSingle(g, &text);
+  if (!st.ok()) return Code(call, st);
+  return Code(call, s->session.AddGraphJson(graph_id, text, source, "",
                                             g.deploy_info_path));
 }
 
@@ -279,8 +309,8 @@ uint32_t FeedRaw(uint64_t session, uint32_t graph_id, const RawPiece* pieces,
     parts[i].data = pieces[i].data;
     parts[i].len = pieces[i].len;
   }
-  return Code(call, s->session.FeedRawData(graph_id, parts, index,
-                                           ToInfo(info), timeout));
+  return Code(call, s->session.FeedRawData(graph_id, parts, index, ToInfo(info),
+                                           timeout));
 }
 
 uint32_t FetchTensors(uint64_t session, uint32_t graph_id,
@@ -308,10 +338,9 @@ uint32_t FetchTensors(uint64_t session, uint32_t graph_id,
   if (code == ge::kGeSuccess) return code;
   if (!st.ok()) return Report(call, code, st.ToString());
   return Report(call, code,
-                (info.raised_exception ? "node '" + info.error_node +
-                                             "' raised exception "
-                                       : "node '" + info.error_node +
-                                             "' returned error code ") +
+                (info.raised_exception
+                     ? "node '" + info.error_node + "' raised exception "
+                     : "node '" + info.error_node + "' returned error code ") +
                     std::to_string(info.ret_code) + " for transaction " +
                     std::to_string(info.transaction_id));
 }

@@ -50,8 +50,8 @@ struct InfoView {
 
 struct MessageView {
   uint16_t msg_type = 0;
-  bool empty = false;  // no payload (GE's AllocEmptyDataMsg)
-  TensorView tensor;   // msg_type 0
+  bool empty = false;         // no payload (GE's AllocEmptyDataMsg)
+  TensorView tensor;          // msg_type 0
   const void* raw = nullptr;  // other types
   size_t raw_size = 0;
   InfoView info;

@@ -17,8 +17,7 @@ Status Bad(const char* call, const std::string& why) {
 }
 }  // namespace
 
-Status FlowInfoData::SetUserData(const void* data, size_t size,
-                                 size_t offset) {
+Status FlowInfoData::SetUserData(const void* data, size_t size, size_t offset) {
   if (data == nullptr && size > 0) {
     return Bad("SetUserData", "null data with size " + std::to_string(size));
   }
@@ -32,8 +31,7 @@ Status FlowInfoData::SetUserData(const void* data, size_t size,
   return SUCCESS;
 }
 
-Status FlowInfoData::GetUserData(void* data, size_t size,
-                                 size_t offset) const {
+Status FlowInfoData::GetUserData(void* data, size_t size, size_t offset) const {
   if (data == nullptr && size > 0) {
     return Bad("GetUserData", "null data with size " + std::to_string(size));
   }
@@ -75,18 +73,18 @@ void FlowInfoData::From(const hflow::gebridge::InfoView& v) {
 // ---- DataFlowInfo ----
 DataFlowInfo::DataFlowInfo() : impl_(std::make_shared<DataFlowInfoImpl>()) {}
 DataFlowInfo::~DataFlowInfo() = default;
-void DataFlowInfo::SetStartTime(const uint64_t t) { impl_->info.start_time = t; }
+void DataFlowInfo::SetStartTime(const uint64_t t) {
+  impl_->info.start_time = t;
+}
 uint64_t DataFlowInfo::GetStartTime() const { return impl_->info.start_time; }
 void DataFlowInfo::SetEndTime(const uint64_t t) { impl_->info.end_time = t; }
 uint64_t DataFlowInfo::GetEndTime() const { return impl_->info.end_time; }
 void DataFlowInfo::SetFlowFlags(const uint32_t f) { impl_->info.flags = f; }
 uint32_t DataFlowInfo::GetFlowFlags() const { return impl_->info.flags; }
-Status DataFlowInfo::SetUserData(const void* data, size_t size,
-                                 size_t offset) {
+Status DataFlowInfo::SetUserData(const void* data, size_t size, size_t offset) {
   return impl_->info.SetUserData(data, size, offset);
 }
-Status DataFlowInfo::GetUserData(void* data, size_t size,
-                                 size_t offset) const {
+Status DataFlowInfo::GetUserData(void* data, size_t size, size_t offset) const {
   return impl_->info.GetUserData(data, size, offset);
 }
 uint64_t DataFlowInfo::GetTransactionId() const {
@@ -110,7 +108,8 @@ Status HostFlowMsg::GetRawData(void*& data_ptr, uint64_t& data_size) const {
 }
 
 // ---- conversions ----
-hflow::gebridge::TensorView ViewOf(const Tensor& t, std::vector<int64_t>* dims) {
+hflow::gebridge::TensorView ViewOf(const Tensor& t,
+                                   std::vector<int64_t>* dims) {
   const TensorDesc desc = t.GetTensorDesc();
   *dims = desc.GetShape().GetDims();
   hflow::gebridge::TensorView v;
@@ -149,7 +148,8 @@ int64_t TensorBytes(const char* call, const std::vector<int64_t>& shape,
 
 std::shared_ptr<Tensor> FlowBufferFactory::AllocTensor(
     const std::vector<int64_t>& shape, DataType dt, uint32_t /*align*/) {
-  const int64_t bytes = TensorBytes("FlowBufferFactory::AllocTensor", shape, dt);
+  const int64_t bytes =
+      TensorBytes("FlowBufferFactory::AllocTensor", shape, dt);
   if (bytes < 0) return nullptr;
   return std::make_shared<Tensor>(
       TensorDesc(Shape(shape), FORMAT_ND, dt),
@@ -176,7 +176,8 @@ FlowMsgPtr FlowBufferFactory::AllocEmptyDataMsg(MsgType type) {
   auto m = std::make_shared<HostFlowMsg>();
   m->type_ = type;
   m->empty_ = true;
-  if (type == MsgType::MSG_TYPE_TENSOR_DATA) m->tensor_ = std::make_shared<Tensor>();
+  if (type == MsgType::MSG_TYPE_TENSOR_DATA)
+    m->tensor_ = std::make_shared<Tensor>();
   return m;
 }
 
@@ -188,8 +189,8 @@ FlowMsgPtr FlowBufferFactory::ToFlowMsg(const Tensor& tensor) {
 
 FlowMsgPtr FlowBufferFactory::ToFlowMsg(const RawData& raw) {
   if (raw.addr == nullptr && raw.len > 0) {
-    Bad("FlowBufferFactory::ToFlowMsg", "null addr with len " +
-                                            std::to_string(raw.len));
+    Bad("FlowBufferFactory::ToFlowMsg",
+        "null addr with len " + std::to_string(raw.len));
     return nullptr;
   }
   auto m = std::make_shared<HostFlowMsg>();

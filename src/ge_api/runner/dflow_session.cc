@@ -4,7 +4,6 @@
 //
 // Thread-safety: as ge::Session.
 #include "dflow/dflow_api.h"
-
 #include "ge/ge_api.h"
 #include "ge_api/runner/bridge.h"
 #include "ge_api/runner/runner_ops.h"
@@ -39,8 +38,7 @@ Status DFlowSession::AddGraph(
 Status DFlowSession::RemoveGraph(uint32_t graph_id) {
   return gb::RemoveGraph(dflow_session_impl_->id, graph_id);
 }
-Status DFlowSession::BuildGraph(uint32_t graph_id,
-                                const std::vector<Tensor>&) {
+Status DFlowSession::BuildGraph(uint32_t graph_id, const std::vector<Tensor>&) {
   return gb::BuildGraph(dflow_session_impl_->id, graph_id);
 }
 uint64_t DFlowSession::GetSessionId() const { return dflow_session_impl_->id; }
@@ -56,8 +54,8 @@ Status DFlowSession::FeedDataFlowGraph(uint32_t graph_id,
                                        const std::vector<Tensor>& inputs,
                                        const DataFlowInfo& info,
                                        int32_t timeout) {
-  return runner::FeedTensors(dflow_session_impl_->id, graph_id, indexes,
-                             inputs, info, timeout);
+  return runner::FeedTensors(dflow_session_impl_->id, graph_id, indexes, inputs,
+                             info, timeout);
 }
 Status DFlowSession::FeedDataFlowGraph(uint32_t graph_id,
                                        const std::vector<FlowMsgPtr>& inputs,

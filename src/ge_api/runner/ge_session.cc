@@ -4,7 +4,6 @@
 //
 // Thread-safety: as GE's (ge_api.h).
 #include "ge/ge_api.h"
-
 #include "ge_api/runner/runner_internal.h"
 #include "ge_api/runner/runner_ops.h"
 

@@ -44,8 +44,8 @@ class Collector : public gb::FetchSink {
     m->empty_ = v.empty;
     m->info_.From(v.info);
     if (v.msg_type == 0) {
-      m->tensor_ = std::make_shared<Tensor>(
-          v.empty ? Tensor() : TensorOf(v.tensor));
+      m->tensor_ =
+          std::make_shared<Tensor>(v.empty ? Tensor() : TensorOf(v.tensor));
     } else if (v.raw != nullptr) {
       const auto* p = static_cast<const uint8_t*>(v.raw);
       m->raw_.assign(p, p + v.raw_size);
@@ -88,8 +88,8 @@ Status AddGraph(uint64_t sid, uint32_t graph_id, const Graph& graph,
   }
   KeyValues kv(options);
   const std::string source = "FlowGraph '" + impl->name + "'";
-  return gb::AddGraph(sid, graph_id, json.c_str(), source.c_str(),
-                      kv.kv.data(), kv.kv.size());
+  return gb::AddGraph(sid, graph_id, json.c_str(), source.c_str(), kv.kv.data(),
+                      kv.kv.size());
 }
 
 Status FeedTensors(uint64_t sid, uint32_t graph_id,
@@ -133,9 +133,8 @@ Status FeedMsgs(uint64_t sid, uint32_t graph_id,
                           views.data(), views.size(), timeout);
 }
 
-Status FeedRaw(uint64_t sid, uint32_t graph_id,
-               const std::vector<RawData>& raw, uint32_t index,
-               const DataFlowInfo& info, int32_t timeout) {
+Status FeedRaw(uint64_t sid, uint32_t graph_id, const std::vector<RawData>& raw,
+               uint32_t index, const DataFlowInfo& info, int32_t timeout) {
   std::vector<gb::RawPiece> pieces;
   pieces.reserve(raw.size());
   for (const RawData& r : raw) pieces.push_back({r.addr, r.len});

@@ -25,9 +25,8 @@ Status FeedTensors(uint64_t sid, uint32_t graph_id,
 Status FeedMsgs(uint64_t sid, uint32_t graph_id,
                 const std::vector<uint32_t>& indexes,
                 const std::vector<FlowMsgPtr>& inputs, int32_t timeout);
-Status FeedRaw(uint64_t sid, uint32_t graph_id,
-               const std::vector<RawData>& raw, uint32_t index,
-               const DataFlowInfo& info, int32_t timeout);
+Status FeedRaw(uint64_t sid, uint32_t graph_id, const std::vector<RawData>& raw,
+               uint32_t index, const DataFlowInfo& info, int32_t timeout);
 Status FetchTensors(uint64_t sid, uint32_t graph_id,
                     const std::vector<uint32_t>& indexes,
                     std::vector<Tensor>& outputs, DataFlowInfo& info,
