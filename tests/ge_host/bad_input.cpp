@@ -103,6 +103,23 @@ int main(int argc, char** argv) {
     if (s == SUCCESS) s = session->BuildGraph(3, std::vector<Tensor>());
     Fails(s, "a deploy info file that does not exist");
 
+    // A UDF whose Init fails (GeHostMulti without its "factor"): the build
+    // fails naming the node, and the graph can be removed.
+    FlowData x0("x0", 0);
+    FlowData x1("x1", 1);
+    FunctionPp multi("multi_pp");
+    multi.SetCompileConfig("config/multi.json");
+    FlowNode no_factor("no_factor", 2, 2);
+    no_factor.SetInput(0, x0).SetInput(1, x1).AddPp(multi);
+    FlowGraph init_fails("init_fails");
+    init_fails.SetInputs({x0, x1}).SetOutputs({no_factor});
+    StatusIs(session->AddGraph(4, init_fails.ToGeGraph()), SUCCESS,
+             "AddGraph of a UDF whose Init fails");
+    StatusIs(session->BuildGraph(4, std::vector<Tensor>()), FAILED,
+             "BuildGraph of it");
+    Contains(GEGetErrorMsg(), "no_factor", "the error names the node");
+    StatusIs(session->RemoveGraph(4), SUCCESS, "RemoveGraph of it");
+
     // Wrong tensor counts and indexes: ACL_ERROR_GE_PARAM_INVALID.
     StatusIs(session->FeedDataFlowGraph(1, {two[0]}, info, 100),
              ACL_ERROR_GE_PARAM_INVALID, "feed 1 tensor to 2 inputs");
