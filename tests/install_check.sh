@@ -16,7 +16,13 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 for f in include/hflow/rt.h include/hflow/status.h \
          include/flow_func/meta_flow_func.h include/flow_func/meta_multi_func.h \
          devlib/linux/x86_64/libflow_func.so lib/libhflow.so \
-         lib/cmake/hflow/hflowConfig.cmake lib/pkgconfig/hflow.pc bin/hflow; do
+         lib/cmake/hflow/hflowConfig.cmake lib/pkgconfig/hflow.pc bin/hflow \
+         include/ge/ge_api.h include/flow_graph/data_flow.h include/graph/tensor.h \
+         include/dflow/dflow_api.h include/parser/onnx_parser.h include/external \
+         opp/built-in/op_proto/inc/all_ops.h set_env.sh \
+         lib64/libgraph.so lib64/libgraph_base.so lib64/libflow_graph.so \
+         lib64/libge_runner.so lib64/libdflow_runner.so lib64/libfmk_parser.so \
+         lib64/libfmk_onnx_parser.so; do
   [ -e "$prefix/$f" ] || { echo "missing $f in the install prefix" >&2; exit 1; }
 done
 grep -qx "prefix=$prefix" "$prefix/lib/pkgconfig/hflow.pc" \
@@ -40,4 +46,10 @@ ASCEND_HOME_PATH="$prefix" cmake -S "$src/tests/udf_projects/single_add" \
 cmake --build "$work/udf" >/dev/null
 [ -f "$work/udf/release/libsingle_add.so" ] \
   || { echo "UDF did not build against the installed prefix" >&2; exit 1; }
+# GE's libraries find libhflow.so and libflow_func.so through their RUNPATH
+# (no LD_LIBRARY_PATH), so there is one hflow state in the process.
+ldd "$prefix/lib64/libge_runner.so" | grep -q "libhflow.so => $prefix/" \
+  || { echo "lib64/libge_runner.so does not find the installed libhflow.so" >&2; exit 1; }
+( source "$prefix/set_env.sh" && [ "$ASCEND_HOME_PATH" = "$prefix" ] ) \
+  || { echo "set_env.sh does not set ASCEND_HOME_PATH to the prefix" >&2; exit 1; }
 echo "install layout OK"
