@@ -6,12 +6,37 @@
 // Thread-safety: reads a finished graph; reentrant.
 #include <algorithm>
 #include <set>
+#include <variant>
 
 #include "ge_api/flow_graph/flow_graph_internal.h"
 
 namespace ge {
 namespace dflow {
 namespace {
+
+// GE's flow attributes on an operator (`_flow_attr` true, with
+// `_flow_attr_depth` and `_flow_attr_enqueue_policy`), as a graph-file flow
+// attr; null when the operator has none.
+Json FlowAttrOf(const OperatorImpl& op) {
+  auto on = op.attrs.find("_flow_attr");
+  if (on == op.attrs.end() || !std::holds_alternative<bool>(on->second) ||
+      !std::get<bool>(on->second)) {
+    return nullptr;
+  }
+  Json attr = Json::object();
+  auto depth = op.attrs.find("_flow_attr_depth");
+  if (depth != op.attrs.end() &&
+      std::holds_alternative<int64_t>(depth->second)) {
+    attr["depth"] = std::get<int64_t>(depth->second);
+  }
+  auto policy = op.attrs.find("_flow_attr_enqueue_policy");
+  if (policy != op.attrs.end() &&
+      std::holds_alternative<std::string>(policy->second) &&
+      !std::get<std::string>(policy->second).empty()) {
+    attr["enqueue_policy"] = std::get<std::string>(policy->second);
+  }
+  return attr;
+}
 
 class Writer {
  public:
@@ -53,6 +78,7 @@ class Writer {
   // GE requires), else as SetInputs listed them.
   bool Inputs(Json* doc, std::string* error) {
     std::vector<std::pair<int64_t, std::string>> in;
+    Json input_attrs = Json::object();
     for (const Operator& op : g_.inputs) {
       const auto& impl = OperatorAccess::Impl(op);
       if (!impl || impl->type != "Data") {
@@ -64,6 +90,8 @@ class Writer {
       op.GetAttr("index", index);
       in.push_back({index, impl->name});
       inputs_.insert(impl.get());
+      Json attr = FlowAttrOf(*impl);
+      if (!attr.is_null()) input_attrs[impl->name] = attr;
     }
     std::vector<std::pair<int64_t, std::string>> sorted = in;
     std::sort(sorted.begin(), sorted.end());
@@ -74,6 +102,7 @@ class Writer {
     Json names = Json::array();
     for (const auto& p : dense ? sorted : in) names.push_back(p.second);
     (*doc)["inputs"] = names;
+    if (!input_attrs.empty()) (*doc)["input_flow_attrs"] = input_attrs;
     return true;
   }
 
@@ -155,6 +184,8 @@ class Writer {
       node["input_attrs"] = attrs;
     }
     if (!n.balance.empty()) node["balance"] = n.balance;
+    Json attr = FlowAttrOf(op);
+    if (!attr.is_null()) node["flow_attr"] = attr;
     *out = node;
     return true;
   }

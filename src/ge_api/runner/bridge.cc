@@ -151,6 +151,20 @@ Status PlaceSingle(const GeGraphOptions& g, std::string* json) {
   return Status::OK();
 }
 
+// Note [ge.exec.deviceId is logical]: CANN numbers the devices a process
+// sees from 0 (ASCEND_RT_VISIBLE_DEVICES renumbers them), and GE's programs
+// pass "0" whatever the resource config lists. So an id that is not one of
+// the cluster's device ids but is below their count picks the cluster's
+// device at that position: "0" on a cluster of devices 2,3,4,5 is device 2.
+// An id the cluster has is that device, as before.
+void LogicalDeviceId(hflow::Options* o) {
+  if (!o->default_device || *o->default_device < 0) return;
+  const std::vector<int32_t> ids = o->cluster.LocalDeviceIds();
+  const int32_t id = *o->default_device;
+  if (o->cluster.HasLocalDevice(id)) return;
+  if (static_cast<size_t>(id) < ids.size()) o->default_device = ids[id];
+}
+
 std::vector<uint32_t> Indexes(const uint32_t* p, size_t n) {
   return p == nullptr ? std::vector<uint32_t>()
                       : std::vector<uint32_t>(p, p + n);
@@ -168,6 +182,7 @@ uint32_t Initialize(const KeyValue* options, size_t option_num) {
   Status s =
       ApplyGeOptions(Options(options, option_num), &o, &notes, &defaults);
   if (!s.ok()) return Code("GEInitialize", s);
+  LogicalDeviceId(&o);
   s = hflow::Initialize(o);
   if (!s.ok()) return Code("GEInitialize", s);
   g_graph_defaults = defaults;
