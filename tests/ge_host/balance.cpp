@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   std::vector<int32_t> devices = Devices(argc, argv);
   const int kTransactions = 4;
   const int kCells = 6;
-  StatusIs(GEInitialize(InitOptions(devices[0])), SUCCESS, "GEInitialize");
+  StatusIs(GEInitialize(InitOptions()), SUCCESS, "GEInitialize");
   std::string deploy = WriteDeployInfo(devices);
   Check(!deploy.empty(), "deploy info written: " + deploy);
   {

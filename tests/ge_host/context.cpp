@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   Eq(aclrtGetDevice(&device), ACL_SUCCESS, "aclrtGetDevice");
   Eq(device, last, "the current device is the context's");
 
-  StatusIs(GEInitialize(InitOptions(first)), SUCCESS, "GEInitialize");
+  StatusIs(GEInitialize(InitOptions()), SUCCESS, "GEInitialize");
   Unchanged("GEInitialize");
   {
     std::map<AscendString, AscendString> options;

@@ -38,7 +38,7 @@ FlowGraph BatchGraph(const char* name, CountBatch& batch) {
 
 int main(int argc, char** argv) {
   std::vector<int32_t> devices = Devices(argc, argv);
-  StatusIs(GEInitialize(InitOptions(devices[0])), SUCCESS, "GEInitialize");
+  StatusIs(GEInitialize(InitOptions()), SUCCESS, "GEInitialize");
   {
     std::map<AscendString, AscendString> options;
     std::shared_ptr<Session> session = std::make_shared<Session>(options);

@@ -119,11 +119,12 @@ inline std::vector<int32_t> Devices(int argc, char** argv) {
   return d;
 }
 
-// GEInitialize's options as GE's samples write them, on `device`.
-inline std::map<ge::AscendString, ge::AscendString> InitOptions(
-    int32_t device) {
+// GEInitialize's options as GE's samples write them. ge.exec.deviceId is
+// logical, as in CANN: "0" is the first device of the cluster, whatever its
+// id.
+inline std::map<ge::AscendString, ge::AscendString> InitOptions() {
   std::map<ge::AscendString, ge::AscendString> o;
-  o["ge.exec.deviceId"] = ge::AscendString(Str(device).c_str());
+  o["ge.exec.deviceId"] = "0";
   o["ge.graphRunMode"] = "0";
   return o;
 }

@@ -57,7 +57,7 @@ FlowGraph ModelGraph(const char* node_name, const char* compile_config) {
 
 int main(int argc, char** argv) {
   std::vector<int32_t> devices = Devices(argc, argv);
-  StatusIs(GEInitialize(InitOptions(devices[0])), SUCCESS, "GEInitialize");
+  StatusIs(GEInitialize(InitOptions()), SUCCESS, "GEInitialize");
   {
     std::map<AscendString, AscendString> options;
     std::shared_ptr<Session> session = std::make_shared<Session>(options);

@@ -22,7 +22,7 @@ using namespace ge_host;
 
 int main(int argc, char** argv) {
   std::vector<int32_t> devices = Devices(argc, argv);
-  StatusIs(GEInitialize(InitOptions(devices[0])), SUCCESS, "GEInitialize");
+  StatusIs(GEInitialize(InitOptions()), SUCCESS, "GEInitialize");
   {
     std::map<AscendString, AscendString> session_options;
     std::shared_ptr<Session> session =

@@ -6,8 +6,7 @@
 #   install: `cmake --install BUILD_DIR --prefix <tmp>`, and that prefix
 # Every program runs on the default cluster (devices 0..3) and again with
 # RESOURCE_CONFIG_PATH naming a cluster of devices 2,3,4,5 (GE's numa_config
-# form); the context program also on 3,6,7 (compact form). The examples run
-# on the default cluster (they use ge.exec.deviceId 0). Programs run from
+# form); the context program also on 3,6,7 (compact form). Programs run from
 # tests/ge_host (their compile configs' workspace "udf" is relative to the
 # working directory, as in GE), the examples from their own folders.
 # Prints one line per run with its seconds; exits non-zero when any fails.
@@ -102,6 +101,8 @@ done
 run context "$src/tests/ge_host" "$tmp/cluster_367.json" 3,6,7 "$tmp/build/context"
 for ex in add_two batch_sum; do
   run "$ex" "$src/examples/ge_host_api/$ex" - 0,1,2,3 \
+    "$tmp/build/examples/$ex/$ex"
+  run "$ex" "$src/examples/ge_host_api/$ex" "$tmp/cluster_2345.json" 2,3,4,5 \
     "$tmp/build/examples/$ex/$ex"
 done
 

@@ -49,7 +49,7 @@ Status FeedAt(Session& session, uint32_t graph_id, int32_t v, uint64_t start,
 
 int main(int argc, char** argv) {
   std::vector<int32_t> devices = Devices(argc, argv);
-  StatusIs(GEInitialize(InitOptions(devices[0])), SUCCESS, "GEInitialize");
+  StatusIs(GEInitialize(InitOptions()), SUCCESS, "GEInitialize");
   {
     std::map<AscendString, AscendString> options;
     std::shared_ptr<Session> session = std::make_shared<Session>(options);
