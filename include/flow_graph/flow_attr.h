@@ -1,7 +1,10 @@
 // DataFlow's input attributes (FlowNode::MapInput): CountBatch and TimeBatch
 // gather messages of one node input into batches before the UDF sees them.
 // The layout is GE's (reserved bytes included), so the structs pass through
-// DataFlowInputAttr's untyped pointer as GE's do.
+// DataFlowInputAttr's untyped pointer as GE's do. As in GE, CountBatch uses
+// batch_size, slide_stride, timeout and padding (it stacks messages along a
+// new leading dimension), and TimeBatch uses time_window, batch_dim and
+// drop_remainder; the other fields are accepted and unused.
 //
 // Thread-safety: plain data.
 #ifndef HFLOW_GE_FLOW_GRAPH_FLOW_ATTR_H_

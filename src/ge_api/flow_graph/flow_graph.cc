@@ -92,22 +92,21 @@ Json InputAttr(OperatorImpl* op, const std::string& call,
     Misuse(op, call + ": an input attribute has a null attr_value");
     return nullptr;
   }
+  // Only the fields GE enables pass on (GE's CountBatch ignores batch_dim,
+  // flag and drop_remainder; its TimeBatch ignores time_interval, timeout,
+  // flag and padding), so hflow's defaults apply to the rest as GE's do.
   if (a.attr_type == DataFlowAttrType::COUNT_BATCH) {
     const auto* c = static_cast<const CountBatch*>(a.attr_value);
     return {{"count_batch",
              {{"batch_size", c->batch_size},
               {"slide_stride", c->slide_stride},
               {"timeout", c->timeout},
-              {"padding", c->padding},
-              {"batch_dim", c->batch_dim},
-              {"drop_remainder", c->drop_remainder}}}};
+              {"padding", c->padding}}}};
   }
   if (a.attr_type == DataFlowAttrType::TIME_BATCH) {
     const auto* t = static_cast<const TimeBatch*>(a.attr_value);
     return {{"time_batch",
              {{"time_window", t->time_window},
-              {"timeout", t->timeout},
-              {"padding", t->padding},
               {"batch_dim", t->batch_dim},
               {"drop_remainder", t->drop_remainder}}}};
   }

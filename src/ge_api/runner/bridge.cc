@@ -17,6 +17,7 @@
 
 #include "hflow/context_guard.h"
 #include "hflow/ge_options.h"
+#include "hflow/rt.h"
 #include "hflow/session.h"
 #include "session/ge_codes.h"
 
@@ -172,6 +173,24 @@ void LogicalDeviceId(hflow::Options* o) {
   if (static_cast<size_t>(id) < ids.size()) o->default_device = ids[id];
 }
 
+// Note [GE after aclInit]: a program that called aclInit (and set its
+// thread's device through ACL) before GEInitialize must keep its contexts,
+// so GE uses the runtime ACL holds (hflow::Initialize adopts a held runtime
+// made from the same options). When ACL's runtime covers the same devices,
+// its default device stands: ge.exec.deviceId names GE's device, not the
+// one a thread without a context falls back to, which ACL already decided.
+void ShareAclRuntime(hflow::Options* o) {
+  rt::InstalledRuntime installed = rt::GetInstalledRuntime();
+  if (!installed.runtime || installed.holds <= 0 || !installed.options) return;
+  rt::RuntimeOptions want;
+  want.backend = o->backend;
+  want.cluster = o->cluster;
+  want.default_device = installed.options->default_device;
+  if (rt::SameRuntime(*installed.options, want)) {
+    o->default_device = installed.options->default_device;
+  }
+}
+
 std::vector<uint32_t> Indexes(const uint32_t* p, size_t n) {
   return p == nullptr ? std::vector<uint32_t>()
                       : std::vector<uint32_t>(p, p + n);
@@ -190,6 +209,7 @@ uint32_t Initialize(const KeyValue* options, size_t option_num) {
       ApplyGeOptions(Options(options, option_num), &o, &notes, &defaults);
   if (!s.ok()) return Code("GEInitialize", s);
   LogicalDeviceId(&o);
+  ShareAclRuntime(&o);
   s = hflow::Initialize(o);
   if (!s.ok()) return Code("GEInitialize", s);
   g_graph_defaults = defaults;
