@@ -1,5 +1,5 @@
-// GE's ACL_ERROR_GE_* status codes, as GE's DataFlow API returns them.
-// user guide "Coming from GE" lists what hflow returns each one for.
+// GE's ACL_ERROR_GE_* status codes, as GE's DataFlow API returns them
+// (docs/coming_from_ge.md lists what hflow returns each one for).
 //
 // Thread-safety: constants only.
 #ifndef HFLOW_GE_GE_ERROR_CODES_H_

@@ -70,10 +70,19 @@ std::string GraphCall(const char* call, uint32_t graph_id) {
 std::shared_ptr<SessionState> Find(uint64_t id, const std::string& call,
                                    uint32_t* code) {
   std::shared_ptr<SessionState> state;
+  bool initialized = false;
   {
     std::lock_guard<std::mutex> lock(g_mu);
+    initialized = g_initialized;
     auto it = g_sessions.find(id);
     if (it != g_sessions.end()) state = it->second;
+  }
+  if (!initialized) {
+    // GE's words, not hflow's: the caller knows GEInitialize.
+    *code = Report(call, ge::kGeFailed,
+                   "GE is not initialized; call GEInitialize first (and not "
+                   "after GEFinalize)");
+    return nullptr;
   }
   if (!state) {
     *code = Report(call, ge::kGeFailed,
