@@ -103,10 +103,17 @@ extern "C" aclError aclrtFreeHost(void* hostPtr) {
 
 extern "C" aclError aclrtMemcpy(void* dst, size_t destMax, const void* src,
                                 size_t count, aclrtMemcpyKind kind) {
+  // A C caller may pass any int as the kind: read its bits rather than load
+  // an enum value outside the enum's range (undefined in C++; UBSan reports
+  // it), so a bad kind is an error, not undefined behaviour.
+  int kind_value = 0;
+  static_assert(sizeof(kind_value) == sizeof(kind),
+                "aclrtMemcpyKind has the size of an int");
+  std::memcpy(&kind_value, &kind, sizeof(kind_value));
   const CallText call = [&] {
     return "aclrtMemcpy(" + acl::PointerText(dst) + ", " + Num(destMax) + ", " +
            acl::PointerText(src) + ", " + Num(count) + ", " +
-           std::to_string(static_cast<int>(kind)) + ")";
+           std::to_string(kind_value) + ")";
   };
   aclError err = ACL_SUCCESS;
   rt::DeviceRuntime* r = acl::RuntimeOrFail(call, &err);
@@ -120,7 +127,7 @@ extern "C" aclError aclrtMemcpy(void* dst, size_t destMax, const void* src,
                          "; the destination cannot hold the copy");
   }
   rt::MemcpyKind rk;
-  switch (kind) {
+  switch (kind_value) {
     case ACL_MEMCPY_HOST_TO_HOST:
       std::memmove(dst, src, count);  // no device takes part
       return ACL_SUCCESS;
@@ -135,7 +142,7 @@ extern "C" aclError aclrtMemcpy(void* dst, size_t destMax, const void* src,
       break;
     default:
       return acl::Fail(call, ACL_ERROR_INVALID_PARAM,
-                       "kind " + std::to_string(static_cast<int>(kind)) +
+                       "kind " + std::to_string(kind_value) +
                            " is not an aclrtMemcpyKind");
   }
   int32_t device = -1;
