@@ -141,9 +141,9 @@ extern "C" aclError aclrtMemcpy(void* dst, size_t destMax, const void* src,
       rk = rt::MemcpyKind::kDeviceToDevice;
       break;
     default:
-      return acl::Fail(call, ACL_ERROR_INVALID_PARAM,
-                       "kind " + std::to_string(kind_value) +
-                           " is not an aclrtMemcpyKind");
+      return acl::Fail(
+          call, ACL_ERROR_INVALID_PARAM,
+          "kind " + std::to_string(kind_value) + " is not an aclrtMemcpyKind");
   }
   int32_t device = -1;
   err = acl::CurrentDevice(*r, call, &device);
