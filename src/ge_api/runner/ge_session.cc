@@ -21,19 +21,6 @@ std::map<AscendString, AscendString> ToAscend(
   return out;
 }
 
-Status Initialize(const std::map<AscendString, AscendString>& options) {
-  std::vector<std::string> text;
-  for (const auto& o : options) {
-    text.emplace_back(o.first.GetString(), o.first.GetLength());
-    text.emplace_back(o.second.GetString(), o.second.GetLength());
-  }
-  std::vector<gb::KeyValue> kv;
-  for (size_t i = 0; i + 1 < text.size(); i += 2) {
-    kv.push_back({text[i].c_str(), text[i + 1].c_str()});
-  }
-  return gb::Initialize(kv.data(), kv.size());
-}
-
 Status NotSupported(const char* call, uint32_t graph_id) {
   const std::string c =
       std::string(call) + "(graph " + std::to_string(graph_id) + ")";
@@ -44,10 +31,10 @@ Status NotSupported(const char* call, uint32_t graph_id) {
 }  // namespace
 
 Status GEInitialize(const std::map<std::string, std::string>& options) {
-  return Initialize(ToAscend(options));
+  return runner::Initialize(ToAscend(options));
 }
 Status GEInitialize(const std::map<AscendString, AscendString>& options) {
-  return Initialize(options);
+  return runner::Initialize(options);
 }
 Status GEFinalize() { return gb::Finalize(); }
 std::string GEGetErrorMsg() { return gb::LastError(); }

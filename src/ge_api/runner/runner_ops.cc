@@ -68,6 +68,11 @@ std::map<std::string, std::string> ToStd(
   return out;
 }
 
+Status Initialize(const std::map<AscendString, AscendString>& options) {
+  KeyValues kv(options);
+  return gb::Initialize(kv.kv.data(), kv.kv.size());
+}
+
 uint64_t NewSession(const std::map<AscendString, AscendString>& options) {
   KeyValues kv(options);
   return gb::CreateSession(kv.kv.data(), kv.kv.size());

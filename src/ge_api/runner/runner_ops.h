@@ -15,6 +15,8 @@
 namespace ge {
 namespace runner {
 
+// GEInitialize's work: the options as the bridge's key-value pairs.
+Status Initialize(const std::map<AscendString, AscendString>& options);
 uint64_t NewSession(const std::map<AscendString, AscendString>& options);
 Status AddGraph(uint64_t sid, uint32_t graph_id, const Graph& graph,
                 const std::map<AscendString, AscendString>& options);
