@@ -1,0 +1,206 @@
+"""Registration of Python UDFs with ``_core`` and the driver objects hflow calls.
+
+A Python process point (a ``proc_wrapper`` class or a ``@pyflow`` function/class) becomes a set of
+functions, each registered under a process-unique name ``"<qualname>.<function>#<n>"`` with
+``_core.register_py_udf``. For each node instance hflow calls the factory (GIL held) and then the
+driver's ``init``/``proc``/``reset``. The driver sets this thread's running state (device/instance
+ids, the run context for ``alloc_tensor``, the node label for logs) around each call, logs any
+escaping exception with its traceback naming the node and function, and returns FLOW_FUNC_FAILED
+for it.
+
+Thread-safety: the name counter is locked; a driver serves one node instance.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from dataflow import _core
+from dataflow.flow_func import flow_func as ff
+from dataflow.utils.utils import DfAbortException, _running_state
+
+_counter = itertools.count()
+_counter_lock = threading.Lock()
+
+
+@dataclass
+class FuncDef:
+    """One function of a Python process point."""
+
+    method: str  # the user-visible function name
+    inputs: list[int]
+    outputs: list[int]
+    stream: bool
+    call: Callable[[Any, Any, list], int]  # (instance, raw run context, raw inputs) -> code
+    registered: str = ""
+
+
+def parse_mapping(mapping: str, where: str) -> tuple[list[int], list[int], bool]:
+    """Parse "i0,i1,o0[,stream_input]" into (inputs, outputs, stream); ValueError naming ``where``."""
+    if not isinstance(mapping, str):
+        raise TypeError(f"{where}: the mapping must be a str such as 'i0,o0', but got {mapping!r}")
+    inputs: list[int] = []
+    outputs: list[int] = []
+    stream = False
+    for raw in mapping.split(","):
+        tok = raw.strip()
+        if not tok:
+            continue
+        if tok == "stream_input":
+            stream = True
+            continue
+        kind, num = tok[0], tok[1:]
+        if kind not in "io" or not num.isdigit():
+            raise ValueError(f"{where}: bad item {tok!r} in mapping {mapping!r}: write iN, oN or stream_input")
+        (inputs if kind == "i" else outputs).append(int(num))
+    for lst, what in ((inputs, "input"), (outputs, "output")):
+        if len(set(lst)) != len(lst):
+            raise ValueError(f"{where}: mapping {mapping!r} names an {what} twice")
+    return inputs, outputs, stream
+
+
+class _Enter:
+    """Sets the thread's running state for one driver call and restores it after."""
+
+    def __init__(self, driver: "Driver", ctx: Any) -> None:
+        self._d = driver
+        self._ctx = ctx
+
+    def __enter__(self) -> None:
+        s = _running_state()
+        self._saved = (s.device_id, s.instance_id, s.instance_num, s.in_udf, s.run_context, s.label)
+        s.device_id, s.instance_id, s.instance_num = self._d.device_id, self._d.instance_id, self._d.instance_num
+        s.in_udf, s.run_context, s.label = True, self._ctx, self._d.label
+
+    def __exit__(self, *exc: object) -> None:
+        s = _running_state()
+        (s.device_id, s.instance_id, s.instance_num, s.in_udf, s.run_context, s.label) = self._saved
+
+
+class Driver:
+    """What ``_core`` calls for one node instance of a Python process point."""
+
+    def __init__(self, owner: "PyUdf") -> None:
+        self._owner = owner
+        self._instance: Any = None
+        self.device_id: Optional[int] = None
+        self.instance_id: Optional[int] = None
+        self.instance_num: Optional[int] = None
+        self.label = owner.label()
+
+    def init(self, params: Any) -> int:
+        """Make the user object and run its init; 0 on success."""
+        for attr, getter in (("device_id", "get_running_device_id"), ("instance_id", "get_running_instance_id"),
+                             ("instance_num", "get_running_instance_num")):
+            try:
+                setattr(self, attr, int(getattr(params, getter)()))
+            except Exception:
+                setattr(self, attr, None)
+        with _Enter(self, None):
+            try:
+                self._instance = self._owner.make_instance()
+                code = self._owner.init_instance(self._instance, params)
+            except Exception:
+                ff.logger.error("%s: init raised an exception:\n%s", self.label, traceback.format_exc())
+                return ff.FLOW_FUNC_FAILED
+            return self._code(code, "init")
+
+    def proc(self, name: str, ctx: Any, inputs: list) -> int:
+        """Run function ``name`` (a registered name) on ``inputs``; returns a FLOW_FUNC code."""
+        fd = self._owner.by_registered.get(name)
+        if fd is None:
+            ff.logger.error("%s: no function registered as %r", self.label, name)
+            return ff.FLOW_FUNC_ERR_PARAM_INVALID
+        with _Enter(self, ctx):
+            try:
+                code = fd.call(self._instance, ctx, inputs)
+            except DfAbortException as e:
+                ff.logger.warn("%s function '%s': proc is aborted, %s", self.label, fd.method, e)
+                return ff.FLOW_FUNC_SUCCESS
+            except Exception:
+                ff.logger.error("%s function '%s' raised an exception:\n%s", self.label, fd.method,
+                                traceback.format_exc())
+                return ff.FLOW_FUNC_FAILED
+            return self._code(code, f"function '{fd.method}'")
+
+    def reset(self, params: Any) -> int:
+        """ResetGraph: ask hflow to recreate the instance."""
+        return ff.FLOW_FUNC_ERR_NOT_SUPPORT
+
+    def _code(self, code: Any, what: str) -> int:
+        if code is None:
+            return ff.FLOW_FUNC_SUCCESS
+        if isinstance(code, bool) or not isinstance(code, int):
+            ff.logger.error("%s %s returned %r, not an int FLOW_FUNC code", self.label, what, code)
+            return ff.FLOW_FUNC_FAILED
+        return code
+
+
+class PyUdf:
+    """A registered Python process point: its functions and how to make and init its object."""
+
+    def __init__(self, qualname: str, funcs: list[FuncDef], make_instance: Callable[[], Any],
+                 init_instance: Callable[[Any, Any], Any]) -> None:
+        self.qualname = qualname
+        self.funcs = funcs
+        self.make_instance = make_instance
+        self.init_instance = init_instance
+        self.node_names: list[str] = []
+        with _counter_lock:
+            n = next(_counter)
+        for fd in funcs:
+            fd.registered = f"{qualname}.{fd.method}#{n}"
+        self.by_registered = {fd.registered: fd for fd in funcs}
+        _core.register_py_udf([fd.registered for fd in funcs], [fd.stream for fd in funcs], lambda: Driver(self))
+
+    def label(self) -> str:
+        """"FlowNode 'name'" of the node(s) running this process point."""
+        names = ",".join(self.node_names) or "?"
+        return f"FlowNode '{names}' ({self.qualname})"
+
+    def check_node(self, node_name: str, input_num: int, output_num: int) -> None:
+        """ValueError when a function's mapping does not fit the node's inputs/outputs."""
+        for fd in self.funcs:
+            for idx in fd.inputs:
+                if idx >= input_num:
+                    raise ValueError(f"{self.qualname}.{fd.method}: its mapping names input {idx}, but FlowNode "
+                                     f"'{node_name}' has {input_num} input(s)")
+            for idx in fd.outputs:
+                if idx >= output_num:
+                    raise ValueError(f"{self.qualname}.{fd.method}: its mapping names output {idx}, but FlowNode "
+                                     f"'{node_name}' has {output_num} output(s)")
+        self.node_names.append(node_name)
+
+    def func_list(self) -> list[dict]:
+        """The graph-file ``func_list``."""
+        return [{"func_name": fd.registered, "inputs_index": fd.inputs, "outputs_index": fd.outputs,
+                 "stream_input": fd.stream} for fd in self.funcs]
+
+
+def from_class(cls: type, mappings: dict[str, str]) -> PyUdf:
+    """A PyUdf for a class with ``proc_wrapper`` methods (``mappings``: method -> mapping)."""
+    funcs = []
+    for method, mapping in mappings.items():
+        if not callable(getattr(cls, method, None)):
+            raise ValueError(f"{cls.__qualname__} has no method {method!r} named by proc_wrapper")
+        ins, outs, stream = parse_mapping(mapping, f"{cls.__qualname__}.{method}")
+
+        def call(inst: Any, ctx: Any, inputs: list, _m: str = method) -> int:
+            return getattr(inst, _m)(ctx, inputs)
+
+        funcs.append(FuncDef(method, ins, outs, stream, call))
+
+    def init_instance(inst: Any, params: Any) -> Any:
+        init = getattr(inst, "init_flow_func", None)
+        if init is None:
+            return ff.FLOW_FUNC_SUCCESS
+        code = init(params)
+        if code is None:
+            ff.logger.error("%s.init_flow_func returned None, not an int FLOW_FUNC code", cls.__qualname__)
+            return ff.FLOW_FUNC_FAILED
+        return code
+
+    return PyUdf(cls.__qualname__, funcs, cls, init_instance)

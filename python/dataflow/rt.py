@@ -1,0 +1,52 @@
+"""Device and context control of hflow's simulated runtime (``_core.rt``), for users and tests
+checking that dataflow calls leave the calling thread's context alone.
+
+Functions return hflow status codes (0 = success); ``dataflow._core.last_error()`` says why one failed.
+
+Thread-safety: the current device/context are per thread, as in ACL.
+"""
+from __future__ import annotations
+
+from dataflow import _core
+
+_rt = _core.rt
+
+
+def set_device(device_id: int) -> int:
+    """Bind this thread to ``device_id``."""
+    return _rt.set_device(device_id)
+
+
+def reset_device(device_id: int) -> int:
+    """Release ``device_id`` for this process."""
+    return _rt.reset_device(device_id)
+
+
+def get_device() -> tuple[int, int]:
+    """``(code, device_id)`` of this thread."""
+    return _rt.get_device()
+
+
+def create_context(device_id: int) -> tuple[int, int]:
+    """``(code, handle)`` of a new context on ``device_id`` (it becomes current)."""
+    return _rt.create_context(device_id)
+
+
+def destroy_context(handle: int) -> int:
+    """Destroy a context."""
+    return _rt.destroy_context(handle)
+
+
+def set_current_context(handle: int) -> int:
+    """Make ``handle`` this thread's current context."""
+    return _rt.set_current_context(handle)
+
+
+def get_current_context() -> int:
+    """This thread's current context handle (0 = none)."""
+    return _rt.get_current_context()
+
+
+def device_count() -> int:
+    """How many devices the cluster has."""
+    return _rt.device_count()

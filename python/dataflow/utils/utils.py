@@ -1,0 +1,110 @@
+"""Exceptions and the per-thread "running in a UDF" state.
+
+hflow runs Python UDFs in-process on executor threads, so the running device/instance ids that GE
+keeps in process globals (one UDF per process there) are kept per thread here: the UDF driver sets
+them around every init/proc call and restores the previous values afterwards.
+
+Thread-safety: all state is thread-local.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Optional
+
+from dataflow import _core
+from dataflow.utils import log
+
+
+class DfException(Exception):
+    """A dataflow error carrying a GE status code (``error_code``) and a ``message``."""
+
+    def __init__(self, message: Any, error_code: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.error_code = int(error_code) if error_code is not None else _core.PARAM_INVALID
+
+    def __str__(self) -> str:
+        return f"DfException:{self.error_code}:{self.message}"
+
+    def __repr__(self) -> str:
+        return self.__str__()
+
+
+class DfAbortException(DfException):
+    """Raised to abandon a proc call (e.g. the UDF queue is being torn down); proc then succeeds."""
+
+
+class _RunState(threading.local):
+    def __init__(self) -> None:
+        self.device_id: Optional[int] = None
+        self.instance_id: Optional[int] = None
+        self.instance_num: Optional[int] = None
+        self.in_udf: bool = False
+        self.run_context: Any = None  # the _core.MetaRunContext of the running proc call
+        self.label: str = ""  # "<node>/<function>" of the running call, for logs
+
+
+_state = _RunState()
+
+
+def _running_state() -> _RunState:
+    return _state
+
+
+def get_running_device_id() -> Optional[int]:
+    """The device id of the UDF running on this thread (None, with an error log, on the host)."""
+    if _state.device_id is None:
+        log.error("running device id is not set: not called from inside a UDF")
+    return _state.device_id
+
+
+def get_running_instance_id() -> Optional[int]:
+    """The instance id of the UDF running on this thread (None on the host)."""
+    if _state.instance_id is None:
+        log.error("running instance id is not set: not called from inside a UDF")
+    return _state.instance_id
+
+
+def get_running_instance_num() -> Optional[int]:
+    """The instance count of the UDF node running on this thread (None on the host)."""
+    if _state.instance_num is None:
+        log.error("running instance num is not set: not called from inside a UDF")
+    return _state.instance_num
+
+
+def get_running_in_udf() -> bool:
+    """Whether this thread is inside a Python UDF's init or proc call."""
+    return _state.in_udf
+
+
+def check_type(name: str, value: Any, types: Any, what: str) -> None:
+    """Raise TypeError naming ``name`` when ``value`` is not an instance of ``types``.
+
+    ``bool`` is never accepted where ``int`` is asked for unless ``bool`` is listed.
+    """
+    ok = isinstance(value, types)
+    if ok and isinstance(value, bool):
+        listed = types if isinstance(types, tuple) else (types,)
+        ok = bool in listed
+    if not ok:
+        raise TypeError(f"Argument {name} must be {what}, but got {type(value).__name__}: {value!r}")
+
+
+def check_int(name: str, value: Any, minimum: Optional[int] = None) -> int:
+    """Check ``value`` is an int (not bool) at least ``minimum``; return it."""
+    check_type(name, value, int, "int")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"Argument {name} must be >= {minimum}, but got {value}")
+    return value
+
+
+def check_str_dict(name: str, value: Any) -> dict:
+    """Check ``value`` is a dict[str, str] (None is an empty dict); return a copy."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise TypeError(f"Argument {name} must be dict[str, str], but got {type(value).__name__}")
+    for k, v in value.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise TypeError(f"Argument {name} must be dict[str, str], but has entry {k!r}: {v!r}")
+    return dict(value)
