@@ -132,7 +132,9 @@ class FlowGraph:
 
     # -- session -------------------------------------------------------------------------------------
 
-    def _session(self) -> Any:
+    def _session(self) -> tuple[Any, int]:
+        """The session with this graph added: (session, 0), or (session, code) when adding failed
+        (the code is returned by the feed/fetch; ``_core.last_error()`` says why)."""
         session = _context.session_for(self._generation)
         if not self._added:
             with self._add_lock:
@@ -140,11 +142,12 @@ class FlowGraph:
                     ret = session.add_graph(self._graph_id, self._graph_json(), f"FlowGraph '{self.name}'",
                                             dict(self._graph_options))
                     if ret != _core.SUCCESS:
-                        raise DfException(f"Failed to add FlowGraph '{self.name}': {_core.last_error()}", ret)
+                        log.error("Failed to add FlowGraph %s: %d %s", self.name, ret, _core.last_error())
+                        return session, int(ret)
                     self._added = True
                     log.info("FlowGraph %s (id %d) added with options %s", self.name, self._graph_id,
                              self._graph_options)
-        return session
+        return session, _core.SUCCESS
 
     @staticmethod
     def _check_timeout(timeout: Any) -> int:
@@ -215,7 +218,10 @@ class FlowGraph:
             if not info[2] & FlowFlag.DATA_FLOW_FLAG_EOS:
                 log.error("feed_dict is empty but flow_flags=%d has no EOS flag", info[2])
                 return _core.PARAM_INVALID
-            return int(self._session().feed_tensors(self._graph_id, [], [], info, timeout))
+            session, code = self._session()
+            if code != _core.SUCCESS:
+                return code
+            return int(session.feed_tensors(self._graph_id, [], [], info, timeout))
         code, chosen = self._select_inputs(feed_dict, partial_inputs)
         if code != _core.SUCCESS:
             return code
@@ -227,7 +233,9 @@ class FlowGraph:
                 log.error("failed to convert data of %s to a tensor: %s", data.name, e.message)
                 return e.error_code
             indexes.append(i)
-        session = self._session()
+        session, code = self._session()
+        if code != _core.SUCCESS:
+            return code
         return int(session.feed_tensors(self._graph_id, indexes, tensors, info, timeout))
 
     def fetch_data(self, indexes: Optional[List[int]] = None, timeout: int = -1) -> Tuple[List[Tensor], FlowInfo, int]:
@@ -236,7 +244,9 @@ class FlowGraph:
         mapped = self._map_indexes(indexes)
         if mapped is None:
             return [], FlowInfo(), _core.PARAM_INVALID
-        session = self._session()
+        session, code = self._session()
+        if code != _core.SUCCESS:
+            return [], FlowInfo(), code
         code, tensors, info = session.fetch_tensors(self._graph_id, mapped, timeout)
         flow_info = FlowInfo._from_tuple(info)
         if code != _core.SUCCESS and code != _core.SUBHEALTHY:
@@ -276,7 +286,9 @@ class FlowGraph:
         if code != _core.SUCCESS:
             return code
         messages = [self._to_message(data, feed_dict[data]) for _, data in chosen]
-        session = self._session()
+        session, code = self._session()
+        if code != _core.SUCCESS:
+            return code
         return int(session.feed_messages(self._graph_id, [i for i, _ in chosen], messages, timeout))
 
     @staticmethod
@@ -298,7 +310,9 @@ class FlowGraph:
         mapped = self._map_indexes(indexes)
         if mapped is None:
             return [], _core.PARAM_INVALID
-        session = self._session()
+        session, code = self._session()
+        if code != _core.SUCCESS:
+            return [], code
         code, messages = session.fetch_messages(self._graph_id, mapped, timeout)
         if code != _core.SUCCESS and code != _core.SUBHEALTHY:
             log.error("failed to fetch flow msg from %s: %d %s", self.name, code, _core.last_error())

@@ -38,7 +38,10 @@ def _param_count(func: Callable) -> int:
 
 
 def _typing_num_returns(func: Callable) -> int:
-    ann = inspect.signature(func).return_annotation
+    try:
+        ann = inspect.signature(func, eval_str=True).return_annotation
+    except Exception:  # an annotation that cannot be evaluated: use it as written
+        ann = inspect.signature(func).return_annotation
     if ann is inspect.Signature.empty:
         return -1
     args = getattr(ann, "__args__", None)
@@ -298,5 +301,6 @@ def pyflow(*args: Any, **kwargs: Any) -> Any:
     if len(args) == 1 and not kwargs and callable(args[0]):
         return _make_pyflow(args[0], {})
     if args:
-        raise TypeError("@pyflow takes keyword options only")
+        raise TypeError("The @pyflow decorator must be applied to either a function or a class "
+                        "(options are keyword arguments only).")
     return functools.partial(_make_pyflow, options=kwargs)
