@@ -104,7 +104,10 @@ class GraphProcessPoint:
         return node
 
     def _ref(self) -> dict:
-        return {"name": self.name, "type": "GraphPp"}
+        ref = {"name": self.name, "type": "GraphPp"}
+        if self.compile_config_path:
+            ref["compile_config"] = os.path.abspath(self.compile_config_path)
+        return ref
 
 
 class FlowGraphProcessPoint:

@@ -221,6 +221,7 @@ def test_raise_exception_with_exception_catch(one_cluster):
     node.add_process_point(df.FuncProcessPoint(py_func=RaiseOnNegative))
     g = df.FlowGraph([node(d)])
     g.set_exception_catch(True)
+    g.set_inputs_align_attrs(16, 1000)  # GE requires input alignment with exception catch
     assert g.feed_data({d: np.array([-1], np.int32)}) == 0
     out, _, code = g.fetch_data(timeout=5000)
     assert code == _core.USER_RAISE_EXCEPTION, _core.last_error()
