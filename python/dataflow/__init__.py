@@ -8,7 +8,11 @@ call releases the GIL.
 
 Thread-safety: module state is locked; build each graph on one thread, feed and fetch from any.
 """
-from dataflow import _core
+import importlib.util as _ilu
+
+if _ilu.find_spec("dataflow._numpy_path") is not None:  # the build's numpy for interpreters without one
+    from dataflow import _numpy_path  # noqa: F401
+from dataflow import _core  # noqa: E402
 from dataflow import flow_func, utils
 from dataflow.data_type import (
     DT_BF16, DT_BOOL, DT_DOUBLE, DT_FLOAT, DT_FLOAT16, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_STRING, DT_UINT8,

@@ -47,6 +47,15 @@ def get_current_context() -> int:
     return _rt.get_current_context()
 
 
+def device_ids() -> list[int]:
+    """The cluster's device ids."""
+    fn = getattr(_rt, "device_ids", None)
+    if fn is not None:
+        return list(fn())
+    return list(range(_rt.device_count()))
+
+
 def device_count() -> int:
     """How many devices the cluster has."""
-    return _rt.device_count()
+    fn = getattr(_rt, "device_count", None)
+    return int(fn()) if fn is not None else len(device_ids())

@@ -79,14 +79,39 @@ _pylog = logging.getLogger("dataflow.udf")
 _pylog.addHandler(logging.NullHandler())
 
 
-def _core_logger() -> Any:
-    cls = getattr(_core, "FlowFuncLogger", None)
-    if cls is None:
-        return None
-    try:
-        return cls()
-    except TypeError:
-        return cls
+class _CoreLog:
+    """hflow's UDF log through ``_core``: the spec's ``FlowFuncLogger`` class (``log(level, msg)``,
+    ``is_log_enable(level)``) or module functions ``log(type, level, msg)``/``is_log_enable(type, level)``."""
+
+    def __init__(self) -> None:
+        cls = getattr(_core, "FlowFuncLogger", None)
+        self._obj: Any = None
+        if cls is not None:
+            try:
+                self._obj = cls()
+            except TypeError:
+                self._obj = cls
+        self._fn_log = getattr(_core, "log", None)
+        self._fn_enabled = getattr(_core, "is_log_enable", None)
+
+    def enabled(self, log_type: int, level: int) -> bool:
+        try:
+            if self._obj is not None:
+                return bool(self._obj.is_log_enable(level))
+            if self._fn_enabled is not None:
+                return bool(self._fn_enabled(log_type, level))
+        except Exception:
+            pass
+        return True
+
+    def write(self, log_type: int, level: int, line: str) -> None:
+        try:
+            if self._obj is not None:
+                self._obj.log(level, line)
+            elif self._fn_log is not None:
+                self._fn_log(log_type, level, line)
+        except Exception:
+            pass
 
 
 class FlowFuncLogger:
@@ -94,7 +119,7 @@ class FlowFuncLogger:
     line to the stdlib logger "dataflow.udf"."""
 
     def __init__(self) -> None:
-        self._impl = _core_logger()
+        self._impl = _CoreLog()
 
     @staticmethod
     def _caller() -> str:
@@ -102,21 +127,23 @@ class FlowFuncLogger:
         return f"[{f.f_code.co_filename}:{f.f_lineno}][{f.f_code.co_name}]"
 
     def is_log_enable(self, log_type: FlowFuncLogType = DEBUG_LOG, log_level: FlowFuncLogLevel = INFO) -> bool:
-        """Whether a line of ``log_level`` would be written."""
+        """Whether a line of ``log_level`` would be written to the ``log_type`` log."""
         if not isinstance(log_type, FlowFuncLogType) or not isinstance(log_level, FlowFuncLogLevel):
             return False
-        if self._impl is None:
-            return True
-        try:
-            return bool(self._impl.is_log_enable(int(log_level)))
-        except Exception:
-            return True
+        return self._impl.enabled(int(log_type), int(log_level))
 
     def get_log_header(self) -> str:
-        """The running node's header ("" outside a UDF)."""
+        """The running node's log header ("" outside a UDF)."""
+        fn = getattr(_core, "get_log_header", None)
+        if fn is not None:
+            try:
+                return str(fn())
+            except Exception:
+                pass
         return _running_state().label
 
-    def _write(self, level: FlowFuncLogLevel, where: str, message: str, args: tuple) -> None:
+    def _write(self, log_type: FlowFuncLogType, level: FlowFuncLogLevel, where: str, message: str,
+               args: tuple) -> None:
         try:
             text = message % args if args else message
         except Exception:
@@ -124,35 +151,32 @@ class FlowFuncLogger:
         line = f"{where} {text}"
         label = _running_state().label
         _pylog.log(_py_levels[level], "%s%s", f"[{label}] " if label else "", line)
-        if self._impl is not None and self.is_log_enable(DEBUG_LOG, level):
-            try:
-                self._impl.log(int(level), line)
-            except Exception:
-                pass
+        if self._impl.enabled(int(log_type), int(level)):
+            self._impl.write(int(log_type), int(level), line)
 
     def debug(self, message: str, *args: Any) -> None:
         """Log a debug line (``message % args``)."""
-        self._write(DEBUG, self._caller(), message, args)
+        self._write(DEBUG_LOG, DEBUG, self._caller(), message, args)
 
     def info(self, message: str, *args: Any) -> None:
         """Log an info line."""
-        self._write(INFO, self._caller(), message, args)
+        self._write(DEBUG_LOG, INFO, self._caller(), message, args)
 
     def warn(self, message: str, *args: Any) -> None:
         """Log a warning line."""
-        self._write(WARN, self._caller(), message, args)
+        self._write(DEBUG_LOG, WARN, self._caller(), message, args)
 
     def error(self, message: str, *args: Any) -> None:
         """Log an error line."""
-        self._write(ERROR, self._caller(), message, args)
+        self._write(DEBUG_LOG, ERROR, self._caller(), message, args)
 
     def run_error(self, message: str, *args: Any) -> None:
         """Log a run-log error line."""
-        self._write(ERROR, self._caller(), message, args)
+        self._write(RUN_LOG, ERROR, self._caller(), message, args)
 
     def run_info(self, message: str, *args: Any) -> None:
         """Log a run-log info line."""
-        self._write(INFO, self._caller(), message, args)
+        self._write(RUN_LOG, INFO, self._caller(), message, args)
 
 
 logger = FlowFuncLogger()
@@ -327,8 +351,11 @@ class PyMetaParams:
         """``(code, value)`` of an init param, value typed as it was set."""
         return self._meta_params.get_attr(name)
 
-    def _typed(self, name: str, check: Any) -> Tuple[int, Any]:
-        code, value = self._meta_params.get_attr(name)
+    def _typed(self, name: str, check: Any, core_getter: str = "") -> Tuple[int, Any]:
+        if not isinstance(name, str):
+            raise TypeError(f"Argument name must be str, but got {type(name).__name__}")
+        getter = getattr(self._meta_params, core_getter, None) if core_getter else None
+        code, value = getter(name) if getter is not None else self._meta_params.get_attr(name)
         if code != FLOW_FUNC_SUCCESS:
             return code, None
         if not check(value):
@@ -352,53 +379,54 @@ class PyMetaParams:
 
     def get_attr_int(self, name: str) -> Tuple[int, int]:
         """An int init param."""
-        return self._typed(name, self._is(int))
+        return self._typed(name, self._is(int), "get_int")
 
     def get_attr_int_list(self, name: str) -> Tuple[int, List[int]]:
         """A list-of-int init param."""
-        return self._typed(name, self._list_of(int))
+        return self._typed(name, self._list_of(int), "get_int_list")
 
     def get_attr_int_list_list(self, name: str) -> Tuple[int, List[List[int]]]:
         """A list-of-list-of-int init param."""
         inner = self._list_of(int)
-        return self._typed(name, lambda v: isinstance(v, list) and all(inner(x) for x in v))
+        return self._typed(name, lambda v: isinstance(v, list) and all(inner(x) for x in v),
+                           "get_int_list_list")
 
     def get_attr_bool(self, name: str) -> Tuple[int, bool]:
         """A bool init param."""
-        return self._typed(name, self._is(bool))
+        return self._typed(name, self._is(bool), "get_bool")
 
     def get_attr_bool_list(self, name: str) -> Tuple[int, List[bool]]:
         """A list-of-bool init param."""
-        return self._typed(name, self._list_of(bool))
+        return self._typed(name, self._list_of(bool), "get_bool_list")
 
     def get_attr_float(self, name: str) -> Tuple[int, float]:
         """A float init param."""
-        code, v = self._typed(name, self._is(float))
+        code, v = self._typed(name, self._is(float), "get_float")
         return code, (float(v) if v is not None else None)
 
     def get_attr_float_list(self, name: str) -> Tuple[int, List[float]]:
         """A list-of-float init param."""
-        code, v = self._typed(name, self._list_of(float))
+        code, v = self._typed(name, self._list_of(float), "get_float_list")
         return code, ([float(x) for x in v] if v is not None else None)
 
     def get_attr_str(self, name: str) -> Tuple[int, str]:
         """A str init param."""
-        return self._typed(name, self._is(str))
+        return self._typed(name, self._is(str), "get_str")
 
     def get_attr_str_list(self, name: str) -> Tuple[int, List[str]]:
         """A list-of-str init param."""
-        return self._typed(name, self._list_of(str))
+        return self._typed(name, self._list_of(str), "get_str_list")
 
     def get_attr_tensor_dtype(self, name: str) -> Tuple[int, Any]:
         """A DType init param, as its numpy type."""
-        code, v = self._typed(name, self._is(int))
+        code, v = self._typed(name, self._is(int), "get_dtype")
         if code != FLOW_FUNC_SUCCESS:
             return code, None
         return FLOW_FUNC_SUCCESS, dt.np_dtype_of(dt.from_code(v))
 
     def get_attr_tensor_dtype_list(self, name: str) -> Tuple[int, List[Any]]:
         """A list-of-DType init param, as numpy types."""
-        code, v = self._typed(name, self._list_of(int))
+        code, v = self._typed(name, self._list_of(int), "get_dtype_list")
         if code != FLOW_FUNC_SUCCESS:
             return code, []
         return FLOW_FUNC_SUCCESS, [dt.np_dtype_of(dt.from_code(x)) for x in v]
