@@ -46,6 +46,7 @@ class FlowGraph:
         self._exception_catch = False
         self._inputs_align: Optional[dict] = None
         self._added = False
+        self._built = False  # fed once (hflow builds on the first feed) or built for a fetch
         self._add_lock = threading.Lock()
         self._extract_output_nodes()
         self._extract_input_datas()
@@ -149,6 +150,24 @@ class FlowGraph:
                              self._graph_options)
         return session, _core.SUCCESS
 
+    def _session_for_fetch(self) -> tuple[Any, int]:
+        """As ``_session``, and built: a fetch before any feed builds the graph (GE would fail it as
+        not built; building lets it wait for data and time out as usual)."""
+        session, code = self._session()
+        if code != _core.SUCCESS or self._built:
+            return session, code
+        code = int(session.build_graph(self._graph_id))
+        if code != _core.SUCCESS:
+            log.error("Failed to build FlowGraph %s: %d %s", self.name, code, _core.last_error())
+            return session, code
+        self._built = True
+        return session, code
+
+    def _fed(self, code: int) -> int:
+        if code == _core.SUCCESS:
+            self._built = True
+        return int(code)
+
     @staticmethod
     def _check_timeout(timeout: Any) -> int:
         if isinstance(timeout, bool) or not isinstance(timeout, int):
@@ -221,7 +240,7 @@ class FlowGraph:
             session, code = self._session()
             if code != _core.SUCCESS:
                 return code
-            return int(session.feed_tensors(self._graph_id, [], [], info, timeout))
+            return self._fed(session.feed_tensors(self._graph_id, [], [], info, timeout))
         code, chosen = self._select_inputs(feed_dict, partial_inputs)
         if code != _core.SUCCESS:
             return code
@@ -236,7 +255,7 @@ class FlowGraph:
         session, code = self._session()
         if code != _core.SUCCESS:
             return code
-        return int(session.feed_tensors(self._graph_id, indexes, tensors, info, timeout))
+        return self._fed(session.feed_tensors(self._graph_id, indexes, tensors, info, timeout))
 
     def fetch_data(self, indexes: Optional[List[int]] = None, timeout: int = -1) -> Tuple[List[Tensor], FlowInfo, int]:
         """Fetch one transaction of tensors: ``(tensors, flow_info, code)``."""
@@ -244,7 +263,7 @@ class FlowGraph:
         mapped = self._map_indexes(indexes)
         if mapped is None:
             return [], FlowInfo(), _core.PARAM_INVALID
-        session, code = self._session()
+        session, code = self._session_for_fetch()
         if code != _core.SUCCESS:
             return [], FlowInfo(), code
         code, tensors, info = session.fetch_tensors(self._graph_id, mapped, timeout)
@@ -289,7 +308,7 @@ class FlowGraph:
         session, code = self._session()
         if code != _core.SUCCESS:
             return code
-        return int(session.feed_messages(self._graph_id, [i for i, _ in chosen], messages, timeout))
+        return self._fed(session.feed_messages(self._graph_id, [i for i, _ in chosen], messages, timeout))
 
     @staticmethod
     def _from_message(msg_type: int, payload: Any) -> Any:
@@ -310,7 +329,7 @@ class FlowGraph:
         mapped = self._map_indexes(indexes)
         if mapped is None:
             return [], _core.PARAM_INVALID
-        session, code = self._session()
+        session, code = self._session_for_fetch()
         if code != _core.SUCCESS:
             return [], code
         code, messages = session.fetch_messages(self._graph_id, mapped, timeout)
