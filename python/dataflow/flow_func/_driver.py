@@ -131,8 +131,6 @@ class Driver:
         return ff.FLOW_FUNC_ERR_NOT_SUPPORT
 
     def _code(self, code: Any, what: str) -> int:
-        if code is None:
-            return ff.FLOW_FUNC_SUCCESS
         if isinstance(code, bool) or not isinstance(code, int):
             ff.logger.error("%s %s returned %r, not an int FLOW_FUNC code", self.label, what, code)
             return ff.FLOW_FUNC_FAILED
