@@ -298,3 +298,14 @@ def test_running_ids_on_host_are_none():
     assert df.get_running_device_id() is None
     assert df.get_running_instance_id() is None
     assert df.get_running_instance_num() is None
+
+
+def test_bad_ge_option_fails_the_first_graph(finalized):
+    df.init({"ge.noSuchOption": "1"})
+    with pytest.raises(df.DfException, match="ge.noSuchOption") as e:
+        df.FlowGraph([_node()(df.FlowData())])
+    assert e.value.error_code != 0
+    df.finalize()
+    df.init({"ge.exec.deviceId": "0"})  # a good init afterwards works
+    g = df.FlowGraph([_node()(df.FlowData())])
+    assert g.name.startswith("FlowGraph")

@@ -412,8 +412,9 @@ class MetaRunContext:
         return int(self._context.set_multi_outputs(index, msgs, balance_config.get_inner_config()))
 
     def run_flow_model(self, model_key: str, input_msgs: List[FlowMsg], timeout: int) -> Tuple[int, List[FlowMsg]]:
-        """Not supported by hflow (raises NotImplementedError)."""
-        return self._context.run_flow_model(model_key, [m._flow_msg for m in input_msgs], timeout)
+        """Not supported: hflow does not run model graphs (raises NotImplementedError)."""
+        raise NotImplementedError(f"run_flow_model({model_key!r}): hflow does not run model graphs "
+                                  "(GraphProcessPoint / FlowGraphProcessPoint)")
 
     def get_user_data(self, size: int, offset: int = 0) -> bytearray:
         """The input's user data: a 64-byte buffer whose first ``size`` bytes are those at ``offset``
