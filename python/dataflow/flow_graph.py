@@ -221,7 +221,7 @@ class FlowGraph:
     @staticmethod
     def _tensor_payload(t: Tensor, name: str) -> tuple[int, np.ndarray]:
         if t._desc.dtype == dt.DT_STRING:
-            raise DfException(f"FlowData {name}: DT_STRING tensors are not supported by hflow", _core.PARAM_INVALID)
+            raise DfException(f"FlowData {name}: DT_STRING tensors cannot be fed to hflow", _core.PARAM_INVALID)
         return (t._desc.dtype.dtype, np.ascontiguousarray(t.numpy()))
 
     def feed_data(self, feed_dict: Dict[FlowData, Any], flow_info: Optional[FlowInfo] = None, timeout: int = -1,
@@ -249,7 +249,7 @@ class FlowGraph:
             try:
                 tensors.append(self._tensor_payload(self._to_tensor(data, feed_dict[data]), data.name))
             except DfException as e:
-                log.error("failed to convert data of %s to a tensor: %s", data.name, e.message)
+                log.error("feed_data of FlowGraph %s refused: %s", self.name, e.message)
                 return e.error_code
             indexes.append(i)
         session, code = self._session()

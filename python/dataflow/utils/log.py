@@ -1,8 +1,8 @@
 """Host-side logging of the dataflow package, through the stdlib ``logging`` logger "dataflow".
 
-The logger has a NullHandler so nothing is printed unless the application configures logging
-(errors still reach stderr through ``logging.lastResort`` only when no handler exists anywhere;
-the NullHandler suppresses that, so configure logging to see them).
+Without logging configured, warnings and errors reach stderr through ``logging.lastResort`` (so a
+refused feed says why); configure the "dataflow" logger to route or silence them. UDF lines go
+to the child logger "dataflow.udf", which has a NullHandler: hflow's UDF log prints them already.
 
 Thread-safety: ``logging`` is thread-safe.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 
 _logger = logging.getLogger("dataflow")
-_logger.addHandler(logging.NullHandler())
 
 
 def debug(msg: str, *args: object) -> None:
