@@ -35,6 +35,21 @@ def test_count_batch_input(one_cluster):
     assert out[0].numpy().tolist() == [2, 3, 6, 24]
 
 
+def test_time_batch_input(one_cluster):
+    # batching by the messages' own start/end times: [t, t+1] for t = 0..3 spans a 4 ms window
+    d = df.FlowData()
+    pp = df.FuncProcessPoint(py_func=ShapeOf)
+    node = df.FlowNode(1, 1)
+    node.add_process_point(pp)
+    node.map_input(0, pp, 0, [df.TimeBatch(time_window=4)])
+    g = df.FlowGraph([node(d)])
+    for t in range(4):
+        assert g.feed_data({d: np.ones(2, np.int32)}, df.FlowInfo(start_time=t, end_time=t + 1)) == 0
+    out, _, code = g.fetch_data(timeout=5000)
+    assert code == 0, _core.last_error()
+    assert out[0].numpy().tolist() == [4, 2, 8, 32]
+
+
 @df.pyflow(stream_input="Queue")
 def drain(q):
     first = q.get(timeout=5000)  # a stream function starts before data arrives
