@@ -11,10 +11,16 @@ from dataflow.dataflow import FlowData, FlowGraphProcessPoint, FlowNode, FlowOut
 from dataflow.utils.utils import DfException
 
 
+def graph_name(node: FlowNode) -> str:
+    """A node's name in the graph file: its alias when it has one (GE's deploy infos name a node
+    by its alias), else its name."""
+    return node.alias or node.name
+
+
 def _ref(anchor: Any) -> str:
     if isinstance(anchor, FlowData):
         return anchor.name
-    return f"{anchor.node.name}:{anchor.index}"
+    return f"{graph_name(anchor.node)}:{anchor.index}"
 
 
 def collect_nodes(outputs: list[FlowOutput]) -> list[FlowNode]:
@@ -63,7 +69,7 @@ def _pp_json(node: FlowNode) -> dict:
 
 def node_json(node: FlowNode) -> dict:
     """One node's entry."""
-    j: dict[str, Any] = {"name": node.name, "inputs": [_ref(a) for a in node._input_anchors],
+    j: dict[str, Any] = {"name": graph_name(node), "inputs": [_ref(a) for a in node._input_anchors],
                          "outputs": node.output_num}
     j.update(_pp_json(node))
     if node._input_map:
@@ -83,8 +89,8 @@ def node_json(node: FlowNode) -> dict:
             j["flow_attr"] = fa
     if node._balance:
         j["balance"] = node._balance
-    if node.alias:
-        j["_alias"] = node.alias
+    if node.alias and node.alias != node.name:
+        j["_flow_node_name"] = node.name
     return j
 
 
@@ -93,16 +99,16 @@ def graph_dict(name: str, inputs: list[FlowData], outputs: list[tuple[FlowNode, 
     """The whole graph file as a dict."""
     nodes = collect_nodes(all_outputs)
     seen: dict[str, str] = {}
-    for obj, kind in [(d, "FlowData") for d in inputs] + [(n, "FlowNode") for n in nodes]:
-        if obj.name in seen:
-            raise DfException(f"Name '{obj.name}' is used by a {seen[obj.name]} and a {kind} of FlowGraph "
+    for obj_name, kind in [(d.name, "FlowData") for d in inputs] + [(graph_name(n), "FlowNode") for n in nodes]:
+        if obj_name in seen:
+            raise DfException(f"Name '{obj_name}' is used by a {seen[obj_name]} and a {kind} of FlowGraph "
                               f"'{name}': names must be unique")
-        seen[obj.name] = kind
+        seen[obj_name] = kind
     g: dict[str, Any] = {
         "name": name,
         "inputs": [d.name for d in inputs],
         "nodes": [node_json(n) for n in nodes],
-        "outputs": [f"{node.name}:{i}" for node, idxs in outputs for i in idxs],
+        "outputs": [f"{graph_name(node)}:{i}" for node, idxs in outputs for i in idxs],
         "exception_catch": bool(exception_catch),
     }
     if inputs_align is not None:

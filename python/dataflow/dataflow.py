@@ -369,7 +369,8 @@ class FlowNode:
         self._attrs[attr_name] = attr_value
 
     def set_alias(self, name: str) -> "FlowNode":
-        """An alias (unique among FlowNodes) recorded in the graph file; returns self."""
+        """An alias (unique among FlowNodes): the node's name in the graph file, so deploy infos and
+        hflow's messages name the node by it, as GE's deployment does; returns self."""
         check_type("name", name, str, "str")
         if name == self.name:
             self.alias = name

@@ -130,7 +130,8 @@ def test_node_attrs_in_json(one_cluster, tmp_path):
     assert node["input_attrs"]["1"]["time_batch"]["time_window"] == 10
     assert node["flow_attr"] == {"depth": 8, "enqueue_policy": "OVERWRITE"}
     assert node["balance"] == "gather"
-    assert node["_alias"] == "NA"
+    assert node["name"] == "NA" and node["_flow_node_name"] == "N"  # the alias names it, as in GE deploys
+    assert j["outputs"] == ["NA:0"]
     assert j["exception_catch"] is True
     assert j["inputs_align"] == {"max_cache_num": 16, "timeout_ms": 1000, "dropout": True}
 

@@ -34,6 +34,22 @@ def test_deploy_info_places_named_node(cluster, tmp_path):
     assert g.fetch(timeout=5000) == ([(1, last)], 0)
 
 
+def test_deploy_info_names_an_alias(one_cluster, tmp_path):
+    d = df.FlowData()
+    node = where.fnode().set_alias("here")
+    out = node(d)
+    info_path = tmp_path / "deploy.json"
+    g = df.FlowGraph([out], graph_options={"ge.experiment.data_flow_deploy_info_path": str(info_path)})
+    template = tmp_path / "template.json"
+    df.utils.generate_deploy_template(g, str(template))
+    assert json.loads(template.read_text()) == {
+        "batch_deploy_info": [{"flow_node_list": ["here"], "logic_device_list": "0:0:0"}]}
+    device = sorted(rt.device_ids())[1]
+    info_path.write_text(json.dumps({"deploy_info": [{"flow_node_name": "here", "logic_device_id": _logic(device)}]}))
+    assert g.feed({d: 2}) == 0, _core.last_error()
+    assert g.fetch(timeout=5000) == ([(2, device)], 0)
+
+
 class Cut:
     """Scatters each value v as two cells v*10 and v*10+1, one per column of a 1 x 2 grid."""
 

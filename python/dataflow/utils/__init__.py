@@ -2,6 +2,7 @@
 
 Thread-safety: see each submodule.
 """
+from dataflow.utils.deploy_template import generate_deploy_template
 from dataflow.utils.msg_type_register import MsgTypeRegister, msg_type_register
 from dataflow.utils.name_scope import name_scope, reset_name_scope
 from dataflow.utils.utils import (

@@ -72,6 +72,21 @@ def get_running_instance_num() -> Optional[int]:
     return _state.instance_num
 
 
+def set_running_device_id(device_id: Optional[int]) -> None:
+    """Set this thread's running device id (the UDF driver does; GE's tests do too)."""
+    _state.device_id = device_id
+
+
+def set_running_instance_id(instance_id: Optional[int]) -> None:
+    """Set this thread's running instance id."""
+    _state.instance_id = instance_id
+
+
+def set_running_instance_num(instance_num: Optional[int]) -> None:
+    """Set this thread's running instance count."""
+    _state.instance_num = instance_num
+
+
 def get_running_in_udf() -> bool:
     """Whether this thread is inside a Python UDF's init or proc call."""
     return _state.in_udf
