@@ -246,7 +246,10 @@ class PyActorProcessPoint:
             raise DfException(f"@pyflow class {cls.__name__} has no @df.method methods")
         funcs, wires = [], []
         n_in = n_out = 0
-        for name, m, opts in methods:
+        for name, m, method_opts in methods:
+            # class-level stream_input/choice_output apply to every method unless it sets its own
+            opts = {k: v for k, v in cls._default_options.items() if k in ("stream_input", "choice_output")}
+            opts.update(method_opts)
             ins = list(range(n_in, n_in + _param_count(m)))
             count = m.__df_num_returns__
             outs = list(range(n_out, n_out + count))

@@ -178,3 +178,18 @@ def test_method_wire_checks_arity(finalized):
     node = Accumulator.fnode(0)
     with pytest.raises(df.DfException, match="Func:add need 1 input"):
         node.add(df.FlowData(), df.FlowData())
+
+
+@df.pyflow(choice_output=lambda v: v != "drop")
+class Filter:
+    @df.method()
+    def keep(self, x):
+        return x
+
+
+def test_class_options_apply_to_methods(one_cluster):
+    d = df.FlowData()
+    g = df.FlowGraph([Filter.fnode().keep(d)])
+    assert g.feed({d: "drop"}) == 0
+    assert g.feed({d: "keep"}) == 0
+    assert g.fetch(timeout=5000) == (["keep"], 0)
