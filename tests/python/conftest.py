@@ -8,9 +8,11 @@ cluster's first device).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pathlib
+import tempfile
 
 import pytest
 
@@ -26,9 +28,13 @@ CLUSTERS = {
 }
 DEVICES = {"default": [0, 1, 2, 3], "2345": [2, 3, 4, 5], "367": [3, 6, 7]}
 
-os.environ.setdefault("HFLOW_UDF_BUILD_DIR", "/tmp/hflow_pytest_udf_build")
 if "HFLOW_SDK_DIR" not in os.environ and (REPO.parent / "main" / "build" / "sdk").is_dir():
     os.environ["HFLOW_SDK_DIR"] = str(REPO.parent / "main" / "build" / "sdk")
+if "HFLOW_UDF_BUILD_DIR" not in os.environ:
+    # C++ UDF builds are kept between runs, one folder per SDK (runs against different SDKs may
+    # run at once and must not share builds).
+    _key = hashlib.sha1(os.environ.get("HFLOW_SDK_DIR", "").encode()).hexdigest()[:12]
+    os.environ["HFLOW_UDF_BUILD_DIR"] = os.path.join(tempfile.gettempdir(), f"hflow_pytest_udf_{_key}")
 
 
 class Cluster:
