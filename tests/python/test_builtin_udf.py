@@ -75,9 +75,15 @@ def test_fetch_on_empty_graph_times_out_quickly(one_cluster, in_add_dir):
 def test_eos_feed(one_cluster, in_add_dir):
     g, d0, d1 = _add_graph()
     one = np.ones(2, np.int32)
-    assert g.feed_data({d0: one, d1: one}) == 0
-    assert g.fetch_data()[2] == 0
-    assert g.feed_data({}, df.FlowInfo(flow_flags=df.FlowFlag.DATA_FLOW_FLAG_EOS)) == 0
+    eos = df.FlowInfo(flow_flags=df.FlowFlag.DATA_FLOW_FLAG_EOS)
+    assert g.feed_data({d0: one, d1: one}, eos) == 0
+    out, info, code = g.fetch_data()
+    assert code == 0
+    np.testing.assert_array_equal(out[0].numpy(), one * 2)
+    assert info.flow_flags & df.FlowFlag.DATA_FLOW_FLAG_EOS  # the flag travels with the data
+    # an end-of-stream feed without data reaches the UDF as empty messages, which SingleAdd rejects
+    assert g.feed_data({}, eos) == 0
+    assert g.fetch_data(timeout=5000)[2] == _core.FLOW_FUNC_ERR_PARAM_INVALID
     # an empty feed without EOS is refused
     assert g.feed_data({}) == _core.PARAM_INVALID
 

@@ -193,3 +193,34 @@ def test_class_options_apply_to_methods(one_cluster):
     assert g.feed({d: "drop"}) == 0
     assert g.feed({d: "keep"}) == 0
     assert g.fetch(timeout=5000) == (["keep"], 0)
+
+
+@df.pyflow
+def mark_empty(x):
+    return "empty" if x is None else x
+
+
+@pytest.mark.xfail(strict=True, reason="CORE_ISSUES.md 8: an empty message reaches a UDF as a "
+                                       "DT_FLOAT tensor of shape [0], not as a message without tensor")
+def test_empty_message_arrives_as_none(one_cluster):
+    d = df.FlowData()
+    g = df.FlowGraph([mark_empty.fnode()(d)])
+    assert g.feed({d: None}) == 0
+    assert g.fetch(timeout=5000) == (["empty"], 0)
+
+
+@df.pyflow
+def flags_of(x):
+    return x
+
+
+def test_eos_through_a_pyflow_node(one_cluster):
+    d = df.FlowData()
+    g = df.FlowGraph([flags_of.fnode()(d)])
+    assert g.feed_data({d: np.array([1], np.int8)}, df.FlowInfo(flow_flags=df.FlowFlag.DATA_FLOW_FLAG_EOS)) == 0
+    out, info, code = g.fetch_data(timeout=5000)
+    assert code == 0 and out[0].numpy().tolist() == [1]
+    assert info.flow_flags & df.FlowFlag.DATA_FLOW_FLAG_EOS
+    assert g.feed_data({}, df.FlowInfo(flow_flags=df.FlowFlag.DATA_FLOW_FLAG_EOS)) == 0
+    out, info, code = g.fetch_data(timeout=5000)
+    assert code == 0 and info.flow_flags & df.FlowFlag.DATA_FLOW_FLAG_EOS
