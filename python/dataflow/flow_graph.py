@@ -222,7 +222,10 @@ class FlowGraph:
     def _tensor_payload(t: Tensor, name: str) -> tuple[int, np.ndarray]:
         if t._desc.dtype == dt.DT_STRING:
             raise DfException(f"FlowData {name}: DT_STRING tensors cannot be fed to hflow", _core.PARAM_INVALID)
-        return (t._desc.dtype.dtype, np.ascontiguousarray(t.numpy()))
+        arr = t.numpy()
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr).reshape(arr.shape)  # ascontiguousarray makes 0-d arrays 1-d
+        return (t._desc.dtype.dtype, arr)
 
     def feed_data(self, feed_dict: Dict[FlowData, Any], flow_info: Optional[FlowInfo] = None, timeout: int = -1,
                   partial_inputs: bool = False) -> int:

@@ -217,6 +217,17 @@ def alloc_tensor(shape: Union[List[int], Tuple[int, ...]], dtype: Any, align: in
     return Tensor(_aligned_empty(list(shape), np.dtype(npd), align))
 
 
+_FIELD_BITS = {"start_time": 64, "end_time": 64, "flow_flags": 32, "transaction_id": 64}
+
+
+def _check_field(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"FlowInfo.{name} must be int, but got {type(value).__name__}")
+    bits = _FIELD_BITS[name]
+    if not 0 <= value < (1 << bits):
+        raise ValueError(f"FlowInfo.{name} must be in [0, 2**{bits}), but got {value}")
+
+
 class FlowInfo:
     """Per-feed/fetch information: times, flow flags, transaction id and up to 64 bytes of user data."""
 
@@ -225,8 +236,7 @@ class FlowInfo:
     def __init__(self, start_time: int = 0, end_time: int = 0, flow_flags: int = 0, transaction_id: int = 0) -> None:
         for n, v in (("start_time", start_time), ("end_time", end_time), ("flow_flags", flow_flags),
                      ("transaction_id", transaction_id)):
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise TypeError(f"Argument {n} must be int, but got {type(v).__name__}")
+            _check_field(n, v)
         self._start_time = start_time
         self._end_time = end_time
         self._flow_flags = flow_flags
@@ -257,8 +267,7 @@ class FlowInfo:
             return getattr(self, attr)
 
         def setter(self: "FlowInfo", value: int) -> None:
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"FlowInfo.{name} must be int, but got {type(value).__name__}")
+            _check_field(name, value)
             setattr(self, attr, value)
 
         return property(getter, setter, doc=f"The {name.replace('_', ' ')}.")

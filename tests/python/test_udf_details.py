@@ -153,3 +153,31 @@ def test_unregistered_user_type_from_udf(one_cluster):
     assert g.feed({d: Unknown()}) == 0
     (got,), code = g.fetch(timeout=5000)
     assert code == 0 and isinstance(got, Unknown)
+
+
+@df.pyflow
+def same(x):
+    return x
+
+
+@pytest.mark.parametrize("value", [np.array(5, np.int32), np.zeros((0, 3), np.float32),
+                                   np.ones((2, 2), np.bool_), np.float16([1.5]), np.uint64([2 ** 63]),
+                                   np.arange(6, dtype=np.int8).reshape(2, 3).T])
+def test_tensor_kinds_round_trip(one_cluster, value):
+    d = df.FlowData()
+    g = df.FlowGraph([same.fnode()(d)])
+    assert g.feed_data({d: value}) == 0
+    out, _, code = g.fetch_data(timeout=5000)
+    assert code == 0
+    assert out[0].numpy().dtype == value.dtype and out[0].numpy().shape == value.shape
+    np.testing.assert_array_equal(out[0].numpy(), value)
+
+
+def test_flow_info_ranges():
+    with pytest.raises(ValueError, match="start_time"):
+        df.FlowInfo(start_time=2 ** 70)
+    with pytest.raises(ValueError, match="transaction_id"):
+        df.FlowInfo(transaction_id=-1)
+    info = df.FlowInfo()
+    with pytest.raises(ValueError, match="flow_flags"):
+        info.flow_flags = 2 ** 32
