@@ -181,3 +181,11 @@ def test_flow_info_ranges():
     info = df.FlowInfo()
     with pytest.raises(ValueError, match="flow_flags"):
         info.flow_flags = 2 ** 32
+
+
+def test_bad_graph_option_is_returned_by_feed_and_fetch(one_cluster):
+    d = df.FlowData()
+    g = df.FlowGraph([same.fnode()(d)], graph_options={"ge.noSuchGraphOption": "1"})
+    assert g.feed_data({d: np.ones(1, np.int8)}) == _core.PARAM_INVALID
+    assert "ge.noSuchGraphOption" in _core.last_error()
+    assert g.fetch_data(timeout=10)[2] == _core.PARAM_INVALID
