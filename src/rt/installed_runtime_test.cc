@@ -13,6 +13,9 @@ namespace {
 
 class InstalledRuntimeTest : public ::testing::Test {
  protected:
+  // From a clean slate even after tests that left a runtime installed (the
+  // sanitizer runs put many tests in one process).
+  void SetUp() override { InstallRuntime(nullptr); }
   void TearDown() override { InstallRuntime(nullptr); }
 };
 

@@ -18,6 +18,11 @@ namespace hflow {
 namespace rt {
 namespace sim {
 
+// Host memory standing for device memory (sim_memory.cc, Note [Mapped
+// device memory]): 64-byte aligned; HostFree takes the size HostAlloc got.
+void* HostAlloc(size_t bytes);
+void HostFree(void* p, size_t bytes);
+
 struct SimContext {
   int64_t id = 0;
   int32_t device = 0;

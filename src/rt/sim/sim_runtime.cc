@@ -58,7 +58,7 @@ SimRuntime::SimRuntime(SimOptions options)
 SimRuntime::~SimRuntime() {
   // Device memory the program leaked is still host memory: give it back.
   for (auto& [addr, a] : allocs_) {
-    ::operator delete (reinterpret_cast<void*>(addr), std::align_val_t{64});
+    sim::HostFree(reinterpret_cast<void*>(addr), a.bytes);
   }
 }
 
