@@ -8,10 +8,8 @@ call releases the GIL.
 
 Thread-safety: module state is locked; build each graph on one thread, feed and fetch from any.
 """
-import importlib.util as _ilu
-
-if _ilu.find_spec("dataflow._numpy_path") is not None:  # the build's numpy for interpreters without one
-    from dataflow import _numpy_path  # noqa: F401
+# First: the build's numpy for an interpreter without one of its own.
+from dataflow import _numpy_path  # noqa: F401
 from dataflow import _core  # noqa: E402
 from dataflow import flow_func, utils
 from dataflow.data_type import (

@@ -337,8 +337,11 @@ class FlowGraph:
             return [], code
         code, messages = session.fetch_messages(self._graph_id, mapped, timeout)
         if code != _core.SUCCESS and code != _core.SUBHEALTHY:
+            # As GE: the messages fetched still come back (an end-of-stream
+            # message returns FAILED with its message).
             log.error("failed to fetch flow msg from %s: %d %s", self.name, code, _core.last_error())
-            return [], int(code)
+            if not messages:
+                return [], int(code)
         outputs = []
         for msg_type, payload, info in messages:
             if info is not None and len(info) > 5 and info[5] != 0:

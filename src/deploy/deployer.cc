@@ -92,6 +92,27 @@ Status Deployment::AllocErrorMbuf(int32_t device, int32_t rc, uint64_t trans_id,
   return Status::OK();
 }
 
+namespace {
+
+// A node's "func_list": every function registered in the process (or by
+// exactly one loaded library), none reading or writing past the node.
+Status RegisteredFuncs(const NodeDef& n, const std::string& where,
+                       std::vector<flow_func::FuncDesc>* out) {
+  for (flow_func::FuncDesc f : n.pp.funcs) {
+    if (!flow_func::IsFunctionRegistered(f.name)) {
+      return Status::NotFound(where + "function '" + f.name +
+                              "' of its func_list is not registered; "
+                              "register it before building the graph");
+    }
+    HFLOW_RETURN_IF_ERROR(
+        flow_func::FindFunctionLibrary(f.name, &f.library).WithContext(where));
+    out->push_back(std::move(f));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status ResolveFunctions(
     const GraphDef& graph, const flow_func::UdfBuildOptions& build,
     std::map<std::string, std::vector<flow_func::FuncDesc>>* out) {
@@ -128,6 +149,8 @@ Status ResolveFunctions(
                                        " outputs but the node has " +
                                        std::to_string(PpOutputs(n)));
       }
+    } else if (!n.pp.funcs.empty()) {
+      HFLOW_RETURN_IF_ERROR(RegisteredFuncs(n, where, &funcs));
     } else if (n.pp.function.empty()) {
       return Status::InvalidArgument(where +
                                      "needs a function or a compile_config");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "flow_func/balance.h"
+#include "flow_func/compile_config.h"
 #include "flow_func/init_params.h"
 #include "hflow/graph.h"
 #include "hflow/status.h"
@@ -33,6 +34,9 @@ struct PpDef {
   std::string name;
   std::string compile_config;  // absolute path, or empty
   std::string function;        // registered name when no compile config
+  // "func_list" of the graph file: functions registered in the process,
+  // each with its indexes (neither function nor compile config then).
+  std::vector<flow_func::FuncDesc> funcs;
   flow_func::AttrMap init_params;
 };
 

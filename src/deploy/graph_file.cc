@@ -33,6 +33,8 @@
 //     "output_flow_attrs" keyed by index.
 //   - Per node "balance": "scatter" | "gather" (GE's SetBalanceScatter /
 //     SetBalanceGather).
+//   - Per node "func_list" (instead of function/compile_config): functions
+//     registered in the process, in the compile config's func_list form.
 //
 // Thread-safety: reentrant.
 #include <filesystem>
@@ -45,6 +47,7 @@
 
 #include "deploy/graph_def.h"
 #include "deploy/graph_file_fields.h"
+#include "flow_func/compile_config.h"
 
 namespace hflow {
 namespace deploy {
@@ -81,6 +84,8 @@ class Parser : public util::JsonFields {
   Status Names(const Json& root, GraphDef* g) const;
   Status Node(const Json& j, const std::string& path, NodeDef* n) const;
   Status Pp(const Json& j, const std::string& path, NodeDef* n) const;
+  Status FuncList(const Json& j, const std::string& path, NodeDef* n) const;
+  Status InitParams(const Json& j, const std::string& path, NodeDef* n) const;
   Status ModelPp(const Json& j, const std::string& path,
                  std::string* out) const;
   Status Balance(const Json& j, const std::string& path, NodeDef* n) const;
@@ -98,7 +103,6 @@ class Parser : public util::JsonFields {
              const std::string& path, OutputRef* out) const;
   Status Refs(const Json& root, GraphDef* g) const;
   Status Deploy(const Json& j, GraphDef* g) const;
-  Status InputsAlignOf(const Json& j, InputsAlign* out) const;
 
   std::string base_dir_;
 };
@@ -171,7 +175,7 @@ Status Parser::Node(const Json& j, const std::string& path, NodeDef* n) const {
            {"name", "inputs", "outputs", "function", "compile_config",
             "init_params", "input_map", "output_map", "input_attrs",
             "flow_attr", "input_flow_attrs", "output_flow_attrs", "balance",
-            "model_pp", "invoked_closures"}));
+            "model_pp", "invoked_closures", "func_list"}));
   if (!j.contains("inputs") || !j["inputs"].is_array()) {
     return Error(path + ".inputs",
                  "must be an array of references (graph "
@@ -280,6 +284,7 @@ Status Parser::Pp(const Json& j, const std::string& path, NodeDef* n) const {
   if (j.contains("model_pp")) {
     return ModelPp(j["model_pp"], path + ".model_pp", &n->model_pp);
   }
+  if (j.contains("func_list")) return FuncList(j, path, n);
   if (!j.contains("function") && !j.contains("compile_config")) {
     return Error(
         path, "node '" + n->name + "' needs \"function\" or \"compile_config\"",
@@ -296,12 +301,32 @@ Status Parser::Pp(const Json& j, const std::string& path, NodeDef* n) const {
         String(j["compile_config"], path + ".compile_config", &rel));
     n->pp.compile_config = Resolve(base_dir_, rel);
   }
-  if (j.contains("init_params")) {
-    HFLOW_RETURN_IF_ERROR(flow_func::AttrMapFromJson(
-        j["init_params"], source() + ": " + path + ".init_params",
-        &n->pp.init_params));
+  return InitParams(j, path, n);
+}
+
+Status Parser::InitParams(const Json& j, const std::string& path,
+                          NodeDef* n) const {
+  if (!j.contains("init_params")) return Status::OK();
+  return flow_func::AttrMapFromJson(j["init_params"],
+                                    source() + ": " + path + ".init_params",
+                                    &n->pp.init_params);
+}
+
+// "func_list": functions registered in the process (the Python package's
+// UDFs), with the compile config's func_list form; nothing to load.
+Status Parser::FuncList(const Json& j, const std::string& path,
+                        NodeDef* n) const {
+  if (j.contains("function") || j.contains("compile_config")) {
+    return Error(path + ".func_list",
+                 "cannot be given with \"function\" or \"compile_config\"",
+                 "list registered functions here, or name them through "
+                 "\"function\"/\"compile_config\"");
   }
-  return Status::OK();
+  HFLOW_RETURN_IF_ERROR(flow_func::ParseFuncList(
+      *this, j["func_list"], path + ".func_list",
+      static_cast<int32_t>(n->inputs.size()),
+      static_cast<int32_t>(n->output_num), &n->pp.funcs));
+  return InitParams(j, path, n);
 }
 
 Status Parser::Map(const Json& j, const std::string& path,
@@ -396,37 +421,6 @@ Status Parser::Refs(const Json& root, GraphDef* g) const {
   return Status::OK();
 }
 
-// "inputs_align": {"max_cache_num": n, "timeout_ms": t, "dropout": b}, as
-// FlowGraph::SetInputsAlignAttrs (GE's limits).
-Status Parser::InputsAlignOf(const Json& j, InputsAlign* out) const {
-  const std::string path = "inputs_align";
-  HFLOW_RETURN_IF_ERROR(Object(j, path, "write {\"max_cache_num\": 16}"));
-  HFLOW_RETURN_IF_ERROR(
-      Keys(j, path, {"max_cache_num", "timeout_ms", "dropout"}));
-  int64_t cache = 0;
-  if (!j.contains("max_cache_num")) {
-    return Error(path, "has no max_cache_num",
-                 "give 1..1024 incomplete transactions to hold");
-  }
-  HFLOW_RETURN_IF_ERROR(Int(j["max_cache_num"], path + ".max_cache_num", 0,
-                            &cache, kMaxAlignCache));
-  out->max_cache = static_cast<uint32_t>(cache);
-  if (j.contains("timeout_ms")) {
-    int64_t t = 0;
-    HFLOW_RETURN_IF_ERROR(
-        Int(j["timeout_ms"], path + ".timeout_ms", -1, &t, kMaxAlignTimeoutMs));
-    if (t == 0) {
-      return Error(path + ".timeout_ms", "0 is not a timeout",
-                   "give -1 (never) or 1..600000 ms");
-    }
-    out->timeout_ms = static_cast<int32_t>(t);
-  }
-  if (j.contains("dropout")) {
-    HFLOW_RETURN_IF_ERROR(Bool(j["dropout"], path + ".dropout", &out->dropout));
-  }
-  return Status::OK();
-}
-
 Status Parser::Deploy(const Json& j, GraphDef* g) const {
   if (j.is_object()) {
     g->deploy_info_json = j.dump();
@@ -463,7 +457,8 @@ Status Parser::ReadGraph(const Json& root, GraphDef* out) const {
         Bool(root["exception_catch"], "exception_catch", &g.exception_catch));
   }
   if (root.contains("inputs_align")) {
-    HFLOW_RETURN_IF_ERROR(InputsAlignOf(root["inputs_align"], &g.align));
+    HFLOW_RETURN_IF_ERROR(ParseInputsAlign(*this, root["inputs_align"],
+                                           "inputs_align", &g.align));
   }
   if (root.contains("deploy"))
     HFLOW_RETURN_IF_ERROR(Deploy(root["deploy"], &g));

@@ -41,6 +41,12 @@ inline Status ParseFlowAttrMap(const util::JsonFields& f,
                                const std::vector<std::string>& keys,
                                bool by_name, std::vector<FlowAttr>* out);
 
+// {"max_cache_num": n, "timeout_ms": t, "dropout": b}, as
+// FlowGraph::SetInputsAlignAttrs (GE's limits).
+inline Status ParseInputsAlign(const util::JsonFields& f,
+                               const nlohmann::json& j, const std::string& path,
+                               InputsAlign* out);
+
 // ---- Definitions (inline: this header serves graph_file.cc alone). ----
 
 namespace graph_file_internal {
@@ -193,6 +199,37 @@ inline Status ParseFlowAttrMap(const util::JsonFields& f,
                      hint);
     }
     HFLOW_RETURN_IF_ERROR(ParseFlowAttr(f, value, at, &(*out)[index]));
+  }
+  return Status::OK();
+}
+
+inline Status ParseInputsAlign(const util::JsonFields& f,
+                               const nlohmann::json& j, const std::string& path,
+                               InputsAlign* out) {
+  HFLOW_RETURN_IF_ERROR(f.Object(j, path, "write {\"max_cache_num\": 16}"));
+  HFLOW_RETURN_IF_ERROR(
+      f.Keys(j, path, {"max_cache_num", "timeout_ms", "dropout"}));
+  int64_t cache = 0;
+  if (!j.contains("max_cache_num")) {
+    return f.Error(path, "has no max_cache_num",
+                   "give 1..1024 incomplete transactions to hold");
+  }
+  HFLOW_RETURN_IF_ERROR(f.Int(j["max_cache_num"], path + ".max_cache_num", 0,
+                              &cache, kMaxAlignCache));
+  out->max_cache = static_cast<uint32_t>(cache);
+  if (j.contains("timeout_ms")) {
+    int64_t t = 0;
+    HFLOW_RETURN_IF_ERROR(f.Int(j["timeout_ms"], path + ".timeout_ms", -1, &t,
+                                kMaxAlignTimeoutMs));
+    if (t == 0) {
+      return f.Error(path + ".timeout_ms", "0 is not a timeout",
+                     "give -1 (never) or 1..600000 ms");
+    }
+    out->timeout_ms = static_cast<int32_t>(t);
+  }
+  if (j.contains("dropout")) {
+    HFLOW_RETURN_IF_ERROR(
+        f.Bool(j["dropout"], path + ".dropout", &out->dropout));
   }
   return Status::OK();
 }

@@ -202,7 +202,7 @@ Status CheckInputAttrs(const GraphDef& g, const NameIndex& nodes,
 Status CheckNode(const GraphDef& g, const NameIndex& nodes, const NodeDef& n) {
   // A model node has neither; it fails at build (CheckModelNodes).
   if (n.pp.function.empty() && n.pp.compile_config.empty() &&
-      n.model_pp.empty()) {
+      n.pp.funcs.empty() && n.model_pp.empty()) {
     return Bad(g, NodeWhere(n) +
                       "has no function and no compile config; "
                       "give it one or both");
@@ -346,7 +346,10 @@ uint32_t FunctionOutputs(const NodeDef& n) {
 // with one input) or never produce an output (Identity with more outputs
 // than inputs): refuse the graph instead.
 Status CheckNodeArity(const GraphDef& g, const NodeDef& n) {
-  if (!n.pp.compile_config.empty() || !n.model_pp.empty()) return Status::OK();
+  if (!n.pp.compile_config.empty() || !n.pp.funcs.empty() ||
+      !n.model_pp.empty()) {
+    return Status::OK();
+  }
   const uint32_t in = FunctionInputs(n), out = FunctionOutputs(n);
   if (n.pp.function == "_BuiltIn_Add" && (in != 2 || out != 1)) {
     return Bad(g, NodeWhere(n) +

@@ -248,7 +248,9 @@ std::string Plan::ToText() const {
       if (i.device != d) continue;
       const NodeDef* n = graph.FindNode(i.node);
       os << "  instance " << InstanceName(i) << " ("
-         << (n->pp.function.empty() ? n->pp.compile_config : n->pp.function)
+         << (!n->pp.function.empty()         ? n->pp.function
+             : !n->pp.compile_config.empty() ? n->pp.compile_config
+                                             : n->pp.funcs.front().name)
          << ")\n";
     }
     for (const auto& q : queues) {

@@ -41,9 +41,8 @@ Status Indexes(const JsonFields& f, const Json& j, const std::string& path,
   return Status::OK();
 }
 
-Status ParseFunc(const JsonFields& f, const Json& func, size_t i,
+Status ParseFunc(const JsonFields& f, const Json& func, const std::string& path,
                  FuncDesc* out) {
-  const std::string path = JsonPath("func_list", i);
   HFLOW_RETURN_IF_ERROR(
       f.Object(func, path, "write {\"func_name\": \"Add\", ...}"));
   HFLOW_RETURN_IF_ERROR(
@@ -71,14 +70,13 @@ Status ParseFunc(const JsonFields& f, const Json& func, size_t i,
   return Status::OK();
 }
 
-Status CheckRange(const JsonFields& f, const FuncDesc& func, size_t i,
-                  bool inputs, int32_t num) {
+Status CheckRange(const JsonFields& f, const FuncDesc& func,
+                  const std::string& path, bool inputs, int32_t num) {
   const auto& idx = inputs ? func.inputs_index : func.outputs_index;
   const std::string count = inputs ? "input_num" : "output_num";
   for (int32_t v : idx) {
     if (num >= 0 && v >= num) {
-      return f.Error(JsonPath("func_list", i) + "." +
-                         (inputs ? "inputs_index" : "outputs_index"),
+      return f.Error(path + "." + (inputs ? "inputs_index" : "outputs_index"),
                      "index " + std::to_string(v) + " is out of range (" +
                          count + " is " + std::to_string(num) + ")",
                      "use indexes below " + count + ", or raise " + count);
@@ -197,6 +195,32 @@ std::string CompileConfig::TargetLibName() const {
   return n;
 }
 
+Status ParseFuncList(const util::JsonFields& f, const nlohmann::json& list,
+                     const std::string& path, int32_t input_num,
+                     int32_t output_num, std::vector<FuncDesc>* out) {
+  if (!list.is_array() || list.empty()) {
+    return f.Error(path, "must be a non-empty array",
+                   "list the UDF's functions as [{\"func_name\": ...}]");
+  }
+  std::set<std::string> names;
+  std::vector<FuncDesc> funcs;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string at = JsonPath(path, i);
+    FuncDesc func;
+    HFLOW_RETURN_IF_ERROR(ParseFunc(f, list[i], at, &func));
+    if (!names.insert(func.name).second) {
+      return f.Error(at + ".func_name",
+                     "function '" + func.name + "' is listed twice",
+                     "list each function once");
+    }
+    HFLOW_RETURN_IF_ERROR(CheckRange(f, func, at, true, input_num));
+    HFLOW_RETURN_IF_ERROR(CheckRange(f, func, at, false, output_num));
+    funcs.push_back(std::move(func));
+  }
+  *out = std::move(funcs);
+  return Status::OK();
+}
+
 Status ParseCompileConfig(std::string_view json_text, std::string_view source,
                           const std::string& base_dir, CompileConfig* out,
                           const std::string& work_dir) {
@@ -224,30 +248,16 @@ Status ParseCompileConfig(std::string_view json_text, std::string_view source,
       AbsoluteDir(f, base_dir, "directory of the config", &cfg.config_dir));
   HFLOW_RETURN_IF_ERROR(
       AbsoluteDir(f, work_dir, "working directory", &cfg.work_dir));
-  const Json* funcs = JsonFields::Find(root, "func_list");
-  if (funcs == nullptr || !funcs->is_array() || funcs->empty()) {
-    return f.Error("func_list", "must be a non-empty array",
-                   "list the UDF's functions as [{\"func_name\": ...}]");
-  }
   int64_t n = -1;
   HFLOW_RETURN_IF_ERROR(f.OptInt(root, "", "input_num", 0, &n));
   cfg.input_num = static_cast<int32_t>(n);
   n = -1;
   HFLOW_RETURN_IF_ERROR(f.OptInt(root, "", "output_num", 0, &n));
   cfg.output_num = static_cast<int32_t>(n);
-  std::set<std::string> names;
-  for (size_t i = 0; i < funcs->size(); ++i) {
-    FuncDesc func;
-    HFLOW_RETURN_IF_ERROR(ParseFunc(f, (*funcs)[i], i, &func));
-    if (!names.insert(func.name).second) {
-      return f.Error(JsonPath("func_list", i) + ".func_name",
-                     "function '" + func.name + "' is listed twice",
-                     "list each function once");
-    }
-    HFLOW_RETURN_IF_ERROR(CheckRange(f, func, i, true, cfg.input_num));
-    HFLOW_RETURN_IF_ERROR(CheckRange(f, func, i, false, cfg.output_num));
-    cfg.funcs.push_back(std::move(func));
-  }
+  const Json* funcs = JsonFields::Find(root, "func_list");
+  HFLOW_RETURN_IF_ERROR(ParseFuncList(f, funcs ? *funcs : Json(), "func_list",
+                                      cfg.input_num, cfg.output_num,
+                                      &cfg.funcs));
   const Json* bin = nullptr;
   HFLOW_RETURN_IF_ERROR(f.Required(root, "", "target_bin",
                                    "name the UDF library (libxxx.so)", &bin));

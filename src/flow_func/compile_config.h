@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hflow/status.h"
+#include "util/json_fields.h"
 
 namespace hflow {
 namespace flow_func {
@@ -74,6 +75,13 @@ Status ParseCompileConfig(std::string_view json_text, std::string_view source,
                           const std::string& base_dir, CompileConfig* out,
                           const std::string& work_dir = "");
 Status LoadCompileConfigFile(const std::string& path, CompileConfig* out);
+
+// A func_list array at `path` (a compile config's, or a graph file node's
+// inline one): each entry's fields, names unique, indexes below
+// input_num/output_num (unchecked when -1). Errors name `path`'s entry.
+Status ParseFuncList(const util::JsonFields& f, const nlohmann::json& list,
+                     const std::string& path, int32_t input_num,
+                     int32_t output_num, std::vector<FuncDesc>* out);
 
 }  // namespace flow_func
 }  // namespace hflow

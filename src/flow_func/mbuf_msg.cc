@@ -92,6 +92,9 @@ void MbufFlowMsg::BuildViews() const {
   list_.clear();
   switch (static_cast<MsgType>(h.msg_type)) {
     case MsgType::MSG_TYPE_TENSOR_DATA:
+      // An empty message (null data) has no tensor, as in GE: GetTensor()
+      // is null, so a UDF tells it from a zero-size tensor.
+      if (h.null_data) break;
       tensor_ = std::make_unique<MbufTensor>(
           mbuf_, base, avail, static_cast<TensorDataType>(h.dtype), h.shape);
       break;

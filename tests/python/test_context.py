@@ -35,7 +35,7 @@ def test_user_context_unchanged_by_every_call(name, tmp_path, monkeypatch, final
     df.init({"ge.exec.deviceId": "0"})
     unchanged_before = rt.get_current_context()
     # hflow's runtime is installed by GE's initialization (the first FlowGraph), as _core has no
-    # aclInit of its own (CORE_ISSUES.md): make one graph before binding the user's context.
+    # aclInit of its own (docs/python.md): make one graph before binding the user's context.
     d0 = df.FlowData()
     warm = df.FlowGraph([echo.fnode()(d0)])
     assert rt.get_current_context() == unchanged_before == 0

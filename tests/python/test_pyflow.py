@@ -200,9 +200,8 @@ def mark_empty(x):
     return "empty" if x is None else x
 
 
-@pytest.mark.xfail(strict=True, reason="CORE_ISSUES.md 8: an empty message reaches a UDF as a "
-                                       "DT_FLOAT tensor of shape [0], not as a message without tensor")
 def test_empty_message_arrives_as_none(one_cluster):
+    # GE's null data: the UDF's FlowMsg has no tensor, so pyflow gives None.
     d = df.FlowData()
     g = df.FlowGraph([mark_empty.fnode()(d)])
     assert g.feed({d: None}) == 0
@@ -224,3 +223,15 @@ def test_eos_through_a_pyflow_node(one_cluster):
     assert g.feed_data({}, df.FlowInfo(flow_flags=df.FlowFlag.DATA_FLOW_FLAG_EOS)) == 0
     out, info, code = g.fetch_data(timeout=5000)
     assert code == 0 and info.flow_flags & df.FlowFlag.DATA_FLOW_FLAG_EOS
+
+
+def test_fetch_hands_over_an_end_of_stream_message_with_failed(one_cluster):
+    # GE's FlowMsg fetch returns FAILED for a message flagged EOS, and the
+    # message with it (GE's Python fetch converts it all the same).
+    d = df.FlowData()
+    g = df.FlowGraph([flags_of.fnode()(d)])
+    eos = df.FlowInfo(flow_flags=df.FlowFlag.DATA_FLOW_FLAG_EOS)
+    assert g.feed_data({d: np.array([7], np.int8)}, eos) == 0
+    out, code = g.fetch(timeout=5000)
+    assert code == _core.FAILED
+    assert len(out) == 1 and out[0].numpy().tolist() == [7]
