@@ -42,6 +42,11 @@ ROWS = [
     ("deploy_undeploy_32_instances", "BM_Deploy32/real_time",
      "BM_Deploy32Ideal/real_time",
      "ideal: 8 threads sleeping out 32 loads", "time"),
+    # The Python package (bench/py_bench.py), against C++ of the same run.
+    ("py_feed_fetch_round_trip_64B", "PY_RoundTrip", "BM_RoundTrip/real_time",
+     "C++ feed_fetch_round_trip_64B (Session::FeedData/FetchData)", "time"),
+    ("py_udf_chain4_64B", "PY_Chain4PythonUdfs", "PY_Chain4CppUdfs",
+     "the same chain of 4 C++ UDFs, fed and fetched from Python", "msgs/s"),
     # Device-layer rows.
     ("guard_enter_exit_unchanged", "BM_GuardUnchanged", "BM_EmptyCall",
      "non-inlined empty call", "time"),

@@ -62,4 +62,39 @@ cc -std=c99 -Wall -Wextra -Werror -I"$prefix/include" \
    -L"$prefix/lib64" -lascendcl -Wl,-rpath,"$prefix/lib64"
 env -u RESOURCE_CONFIG_PATH "$work/acl_smoke" 2>/dev/null | grep -q "acl_smoke: ok" \
   || { echo "an ACL program does not run against the installed prefix" >&2; exit 1; }
+# The Python package (when built): importable from the prefix after
+# set_env.sh with either python3, and a graph with a Python UDF runs on the
+# installed libraries alone.
+if [ -f "$build/sdk/python/site-packages/dataflow/__init__.py" ]; then
+  for py in "$(command -v /usr/bin/python3 || true)" python3; do
+    [ -n "$py" ] || continue
+    bash "$src/tests/python/import_check.sh" "$prefix" "$py" >/dev/null \
+      || { echo "import dataflow fails from the prefix with $py" >&2; exit 1; }
+  done
+  out=$(env -i HOME="${HOME:-/tmp}" PATH="$PATH" bash -c '
+    source "$1/set_env.sh" && python3 - <<"PY"
+import numpy as np
+import dataflow as df
+import dataflow.flow_func as ff
+
+class Twice:
+    @ff.proc_wrapper("i0,o0")
+    def twice(self, ctx, msgs):
+        return ctx.set_output(0, msgs[0].get_tensor().numpy() * 2)
+
+df.init({})
+x = df.FlowData()
+node = df.FlowNode(1, 1)
+node.add_process_point(df.FuncProcessPoint(py_func=Twice))
+g = df.FlowGraph([node(x)])
+assert g.feed_data({x: np.array([1, 2], np.int32)}) == 0
+out, _, code = g.fetch_data(timeout=10000)
+print("python:", code, out[0].numpy().tolist())
+df.finalize()
+PY' _ "$prefix")
+  [ "$out" = "python: 0 [2, 4]" ] \
+    || { echo "a Python graph does not run from the prefix: $out" >&2; exit 1; }
+  ldd "$prefix"/python/site-packages/dataflow/_core*.so | grep -q "libhflow.so => $prefix/" \
+    || { echo "dataflow._core does not find the installed libhflow.so" >&2; exit 1; }
+fi
 echo "install layout OK"

@@ -28,8 +28,6 @@ CLUSTERS = {
 }
 DEVICES = {"default": [0, 1, 2, 3], "2345": [2, 3, 4, 5], "367": [3, 6, 7]}
 
-if "HFLOW_SDK_DIR" not in os.environ and (REPO.parent / "main" / "build" / "sdk").is_dir():
-    os.environ["HFLOW_SDK_DIR"] = str(REPO.parent / "main" / "build" / "sdk")
 if "HFLOW_UDF_BUILD_DIR" not in os.environ:
     # C++ UDF builds are kept between runs, one folder per SDK (runs against different SDKs may
     # run at once and must not share builds).
