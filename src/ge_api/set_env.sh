@@ -12,7 +12,7 @@ export LD_LIBRARY_PATH="$_hflow_root/lib64:$_hflow_root/lib:$_hflow_root/devlib/
 export PYTHONPATH="$_hflow_root/python/site-packages${PYTHONPATH:+:$PYTHONPATH}"
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import numpy' 2>/dev/null; then
   _hflow_numpy=$(sed -n 's/^NUMPY_DIR = "\(.*\)"$/\1/p' \
-    "$_hflow_root/python/site-packages/dataflow/_build_info.py" 2>/dev/null)
+    "$_hflow_root/python/site-packages/dataflow/_build_info.py" 2>/dev/null || true)
   if [ -n "$_hflow_numpy" ]; then
     export PYTHONPATH="$PYTHONPATH:$_hflow_numpy"
   fi

@@ -44,7 +44,26 @@ std::vector<gb::KeyValue> KeyValues(const StringMap& options) {
 
 // A FlowInfo tuple (start_time, end_time, flow_flags, transaction_id,
 // user_data, ret_code) as the bridge's view; `user_data` keeps the bytes.
+gb::InfoView InfoOfChecked(const py::tuple& t, std::string* user_data);
+
+// pybind's cast errors surface as RuntimeError; a wrong type is TypeError.
+template <typename F>
+auto Typed(const char* what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const py::cast_error& e) {
+    throw py::type_error(std::string(what) + ": " + e.what());
+  }
+}
+
 gb::InfoView InfoOf(const py::tuple& t, std::string* user_data) {
+  return Typed(
+      "flow info (start_time, end_time, flow_flags, transaction_id, "
+      "user_data: bytes, ret_code)",
+      [&] { return InfoOfChecked(t, user_data); });
+}
+
+gb::InfoView InfoOfChecked(const py::tuple& t, std::string* user_data) {
   if (t.size() != 6) {
     throw py::value_error(
         "flow info must be (start_time, end_time, flow_flags, "
@@ -83,11 +102,13 @@ struct FedTensor {
 };
 
 void ViewTensor(const py::handle& item, FedTensor* out) {
-  py::tuple t = py::reinterpret_borrow<py::tuple>(item);
-  if (!py::isinstance<py::tuple>(item) || t.size() != 2) {
+  if (!py::isinstance<py::tuple>(item) ||
+      py::reinterpret_borrow<py::tuple>(item).size() != 2) {
     throw py::type_error("a tensor is (dtype_code, numpy.ndarray)");
   }
-  const int32_t dtype = t[0].cast<int32_t>();
+  py::tuple t = py::reinterpret_borrow<py::tuple>(item);
+  const int32_t dtype =
+      Typed("a tensor's dtype code", [&] { return t[0].cast<int32_t>(); });
   if (!py::isinstance<py::array>(t[1])) {
     throw py::type_error("tensor data must be a numpy.ndarray, got " +
                          std::string(py::str(t[1].get_type())));
@@ -180,13 +201,21 @@ class Collector : public gb::FetchSink {
   std::string ud_;
 };
 
-// An ndarray owning the fetched bytes (moved, not copied).
+// An ndarray owning the fetched bytes (moved, not copied). Bytes that do
+// not fill the shape (a position a failed fetch left unset, a tensor
+// without data) give an empty array, never a read past them.
 py::object ArrayOf(Fetched& f) {
   const char* format = NumpyFormat(f.dtype);
   if (format == nullptr) {
     throw py::value_error("a fetched tensor has data type code " +
                           std::to_string(f.dtype) +
                           ", which numpy cannot hold");
+  }
+  size_t expected = DtypeSize(f.dtype);
+  for (int64_t d : f.dims) expected *= d < 0 ? 0 : static_cast<size_t>(d);
+  if (expected != f.data.size()) {
+    f.dims = {0};
+    f.data.clear();
   }
   auto* owned = new std::vector<uint8_t>(std::move(f.data));
   py::capsule owner(
@@ -254,12 +283,17 @@ class Session {
     std::vector<std::string> raws(n), uds(n);
     std::vector<gb::MessageView> views(n);
     for (size_t i = 0; i < n; ++i) {
-      py::tuple m = messages[i].cast<py::tuple>();
-      if (m.size() != 3) {
-        throw py::value_error("a message is (msg_type, payload, flow_info)");
+      if (!py::isinstance<py::tuple>(messages[i]) ||
+          messages[i].cast<py::tuple>().size() != 3) {
+        throw py::type_error("a message is (msg_type, payload, flow_info)");
       }
+      py::tuple m = messages[i].cast<py::tuple>();
       gb::MessageView& v = views[i];
-      v.msg_type = m[0].cast<uint16_t>();
+      v.msg_type = Typed("a message's type (0..65535)",
+                         [&] { return m[0].cast<uint16_t>(); });
+      if (!py::isinstance<py::tuple>(m[2])) {
+        throw py::type_error("a message's flow info must be a tuple");
+      }
       v.info = InfoOf(m[2].cast<py::tuple>(), &uds[i]);
       py::handle payload = m[1];
       if (payload.is_none()) {

@@ -11,6 +11,8 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "hflow/device_runtime.h"
@@ -31,8 +33,36 @@ int Code(const Status& s) {
   return static_cast<int>(s.code());
 }
 
-rt::Context* ContextOf(uintptr_t handle) {
-  return reinterpret_cast<rt::Context*>(handle);
+// The handles create_context and get_current_context gave out (and
+// destroy_context has not taken back): any other integer is refused, never
+// turned into a pointer.
+std::mutex g_handles_mu;
+std::set<uintptr_t> g_handles;  // GUARDED_BY(g_handles_mu)
+
+bool Known(uintptr_t handle) {
+  std::lock_guard<std::mutex> lock(g_handles_mu);
+  return g_handles.count(handle) != 0;
+}
+
+Status Unknown(uintptr_t handle) {
+  return Status::InvalidArgument(
+      "context handle " + std::to_string(handle) +
+      " was not made by create_context (or was destroyed)");
+}
+
+// A known handle's context; 0 is "no context" where `zero_ok`.
+Status ContextOf(uintptr_t handle, bool zero_ok, rt::Context** out) {
+  *out = reinterpret_cast<rt::Context*>(handle);
+  if ((handle == 0 && zero_ok) || Known(handle)) return Status::OK();
+  return Unknown(handle);
+}
+
+// Runs `call` on the context of a known handle.
+template <typename Call>
+int OnContext(uintptr_t handle, bool zero_ok, Call&& call) {
+  rt::Context* ctx = nullptr;
+  Status s = ContextOf(handle, zero_ok, &ctx);
+  return Code(s.ok() ? call(ctx) : s);
 }
 
 }  // namespace
@@ -56,24 +86,50 @@ void BindRt(py::module_& m) {
       [](int32_t d) {
         rt::Context* ctx = nullptr;
         const int code = Code(rt::CreateContext(d, &ctx));
-        return py::make_tuple(code, reinterpret_cast<uintptr_t>(ctx));
+        const auto handle = reinterpret_cast<uintptr_t>(ctx);
+        if (code == 0) {
+          std::lock_guard<std::mutex> lock(g_handles_mu);
+          g_handles.insert(handle);
+        }
+        return py::make_tuple(code, handle);
       },
       py::arg("device"));
   r.def(
       "destroy_context",
-      [](uintptr_t h) { return Code(rt::DestroyContext(ContextOf(h))); },
+      [](uintptr_t h) {
+        const int code = OnContext(
+            h, false, [](rt::Context* c) { return rt::DestroyContext(c); });
+        if (code == 0) {
+          std::lock_guard<std::mutex> lock(g_handles_mu);
+          g_handles.erase(h);
+        }
+        return code;
+      },
       py::arg("context"));
   r.def(
       "set_current_context",
-      [](uintptr_t h) { return Code(rt::SetCurrentContext(ContextOf(h))); },
+      [](uintptr_t h) {
+        return OnContext(
+            h, true, [](rt::Context* c) { return rt::SetCurrentContext(c); });
+      },
       py::arg("context"));
-  r.def("get_current_context",
-        [] { return reinterpret_cast<uintptr_t>(rt::GetCurrentContext()); });
+  r.def("get_current_context", [] {
+    // A context the runtime reports current is a real one (a device's
+    // default context, say): it may be set current again.
+    const auto handle = reinterpret_cast<uintptr_t>(rt::GetCurrentContext());
+    if (handle != 0) {
+      std::lock_guard<std::mutex> lock(g_handles_mu);
+      g_handles.insert(handle);
+    }
+    return handle;
+  });
   r.def(
       "get_context_device",
       [](uintptr_t h) {
         int32_t d = -1;
-        const int code = Code(rt::GetContextDevice(ContextOf(h), &d));
+        const int code = OnContext(h, false, [&](rt::Context* c) {
+          return rt::GetContextDevice(c, &d);
+        });
         return py::make_tuple(code, d);
       },
       py::arg("context"));

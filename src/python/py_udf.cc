@@ -131,6 +131,9 @@ PythonUdf* InstanceIn(const Registration& reg,
   } catch (py::error_already_set& e) {
     LogFailure("factory of '" + reg.names.front() + "'", e.what());
     return nullptr;
+  } catch (const std::exception& e) {
+    LogFailure("factory of '" + reg.names.front() + "'", e.what());
+    return nullptr;
   }
   return static_cast<PythonUdf*>(slot.get());
 }
