@@ -68,7 +68,10 @@ ROWS = [
 def load(paths):
     runs, medians = {}, {}
     for path in paths:
-        for b in json.load(open(path))["benchmarks"]:
+        text = open(path).read()
+        if not text.strip():
+            continue  # a binary whose benchmarks the filter left out
+        for b in json.loads(text)["benchmarks"]:
             if b.get("error_occurred"):
                 continue
             if b.get("aggregate_name") == "median":
