@@ -94,20 +94,20 @@ Status Deployment::AllocErrorMbuf(int32_t device, int32_t rc, uint64_t trans_id,
 
 namespace {
 
-// A node's "func_list": every function registered in the process (or by
-// exactly one loaded library), none reading or writing past the node.
-Status RegisteredFuncs(const NodeDef& n, const std::string& where,
-                       std::vector<flow_func::FuncDesc>* out) {
-  for (flow_func::FuncDesc f : n.pp.funcs) {
-    if (!flow_func::IsFunctionRegistered(f.name)) {
-      return Status::NotFound(where + "function '" + f.name +
-                              "' of its func_list is not registered; "
-                              "register it before building the graph");
-    }
-    HFLOW_RETURN_IF_ERROR(
-        flow_func::FindFunctionLibrary(f.name, &f.library).WithContext(where));
-    out->push_back(std::move(f));
+// A function registered in the process (or by exactly one loaded library),
+// with its library found: a node's `function` without a compile config, or
+// each entry of its "func_list". `what` says where the name came from and
+// `hint` what to do when it is not registered.
+Status AddRegistered(flow_func::FuncDesc f, const std::string& where,
+                     const std::string& what, const std::string& hint,
+                     std::vector<flow_func::FuncDesc>* out) {
+  if (!flow_func::IsFunctionRegistered(f.name)) {
+    return Status::NotFound(where + "function '" + f.name + "'" + what +
+                            " is not registered; " + hint);
   }
+  HFLOW_RETURN_IF_ERROR(
+      flow_func::FindFunctionLibrary(f.name, &f.library).WithContext(where));
+  out->push_back(std::move(f));
   return Status::OK();
 }
 
@@ -150,22 +150,23 @@ Status ResolveFunctions(
                                        std::to_string(PpOutputs(n)));
       }
     } else if (!n.pp.funcs.empty()) {
-      HFLOW_RETURN_IF_ERROR(RegisteredFuncs(n, where, &funcs));
+      for (const flow_func::FuncDesc& f : n.pp.funcs) {
+        HFLOW_RETURN_IF_ERROR(
+            AddRegistered(f, where, " of its func_list",
+                          "register it before building the graph", &funcs));
+      }
     } else if (n.pp.function.empty()) {
       return Status::InvalidArgument(where +
                                      "needs a function or a compile_config");
-    } else if (!flow_func::IsFunctionRegistered(n.pp.function)) {
-      return Status::NotFound(where + "function '" + n.pp.function +
-                              "' is not registered; give the node a "
-                              "compile_config or use a built-in "
-                              "(_BuiltIn_Identity, _BuiltIn_Add, "
-                              "_BuiltIn_CountBatch, _BuiltIn_TimeBatch)");
     } else {
       flow_func::FuncDesc f;
       f.name = n.pp.function;
-      HFLOW_RETURN_IF_ERROR(flow_func::FindFunctionLibrary(f.name, &f.library)
-                                .WithContext(where));
-      funcs.push_back(std::move(f));
+      HFLOW_RETURN_IF_ERROR(AddRegistered(
+          std::move(f), where, "",
+          "give the node a compile_config or use a built-in "
+          "(_BuiltIn_Identity, _BuiltIn_Add, _BuiltIn_CountBatch, "
+          "_BuiltIn_TimeBatch)",
+          &funcs));
     }
     (*out)[n.name] = std::move(funcs);
   }

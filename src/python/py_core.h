@@ -17,7 +17,6 @@
 #ifndef HFLOW_PYTHON_PY_CORE_H_
 #define HFLOW_PYTHON_PY_CORE_H_
 
-#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
@@ -37,8 +36,6 @@ void BindRt(pybind11::module_& m);
 const char* NumpyFormat(int32_t dtype);
 // Bytes per element of `dtype`; 0 when NumpyFormat is null.
 size_t DtypeSize(int32_t dtype);
-// The GE data type code of a numpy dtype, or -1.
-int32_t DtypeOfNumpy(const pybind11::dtype& dt);
 
 }  // namespace python
 }  // namespace hflow
