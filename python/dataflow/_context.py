@@ -1,7 +1,8 @@
 """Process-wide dataflow state: ``init`` options, the GE initialisation and the session.
 
 ``init`` only stores options; the first ``FlowGraph`` calls ``_core.ge_initialize`` and makes the
-``_core.Session`` (as GE does). ``finalize`` (also run at exit) drops the session, calls
+``_core.Session`` (as GE does). A ``dataflow.rt`` call before any FlowGraph initialises GE alone
+(``ensure_runtime``), since the device runtime exists only from then on. ``finalize`` (also run at exit) drops the session, calls
 ``ge_finalize`` and resets default names; graphs made before it can no longer feed or fetch.
 Each init/finalize cycle has a generation number so such stale graphs are told apart.
 
@@ -63,19 +64,36 @@ def finalize() -> None:
 atexit.register(finalize)
 
 
+def _ensure_ge() -> None:
+    """GE initialised with the ``init`` options; the caller holds ``_lock``."""
+    global _ge_initialized
+    if _options is None:
+        raise DfException("dataflow is not initialized: call df.init first (again after df.finalize)",
+                          _core.NOT_INIT)
+    if not _ge_initialized:
+        ret = _core.ge_initialize(dict(_options))
+        if ret != _core.SUCCESS:
+            raise DfException(f"Failed to initialize GE with {_options}: {_core.last_error()}", ret)
+        _ge_initialized = True
+
+
+def ensure_runtime() -> None:
+    """A device runtime exists: the installed one, or GE's, initialised now; DfException(NOT_INIT)
+    when there is neither and no ``init``."""
+    with _lock:
+        # A runtime outlives finalize (contexts made on it stay valid), so rt calls go on working
+        # until the next init, whose options may name another cluster.
+        if _options is None and _core.rt.device_ids():
+            return
+        _ensure_ge()
+
+
 def ensure_session() -> tuple[Any, int]:
     """The session and generation, initialising GE on first use; DfException(NOT_INIT) before init."""
-    global _session, _ge_initialized
+    global _session
     with _lock:
-        if _options is None:
-            raise DfException("dataflow is not initialized: call df.init first (again after df.finalize)",
-                              _core.NOT_INIT)
         if _session is None:
-            if not _ge_initialized:
-                ret = _core.ge_initialize(dict(_options))
-                if ret != _core.SUCCESS:
-                    raise DfException(f"Failed to initialize GE with {_options}: {_core.last_error()}", ret)
-                _ge_initialized = True
+            _ensure_ge()
             _session = _core.Session(dict(_options))
         return _session, _generation
 

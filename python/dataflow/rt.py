@@ -1,15 +1,32 @@
 """Device and context control of hflow's simulated runtime (``_core.rt``), for users and tests
 checking that dataflow calls leave the calling thread's context alone.
 
-Functions return hflow status codes (0 = success); ``dataflow._core.last_error()`` says why one failed.
+Functions return hflow status codes (0 = success); ``rt.last_error()`` says why one failed. The
+runtime exists once GE is initialised, so the first call after ``df.init`` initialises GE (as the
+first FlowGraph would). With no runtime yet and no ``df.init``, a call raises DfException with
+NOT_INIT; the runtime outlives ``df.finalize``, so calls after it go on working.
 
 Thread-safety: the current device/context are per thread, as in ACL.
 """
 from __future__ import annotations
 
-from dataflow import _core
+from dataflow import _context, _core
 
-_rt = _core.rt
+
+class _Runtime:
+    """``_core.rt`` once GE is initialised: each attribute read makes sure the runtime exists."""
+
+    def __getattr__(self, name):
+        _context.ensure_runtime()
+        return getattr(_core.rt, name)
+
+
+_rt = _Runtime()
+
+
+def last_error() -> str:
+    """Why this thread's last failed rt call failed ('' when none)."""
+    return _core.rt.last_error()
 
 
 def set_device(device_id: int) -> int:

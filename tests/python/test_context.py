@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -33,21 +35,20 @@ def test_user_context_unchanged_by_every_call(name, tmp_path, monkeypatch, final
     devices = DEVICES[name]
     first, last = devices[0], devices[-1]
     df.init({"ge.exec.deviceId": "0"})
-    unchanged_before = rt.get_current_context()
-    # hflow's runtime is installed by GE's initialization (the first FlowGraph), as _core has no
-    # aclInit of its own (docs/python.md): make one graph before binding the user's context.
-    d0 = df.FlowData()
-    warm = df.FlowGraph([echo.fnode()(d0)])
-    assert rt.get_current_context() == unchanged_before == 0
-    assert rt.set_device(first) == 0, _core.rt.last_error()
+    # The user binds a context before any FlowGraph exists (the first rt call initialises GE).
+    assert rt.get_current_context() == 0
+    assert rt.set_device(first) == 0, rt.last_error()
     code, mine = rt.create_context(last)
-    assert code == 0 and mine != 0, _core.rt.last_error()
+    assert code == 0 and mine != 0, rt.last_error()
     assert rt.set_current_context(mine) == 0
 
     def unchanged(after):
         assert rt.get_current_context() == mine, f"context changed by {after}"
 
     try:
+        d0 = df.FlowData()
+        warm = df.FlowGraph([echo.fnode()(d0)])
+        unchanged("the first FlowGraph (the session)")
         assert warm.feed({d0: 1}) == 0 and warm.fetch(timeout=5000) == ([1], 0)
         unchanged("feed/fetch of the first graph")
         d = df.FlowData()
@@ -97,6 +98,20 @@ def test_user_context_unchanged_by_every_call(name, tmp_path, monkeypatch, final
         rt.set_current_context(mine)
         rt.destroy_context(mine)
         rt.reset_device(first)
+
+
+def test_rt_needs_init_in_a_fresh_process():
+    # This process has a runtime already (it outlives finalize); a fresh one has none before init.
+    probe = ("import dataflow as df\nfrom dataflow import _core, rt\n"
+             "try:\n    rt.get_current_context()\nexcept df.DfException as e:\n"
+             "    assert e.error_code == _core.NOT_INIT and 'df.init' in e.message, e.message\n"
+             "    print('refused')\n"
+             "df.init({'ge.exec.deviceId': '0'})\nassert rt.get_current_context() == 0\n"
+             "assert rt.set_device(0) == 0 and rt.get_device() == (0, 0)\n"
+             "df.finalize()\nassert rt.get_device() == (0, 0)\nprint('ok')\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["refused", "ok"]
 
 
 def test_cluster_comes_from_resource_config_path(cluster):
