@@ -28,6 +28,14 @@ from dataflow.utils.msg_type_register import msg_type_register
 from dataflow.utils.name_scope import name_scope
 from dataflow.utils.utils import DfException, check_str_dict
 
+# Note [Python feed/fetch overhead]: at 64 B a round trip costs hflow itself a few microseconds,
+# so the Python around it decides the ratio to C++ (the py_feed_fetch_round_trip_64B bench row).
+# The common case therefore skips what it does not need: a plain C-contiguous ndarray is fed
+# without becoming a Tensor, a feed without FlowInfo sends a shared default tuple, and fetched
+# tensors and infos are made without re-checking what _core already checked. Any other input
+# takes the full path, with all of its checks and messages.
+_NO_INFO = (0, 0, 0, 0, b"", 0)  # FlowInfo()._to_tuple()
+
 
 class FlowGraph:
     """``FlowGraph(outputs, graph_options=None, name=None)``: a DataFlow graph ending in ``outputs``."""
@@ -137,6 +145,8 @@ class FlowGraph:
         """The session with this graph added: (session, 0), or (session, code) when adding failed
         (the code is returned by the feed/fetch; ``_core.last_error()`` says why)."""
         session = _context.session_for(self._generation)
+        if self._added:
+            return session, _core.SUCCESS
         if not self._added:
             with self._add_lock:
                 if not self._added:
@@ -235,7 +245,7 @@ class FlowGraph:
         if flow_info is not None and not isinstance(flow_info, FlowInfo):
             raise TypeError(f"Argument flow_info must be FlowInfo, but got {type(flow_info).__name__}")
         timeout = self._check_timeout(timeout)
-        info = (flow_info or FlowInfo())._to_tuple()
+        info = _NO_INFO if flow_info is None else flow_info._to_tuple()
         if isinstance(feed_dict, dict) and not feed_dict:
             if not info[2] & FlowFlag.DATA_FLOW_FLAG_EOS:
                 log.error("feed_dict is empty but flow_flags=%d has no EOS flag", info[2])
@@ -249,8 +259,17 @@ class FlowGraph:
             return code
         indexes, tensors = [], []
         for i, data in chosen:
+            value = feed_dict[data]
+            # Fast path (Note [Python feed/fetch overhead]): a C-contiguous numpy array of a
+            # supported dtype for an input without a schema goes as it is, no Tensor made.
+            if data._schema is None and type(value) is np.ndarray and value.flags.c_contiguous:
+                d = dt._np_dtype_to_dflow_dtype.get(value.dtype)
+                if d is not None:
+                    tensors.append((d.dtype, value))
+                    indexes.append(i)
+                    continue
             try:
-                tensors.append(self._tensor_payload(self._to_tensor(data, feed_dict[data]), data.name))
+                tensors.append(self._tensor_payload(self._to_tensor(data, value), data.name))
             except DfException as e:
                 log.error("feed_data of FlowGraph %s refused: %s", self.name, e.message)
                 return e.error_code
@@ -274,7 +293,7 @@ class FlowGraph:
         if code != _core.SUCCESS and code != _core.SUBHEALTHY:
             log.error("failed to fetch data from %s: %d %s", self.name, code, _core.last_error())
             return [], flow_info, int(code)
-        return [Tensor(arr, _dtype=dt.from_code(c)) for c, arr in tensors], flow_info, int(code)
+        return [Tensor._fetched(arr, dt.from_code(c)) for c, arr in tensors], flow_info, int(code)
 
     # -- Python objects ------------------------------------------------------------------------------
 

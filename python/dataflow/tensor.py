@@ -125,6 +125,17 @@ class Tensor:
             self._desc = TensorDesc(d, list(data.shape))
         self._array = data
 
+    @classmethod
+    def _fetched(cls, array: np.ndarray, dtype: dt.DType) -> "Tensor":
+        """A Tensor around an array _core fetched, with its GE dtype (nothing to check)."""
+        t = cls.__new__(cls)
+        t._flow_msg = t._udf_tensor = None
+        t._array = array
+        desc = TensorDesc.__new__(TensorDesc)
+        desc._dtype, desc._shape = dtype, list(array.shape)
+        t._desc = desc
+        return t
+
     def __str__(self) -> str:
         return f"Tensor({self.numpy()}, tensor_desc={self._desc})"
 
@@ -310,12 +321,13 @@ class FlowInfo:
 
     @classmethod
     def _from_tuple(cls, t: Any) -> "FlowInfo":
-        info = cls()
         if t is None:
-            return info
-        info._start_time, info._end_time, info._flow_flags, info._transaction_id = (int(x) for x in t[:4])
+            return cls()
+        # _core's fields are in range already: skip __init__'s checks (a fetch makes one per call).
+        info = cls.__new__(cls)
+        info._start_time, info._end_time, info._flow_flags, info._transaction_id = t[0], t[1], t[2], t[3]
         ud = bytes(t[4]) if len(t) > 4 and t[4] is not None else b""
         ud = ud[:MAX_USER_DATA_SIZE]
-        info._user_data[:len(ud)] = ud
+        info._user_data = bytearray(ud) + bytearray(MAX_USER_DATA_SIZE - len(ud))
         info._data_size = len(ud)
         return info
