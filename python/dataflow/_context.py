@@ -2,9 +2,9 @@
 
 ``init`` only stores options; the first ``FlowGraph`` calls ``_core.ge_initialize`` and makes the
 ``_core.Session`` (as GE does). A ``dataflow.rt`` call before any FlowGraph initialises GE alone
-(``ensure_runtime``), since the device runtime exists only from then on. ``finalize`` (also run at exit) drops the session, calls
-``ge_finalize`` and resets default names; graphs made before it can no longer feed or fetch.
-Each init/finalize cycle has a generation number so such stale graphs are told apart.
+(``ensure_runtime``), since the device runtime exists only from then on. ``finalize`` (also run at
+exit) drops the session, calls ``ge_finalize`` and resets default names; graphs made before it can
+no longer feed or fetch. Each init/finalize cycle has a generation number so such stale graphs are told apart.
 
 Thread-safety: all state is guarded by one lock.
 """

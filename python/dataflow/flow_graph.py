@@ -147,17 +147,16 @@ class FlowGraph:
         session = _context.session_for(self._generation)
         if self._added:
             return session, _core.SUCCESS
-        if not self._added:
-            with self._add_lock:
-                if not self._added:
-                    ret = session.add_graph(self._graph_id, self._graph_json(), f"FlowGraph '{self.name}'",
-                                            dict(self._graph_options))
-                    if ret != _core.SUCCESS:
-                        log.error("Failed to add FlowGraph %s: %d %s", self.name, ret, _core.last_error())
-                        return session, int(ret)
-                    self._added = True
-                    log.info("FlowGraph %s (id %d) added with options %s", self.name, self._graph_id,
-                             self._graph_options)
+        with self._add_lock:
+            if not self._added:
+                ret = session.add_graph(self._graph_id, self._graph_json(), f"FlowGraph '{self.name}'",
+                                        dict(self._graph_options))
+                if ret != _core.SUCCESS:
+                    log.error("Failed to add FlowGraph %s: %d %s", self.name, ret, _core.last_error())
+                    return session, int(ret)
+                self._added = True
+                log.info("FlowGraph %s (id %d) added with options %s", self.name, self._graph_id,
+                         self._graph_options)
         return session, _core.SUCCESS
 
     def _session_for_fetch(self) -> tuple[Any, int]:
@@ -338,7 +337,7 @@ class FlowGraph:
             if payload is None:
                 return None
             code, arr = payload
-            return Tensor(arr, _dtype=dt.from_code(code))
+            return Tensor._fetched(arr, dt.from_code(code))
         if msg_type == _core.MSG_TYPE_RAW_MSG:
             return bytes(payload) if payload is not None else None
         if msg_type_register.registered(msg_type):

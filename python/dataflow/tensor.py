@@ -65,7 +65,7 @@ class Tensor:
     With ``tensor_desc`` the shape must match and the data is converted to its dtype.
     """
 
-    def __init__(self, data: Any, tensor_desc: Optional[TensorDesc] = None, *, _dtype: Optional[dt.DType] = None) -> None:
+    def __init__(self, data: Any, tensor_desc: Optional[TensorDesc] = None) -> None:
         self._flow_msg: Any = None  # _core.FlowMsg owning a UDF tensor (alloc_tensor in a UDF)
         self._udf_tensor: Any = None  # _core.Tensor inside a UDF
         if tensor_desc is not None and not isinstance(tensor_desc, TensorDesc):
@@ -86,10 +86,6 @@ class Tensor:
                 self._desc = data._desc
                 return
             data = data.numpy()
-        if _dtype is not None:  # internal: an array fetched with its GE dtype
-            self._array = data
-            self._desc = TensorDesc(_dtype, list(data.shape))
-            return
         if not isinstance(data, np.ndarray):
             try:
                 data = np.array(data)
