@@ -205,8 +205,7 @@ class Collector : public gb::FetchSink {
 // not fill the shape (a position a failed fetch left unset, a tensor
 // without data) give an empty array, never a read past them.
 py::object ArrayOf(Fetched& f) {
-  const char* format = NumpyFormat(f.dtype);
-  if (format == nullptr) {
+  if (NumpyFormat(f.dtype) == nullptr) {
     throw py::value_error("a fetched tensor has data type code " +
                           std::to_string(f.dtype) +
                           ", which numpy cannot hold");
@@ -220,7 +219,7 @@ py::object ArrayOf(Fetched& f) {
   auto* owned = new std::vector<uint8_t>(std::move(f.data));
   py::capsule owner(
       owned, [](void* p) { delete static_cast<std::vector<uint8_t>*>(p); });
-  return py::array(py::dtype(format), f.dims, owned->data(), owner);
+  return py::array(NumpyDtype(f.dtype), f.dims, owned->data(), owner);
 }
 
 py::object PayloadOf(Fetched& f) {
@@ -411,12 +410,6 @@ void BindHost(py::module_& m) {
   m.attr("REDEPLOYING") = ge::kGeRedeploying;
   m.attr("END_OF_SEQUENCE") = ge::kGeEndOfSequence;
   m.attr("MEMORY_ALLOCATION") = ge::kGeMemoryAllocation;
-  const std::pair<const char*, int32_t> dtypes[] = {
-      {"DT_FLOAT", 0},   {"DT_FLOAT16", 1}, {"DT_INT8", 2},    {"DT_INT32", 3},
-      {"DT_UINT8", 4},   {"DT_INT16", 6},   {"DT_UINT16", 7},  {"DT_UINT32", 8},
-      {"DT_INT64", 9},   {"DT_UINT64", 10}, {"DT_DOUBLE", 11}, {"DT_BOOL", 12},
-      {"DT_STRING", 13}, {"DT_BF16", 27}};
-  for (const auto& [name, code] : dtypes) m.attr(name) = code;
 }
 
 }  // namespace python

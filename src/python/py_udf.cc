@@ -31,6 +31,7 @@
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/flow_func_log.h"
 #include "flow_func/meta_multi_func.h"
+#include "python/py_core.h"
 #include "python/py_udf_types.h"
 
 namespace hflow {
@@ -52,7 +53,7 @@ class PythonUdf : public ff::MetaMultiFunc {
       (void)driver_.release();  // Note [Python objects past the interpreter]
       return;
     }
-    py::gil_scoped_acquire gil;
+    UdfGil gil;
     driver_ = py::object();
   }
 
@@ -88,7 +89,7 @@ class PythonUdf : public ff::MetaMultiFunc {
   // success).
   template <typename F>
   int32_t Call(const char* method, const std::string& function, F&& f) {
-    py::gil_scoped_acquire gil;
+    UdfGil gil;
     const std::string what =
         "'" + function + "' of node '" + node_ + "' (" + method + ")";
     try {
@@ -125,7 +126,7 @@ struct Registration {
 PythonUdf* InstanceIn(const Registration& reg,
                       std::shared_ptr<ff::MetaMultiFunc>& slot) {
   if (slot != nullptr) return dynamic_cast<PythonUdf*>(slot.get());
-  py::gil_scoped_acquire gil;
+  UdfGil gil;
   try {
     slot = std::make_shared<PythonUdf>(reg.factory());
   } catch (py::error_already_set& e) {
@@ -199,6 +200,9 @@ void BindUdf(py::module_& m) {
         py::arg("factory"),
         "Registers Python UDF functions: a node whose func_list names them "
         "gets one driver per instance from factory().");
+  m.def("_keep_udf_thread_states", &SetKeepThreadStates, py::arg("keep"),
+        "Tests only: whether hflow threads keep their Python thread state "
+        "between UDF calls (default True; call before df.init).");
 }
 
 }  // namespace python

@@ -106,8 +106,7 @@ py::object TensorOf(const UdfMsg& m) {
 
 py::array NumpyOf(const UdfTensor& t) {
   const int32_t dtype = static_cast<int32_t>(t.tensor->GetDataType());
-  const char* format = NumpyFormat(dtype);
-  if (format == nullptr) {
+  if (NumpyFormat(dtype) == nullptr) {
     throw py::value_error("the tensor's data type code " +
                           std::to_string(dtype) + " has no numpy type");
   }
@@ -116,7 +115,7 @@ py::array NumpyOf(const UdfTensor& t) {
   py::capsule owner(keep, [](void* p) {
     delete static_cast<std::shared_ptr<ff::FlowMsg>*>(p);
   });
-  return py::array(py::dtype(format), t.tensor->GetShape(), t.tensor->GetData(),
+  return py::array(NumpyDtype(dtype), t.tensor->GetShape(), t.tensor->GetData(),
                    owner);
 }
 
@@ -132,7 +131,7 @@ py::object RawOf(const UdfMsg& m) {
   });
   // A uint8 array is a writable buffer that keeps the message alive; its
   // memoryview is what GE's get_raw_data returns.
-  py::array bytes(py::dtype("B"), {static_cast<py::ssize_t>(size)},
+  py::array bytes(py::dtype::of<uint8_t>(), {static_cast<py::ssize_t>(size)},
                   static_cast<uint8_t*>(data), owner);
   return py::memoryview(bytes);
 }
