@@ -9,7 +9,8 @@ import sys
 
 # (row name, hflow benchmark, baseline benchmark, baseline text, metric)
 # metric "time": real time per iteration (lower is better); "GB/s": bytes
-# per second; "msgs/s": items per second (both higher is better).
+# per second; "msgs/s": items per second (both higher is better);
+# "instructions": instructions per message (lower is better).
 ROWS = [
     # Issue 7's seven rows (docs/performance.md).
     ("chain4_one_device_64B", "BM_Chain4OneDevice/real_time",
@@ -18,6 +19,11 @@ ROWS = [
     ("chain4_four_devices_64B", "BM_Chain4FourDevices/real_time",
      "BM_TbbChain4/real_time",
      "oneTBB flow_graph: 4 serial queueing function_nodes", "msgs/s"),
+    # Issue 20's deterministic row (bench/chain_instructions.cc under
+    # callgrind, scripts/bench_instructions.py).
+    ("chain4_one_device_64B_instructions", "IR_Chain4Hflow", "IR_Chain4Tbb",
+     "oneTBB flow_graph chain, one worker thread, marginal callgrind Ir",
+     "instructions"),
     ("hop_1MiB_two_devices", "BM_Hop1MiB/real_time",
      "BM_Memcpy1MiB/real_time", "single-thread memcpy", "GB/s"),
     ("feed_hop_fetch_1MiB_end_to_end", "BM_FeedHopFetch1MiB/real_time",
@@ -88,6 +94,9 @@ def row(name, mine, base, what, metric):
         # Each benchmark reports in its own unit (ns or ms).
         x, y = mine["real_time"], base["real_time"]
         out = {"unit": mine.get("time_unit", "ns"), "better": "lower"}
+    elif metric == "instructions":
+        x, y = mine["instructions_per_msg"], base["instructions_per_msg"]
+        out = {"unit": "instructions/msg", "better": "lower"}
     elif metric == "GB/s":
         x, y = mine["bytes_per_second"] / 1e9, base["bytes_per_second"] / 1e9
         out = {"unit": "GB/s", "better": "higher"}
