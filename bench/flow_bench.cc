@@ -45,6 +45,7 @@
 
 #include <sys/resource.h>
 
+#include "chain4.h"
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/meta_flow_func.h"
 #include "hflow/hflow.h"
@@ -136,31 +137,7 @@ class CpuPerMessage {
 // ---- graphs
 // ------------------------------------------------------------------
 
-hflow::FlowGraph Chain(const std::string& name, int nodes,
-                       const std::string& function,
-                       const std::vector<int>& devices) {
-  hflow::FlowData x("x", 0);
-  std::vector<hflow::FlowNode> chain;
-  std::string deploy = R"({"deploy_info": [)";
-  for (int i = 0; i < nodes; ++i) {
-    hflow::FunctionPp pp("pp" + std::to_string(i));
-    pp.SetFunction(function);
-    chain.emplace_back("n" + std::to_string(i), 1, 1);
-    if (i == 0) {
-      chain.back().SetInput(0, x);
-    } else {
-      chain.back().SetInput(0, chain[i - 1], 0);
-    }
-    chain.back().AddPp(pp);
-    deploy += std::string(i ? "," : "") + R"({"flow_node_name": "n)" +
-              std::to_string(i) + R"(", "logic_device_id": "0:0:)" +
-              std::to_string(devices[i % devices.size()]) + "\"}";
-  }
-  hflow::FlowGraph g(name);
-  g.SetInputs({x}).SetOutputs({chain.back()});
-  g.SetDeployInfo(deploy + "]}");
-  return g;
-}
+using hflow::bench::Chain;
 
 hflow::FlowGraph Replicas() {
   hflow::FlowData x("x", 0);

@@ -10,7 +10,8 @@ import sys
 # (row name, hflow benchmark, baseline benchmark, baseline text, metric)
 # metric "time": real time per iteration (lower is better); "GB/s": bytes
 # per second; "msgs/s": items per second (both higher is better);
-# "instructions": instructions per message (lower is better).
+# "instructions": instructions per message, "allocations": heap
+# allocations per message, "KiB": resident set size (all lower is better).
 ROWS = [
     # Issue 7's seven rows (docs/performance.md).
     ("chain4_one_device_64B", "BM_Chain4OneDevice/real_time",
@@ -24,6 +25,13 @@ ROWS = [
     ("chain4_one_device_64B_instructions", "IR_Chain4Hflow", "IR_Chain4Tbb",
      "oneTBB flow_graph chain, one worker thread, marginal callgrind Ir",
      "instructions"),
+    # Issue 20's memory rows (bench/chain_memory.cc).
+    ("chain4_one_device_64B_allocations", "MEM_Chain4HflowAllocs",
+     "MEM_Chain4TbbAllocs",
+     "oneTBB flow_graph chain: operator new calls per message",
+     "allocations"),
+    ("chain4_rss_after_1M_msgs", "MEM_Chain4RssAfter", "MEM_Chain4RssBefore",
+     "the same process's RSS after the warm-up", "KiB"),
     ("hop_1MiB_two_devices", "BM_Hop1MiB/real_time",
      "BM_Memcpy1MiB/real_time", "single-thread memcpy", "GB/s"),
     ("feed_hop_fetch_1MiB_end_to_end", "BM_FeedHopFetch1MiB/real_time",
@@ -97,6 +105,12 @@ def row(name, mine, base, what, metric):
     elif metric == "instructions":
         x, y = mine["instructions_per_msg"], base["instructions_per_msg"]
         out = {"unit": "instructions/msg", "better": "lower"}
+    elif metric == "allocations":
+        x, y = mine["allocations_per_msg"], base["allocations_per_msg"]
+        out = {"unit": "allocations/msg", "better": "lower"}
+    elif metric == "KiB":
+        x, y = mine["rss_kib"], base["rss_kib"]
+        out = {"unit": "KiB", "better": "lower"}
     elif metric == "GB/s":
         x, y = mine["bytes_per_second"] / 1e9, base["bytes_per_second"] / 1e9
         out = {"unit": "GB/s", "better": "higher"}
@@ -106,7 +120,7 @@ def row(name, mine, base, what, metric):
     r = {"name": name, "unit": out["unit"], "hflow": round(x, 3),
          "baseline": what, "baseline_value": round(y, 3),
          "ratio": round(x / y, 3), "better": out["better"]}
-    if metric == "time":
+    if metric in ("time", "KiB"):
         r["difference"] = round(x - y, 3)
     return r
 
