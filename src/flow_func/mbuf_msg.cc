@@ -4,6 +4,7 @@
 
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/lib/flow_func_internal.h"
+#include "util/recycling_allocator.h"
 
 namespace hflow {
 namespace flow_func {
@@ -77,8 +78,11 @@ MbufFlowMsg::MbufFlowMsg(Key, services::MbufPtr mbuf)
     : mbuf_(std::move(mbuf)) {}
 
 std::shared_ptr<MbufFlowMsg> MbufFlowMsg::FromMbuf(services::MbufPtr mbuf) {
-  // One allocation for the message and its count.
-  return std::make_shared<MbufFlowMsg>(Key{}, std::move(mbuf));
+  // One block for the message and its count, recycled per thread: every
+  // stage of every message makes one (Note [Recycled blocks and their
+  // threads] in util/recycling_allocator.h).
+  return std::allocate_shared<MbufFlowMsg>(
+      util::RecyclingAllocator<MbufFlowMsg>(), Key{}, std::move(mbuf));
 }
 
 void MbufFlowMsg::BuildViews() const {
