@@ -52,7 +52,8 @@ cmake --build "$work/udf" >/dev/null
 # GE's libraries find libhflow.so and libflow_func.so through their RUNPATH
 # (no LD_LIBRARY_PATH), so there is one hflow state in the process.
 ldd "$prefix/lib64/libge_runner.so" | grep -q "libhflow.so => $prefix/" \
-  || { echo "lib64/libge_runner.so does not find the installed libhflow.so" >&2; exit 1; }
+  || { echo "lib64/libge_runner.so does not find the installed libhflow.so:" >&2
+       ldd "$prefix/lib64/libge_runner.so" >&2; exit 1; }
 ( source "$prefix/set_env.sh" && [ "$ASCEND_HOME_PATH" = "$prefix" ] ) \
   || { echo "set_env.sh does not set ASCEND_HOME_PATH to the prefix" >&2; exit 1; }
 # An ACL program in C against the installed headers and libascendcl.so,

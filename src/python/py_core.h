@@ -51,6 +51,13 @@ class UdfGil {
 // already keep it. For tests only: switching it off brings back the
 // per-call thread states the regression test detects.
 void SetKeepThreadStates(bool keep);
+// Kept states filed as orphans by exiting threads, and those deleted since
+// (Note [One thread state per hflow thread]); for tests.
+struct ThreadStateCounts {
+  uint64_t filed = 0;
+  uint64_t reaped = 0;
+};
+ThreadStateCounts KeptThreadStates();
 
 // numpy's format character for a GE/FlowFunc data type code (they share
 // numbers), or null for a type numpy has no plain format for (DT_STRING,

@@ -203,6 +203,14 @@ void BindUdf(py::module_& m) {
   m.def("_keep_udf_thread_states", &SetKeepThreadStates, py::arg("keep"),
         "Tests only: whether hflow threads keep their Python thread state "
         "between UDF calls (default True; call before df.init).");
+  m.def(
+      "_udf_thread_states",
+      [] {
+        ThreadStateCounts c = KeptThreadStates();
+        return py::make_tuple(c.filed, c.reaped);
+      },
+      "Tests only: (kept thread states filed by exiting hflow threads, "
+      "those deleted since).");
 }
 
 }  // namespace python

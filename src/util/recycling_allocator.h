@@ -10,8 +10,9 @@
 // the lists never share a block, so they need no lock. Each list keeps at
 // most kRecycledPerThread blocks (beyond that, frees go to the heap) and
 // gives them all back to the heap when its thread exits. Under
-// AddressSanitizer the lists are bypassed: a recycled block would hide a
-// use after free from it.
+// AddressSanitizer and ThreadSanitizer the lists are bypassed: a recycled
+// block would hide a use after free, and a block's heap history, from
+// them.
 //
 // Thread-safety: allocate and deallocate from any thread; each thread
 // touches only its own list.
@@ -29,7 +30,7 @@ inline constexpr uint32_t kRecycledPerThread = 1024;
 
 namespace recycling {
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 inline constexpr bool kEnabled = false;
 #else
 inline constexpr bool kEnabled = true;
@@ -49,16 +50,20 @@ struct FreeList {
   static thread_local uint32_t count;
   static thread_local bool closed;
 
-  struct Drainer {
-    ~Drainer() {
-      closed = true;
-      while (head != nullptr) {
-        Block* b = head;
-        head = b->next;
-        ::operator delete(b);
-      }
-      count = 0;
+  // Frees the listed blocks and closes the list: later frees on this
+  // thread go to the heap. Runs at thread exit (and in tests).
+  static void Drain() {
+    closed = true;
+    while (head != nullptr) {
+      Block* b = head;
+      head = b->next;
+      ::operator delete(b);
     }
+    count = 0;
+  }
+
+  struct Drainer {
+    ~Drainer() { Drain(); }
   };
   static thread_local Drainer drainer;
 
@@ -87,8 +92,8 @@ thread_local uint32_t FreeList<kSize, kAlign>::count = 0;
 template <size_t kSize, size_t kAlign>
 thread_local bool FreeList<kSize, kAlign>::closed = false;
 template <size_t kSize, size_t kAlign>
-thread_local typename FreeList<kSize, kAlign>::Drainer
-    FreeList<kSize, kAlign>::drainer;
+thread_local
+    typename FreeList<kSize, kAlign>::Drainer FreeList<kSize, kAlign>::drainer;
 
 }  // namespace recycling
 
@@ -102,6 +107,9 @@ class RecyclingAllocator {
   RecyclingAllocator(const RecyclingAllocator<U>&) noexcept {}  // NOLINT
 
   T* allocate(size_t n) {
+    if (n > static_cast<size_t>(-1) / sizeof(T)) {
+      throw std::bad_array_new_length();
+    }
     if (recycling::kEnabled && n == 1) {
       if (void* p = List::Pop()) return static_cast<T*>(p);
     }
@@ -124,14 +132,17 @@ class RecyclingAllocator {
 
  private:
   // Blocks hold a free-list link while free.
-  static constexpr size_t kAlign =
-      alignof(T) > alignof(recycling::Block) ? alignof(T)
-                                             : alignof(recycling::Block);
+  static constexpr size_t kAlign = alignof(T) > alignof(recycling::Block)
+                                       ? alignof(T)
+                                       : alignof(recycling::Block);
   static constexpr size_t kSize = sizeof(T) > sizeof(recycling::Block)
                                       ? sizeof(T)
                                       : sizeof(recycling::Block);
   static_assert(kAlign <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
                 "RecyclingAllocator serves default-aligned types");
+
+ public:
+  // The calling thread's list for T's blocks (tests look at its count).
   using List = recycling::FreeList<kSize, kAlign>;
 };
 
