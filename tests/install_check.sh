@@ -12,6 +12,9 @@ src=$2
 prefix=$(mktemp -d)
 work=$(mktemp -d)
 trap 'rm -rf "$prefix" "$work"' EXIT
+# Matches on captured output: `cmd | grep -q` can end cmd with SIGPIPE once
+# grep has its match, which pipefail turns into a failure (a flaky one).
+contains() { grep -q -- "$1" <<<"$2"; }
 
 cmake --install "$build" --prefix "$prefix" >/dev/null
 for f in include/hflow/rt.h include/hflow/status.h \
@@ -30,17 +33,17 @@ for f in include/hflow/rt.h include/hflow/status.h \
 done
 grep -qx "prefix=$prefix" "$prefix/lib/pkgconfig/hflow.pc" \
   || { echo "hflow.pc does not name the install prefix $prefix" >&2; exit 1; }
-PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags hflow | grep -q -- "-I$prefix/include" \
+contains "-I$prefix/include" "$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags hflow)" \
   || { echo "pkg-config --cflags hflow does not name $prefix/include" >&2; exit 1; }
-readelf -d "$prefix/devlib/linux/x86_64/libflow_func.so" | grep -q 'SONAME.*\[libflow_func.so\]' \
+contains 'SONAME.*\[libflow_func.so\]' "$(readelf -d "$prefix/devlib/linux/x86_64/libflow_func.so")" \
   || { echo "libflow_func.so has the wrong SONAME" >&2; exit 1; }
-"$prefix/bin/hflow" devices --devices 3,6,7 | grep -q "^0 *yes *6 " \
+contains "^0 *yes *6 " "$("$prefix/bin/hflow" devices --devices 3,6,7)" \
   || { echo "installed hflow does not run" >&2; exit 1; }
 
 cmake -S "$src/tests/install_consumer" -B "$work/consumer" \
       -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/consumer" >/dev/null
-"$work/consumer/consumer" | grep -q "devices: 2 3 4 5" \
+contains "devices: 2 3 4 5" "$("$work/consumer/consumer")" \
   || { echo "find_package(hflow) consumer failed" >&2; exit 1; }
 
 ASCEND_HOME_PATH="$prefix" cmake -S "$src/tests/udf_projects/single_add" \
@@ -51,7 +54,7 @@ cmake --build "$work/udf" >/dev/null
   || { echo "UDF did not build against the installed prefix" >&2; exit 1; }
 # GE's libraries find libhflow.so and libflow_func.so through their RUNPATH
 # (no LD_LIBRARY_PATH), so there is one hflow state in the process.
-ldd "$prefix/lib64/libge_runner.so" | grep -q "libhflow.so => $prefix/" \
+contains "libhflow.so => $prefix/" "$(ldd "$prefix/lib64/libge_runner.so")" \
   || { echo "lib64/libge_runner.so does not find the installed libhflow.so:" >&2
        ldd "$prefix/lib64/libge_runner.so" >&2; exit 1; }
 ( source "$prefix/set_env.sh" && [ "$ASCEND_HOME_PATH" = "$prefix" ] ) \
@@ -61,7 +64,7 @@ ldd "$prefix/lib64/libge_runner.so" | grep -q "libhflow.so => $prefix/" \
 cc -std=c99 -Wall -Wextra -Werror -I"$prefix/include" \
    "$src/tests/acl_headers/acl_smoke.c" -o "$work/acl_smoke" \
    -L"$prefix/lib64" -lascendcl -Wl,-rpath,"$prefix/lib64"
-env -u RESOURCE_CONFIG_PATH "$work/acl_smoke" 2>/dev/null | grep -q "acl_smoke: ok" \
+contains "acl_smoke: ok" "$(env -u RESOURCE_CONFIG_PATH "$work/acl_smoke" 2>/dev/null)" \
   || { echo "an ACL program does not run against the installed prefix" >&2; exit 1; }
 # The Python package (when built): importable from the prefix after
 # set_env.sh with either python3, and a graph with a Python UDF runs on the
@@ -95,7 +98,7 @@ df.finalize()
 PY' _ "$prefix")
   [ "$out" = "python: 0 [2, 4]" ] \
     || { echo "a Python graph does not run from the prefix: $out" >&2; exit 1; }
-  ldd "$prefix"/python/site-packages/dataflow/_core*.so | grep -q "libhflow.so => $prefix/" \
+  contains "libhflow.so => $prefix/" "$(ldd "$prefix"/python/site-packages/dataflow/_core*.so)" \
     || { echo "dataflow._core does not find the installed libhflow.so" >&2; exit 1; }
 fi
 echo "install layout OK"
