@@ -19,12 +19,13 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "util/ring_deque.h"
 
 namespace hflow {
 namespace exec {
@@ -89,7 +90,7 @@ class ExecPool {
   const std::string prefix_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Item*> ready_;
+  util::RingDeque<Item*> ready_;  // a ring: no allocation per item
   // ready_.size() and stop_, mirrored for threads yielding in Pop: they
   // look for work without taking mu_ from the threads scheduling it.
   std::atomic<size_t> ready_count_{0};

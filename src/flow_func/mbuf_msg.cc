@@ -69,7 +69,7 @@ int32_t MbufTensor::Reshape(const std::vector<int64_t>& shape) {
   // A single-tensor message keeps its shape in the head for transport.
   if (mbuf_->head().msg_type ==
       static_cast<uint16_t>(MsgType::MSG_TYPE_TENSOR_DATA)) {
-    mbuf_->head().shape = shape;
+    mbuf_->head().shape.assign(shape.begin(), shape.end());
   }
   return FlowFunc::FLOW_FUNC_SUCCESS;
 }
@@ -100,7 +100,8 @@ void MbufFlowMsg::BuildViews() const {
       // is null, so a UDF tells it from a zero-size tensor.
       if (h.null_data) break;
       tensor_ = std::make_unique<MbufTensor>(
-          mbuf_, base, avail, static_cast<TensorDataType>(h.dtype), h.shape);
+          mbuf_, base, avail, static_cast<TensorDataType>(h.dtype),
+          services::ToVector(h.shape));
       break;
     case MsgType::MSG_TYPE_TENSOR_LIST:
       for (const auto& d : h.tensor_list) {
@@ -197,7 +198,7 @@ Status MsgAllocator::AllocTensorMsg(const std::vector<int64_t>& shape,
   h.align = align;
   h.msg_type = static_cast<uint16_t>(MsgType::MSG_TYPE_TENSOR_DATA);
   h.dtype = static_cast<int32_t>(dtype);
-  h.shape = shape;
+  h.shape.assign(shape.begin(), shape.end());
   h.data_offset = PayloadOffset(m->data(), align);
   *out = MbufFlowMsg::FromMbuf(std::move(m));
   return Status::OK();
@@ -263,9 +264,8 @@ Status MsgAllocator::AllocEmptyMsg(MsgType type,
   HFLOW_RETURN_IF_ERROR(AllocMbuf(0, &m));
   m->head().msg_type = static_cast<uint16_t>(type);
   m->head().null_data = true;
-  m->head().shape = type == MsgType::MSG_TYPE_TENSOR_DATA
-                        ? std::vector<int64_t>{0}
-                        : std::vector<int64_t>{};
+  m->head().shape = type == MsgType::MSG_TYPE_TENSOR_DATA ? services::Dims{0}
+                                                          : services::Dims{};
   *out = MbufFlowMsg::FromMbuf(std::move(m));
   return Status::OK();
 }

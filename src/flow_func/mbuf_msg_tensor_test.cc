@@ -140,7 +140,8 @@ TEST(MbufMsgTest, ReshapeTravelsInTheHead) {
                                {1, 2, 3, 4, 5, 6, 7, 8});
   ASSERT_EQ(msg->GetTensor()->Reshape({4, 1, 2}), kOk);
   auto mm = std::static_pointer_cast<MbufFlowMsg>(msg);
-  EXPECT_EQ(mm->head().shape, (std::vector<int64_t>{4, 1, 2}));
+  EXPECT_EQ(services::ToVector(mm->head().shape),
+            (std::vector<int64_t>{4, 1, 2}));
   auto again = MbufFlowMsg::FromMbuf(mm->mbuf());
   ASSERT_NE(again->GetTensor(), nullptr);
   EXPECT_EQ(again->GetTensor()->GetShape(), (std::vector<int64_t>{4, 1, 2}));

@@ -235,13 +235,13 @@ Status DeviceQueue::Return(MbufPtr mbuf) {
 }
 
 void DeviceQueue::Close(const Status& reason) {
-  std::deque<MbufPtr> dropped;
+  std::vector<MbufPtr> dropped;
   {
     util::MutexLock lock(mu_);
     if (is_closed_.load()) return;
     closed_ = reason.WithContext(Where() + ": ");
     is_closed_.store(true);
-    dropped.swap(items_);
+    items_.DrainTo(&dropped);
     size_.store(0);
   }
   not_empty_.notify_all();

@@ -29,13 +29,13 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "services/mbuf.h"
 #include "util/mutex.h"
+#include "util/ring_deque.h"
 #include "util/thread_annotations.h"
 
 namespace hflow {
@@ -130,7 +130,8 @@ class DeviceQueue {
   mutable util::Mutex mu_;
   std::condition_variable not_empty_;
   std::condition_variable not_full_;
-  std::deque<MbufPtr> items_ GUARDED_BY(mu_);
+  // A ring: a queue at a steady depth allocates nothing.
+  util::RingDeque<MbufPtr> items_ GUARDED_BY(mu_);
   // Mirrors of items_.size() and the closed flag, written under mu_ and read
   // without it: Size() and waiters that are yielding (Note [Yield before
   // parking]) must not contend for mu_ with the threads doing the work.

@@ -162,7 +162,7 @@ TEST_F(ExchangeServiceTest, CopyQMbufMovesDataAndHeadFromDevice2To5) {
   EXPECT_EQ(d.end_time, 22u);
   EXPECT_EQ(d.msg_type, 3u);
   EXPECT_EQ(d.dtype, 9);
-  EXPECT_EQ(d.shape, (std::vector<int64_t>{2, 5, 100}));
+  EXPECT_EQ(d.shape, (Dims{2, 5, 100}));
   EXPECT_EQ(d.route_label, 17u);
   EXPECT_EQ(d.data_label, 23u);
   EXPECT_EQ(d.user_data_len, sizeof(kUser));

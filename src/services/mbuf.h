@@ -13,9 +13,11 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "hflow/status.h"
+#include "util/recycling_allocator.h"
 
 namespace hflow {
 namespace services {
@@ -25,6 +27,19 @@ inline constexpr size_t kMaxUserData = 64;
 // Flow flags (as FlowFunc's FlowFlag).
 inline constexpr uint32_t kFlowFlagEos = 1;
 inline constexpr uint32_t kFlowFlagSeg = 2;
+
+// A head's dims. Their storage is recycled per thread (a message's shape
+// is copied into its head on every feed and every AllocTensorMsg, and a
+// steady stream must not allocate: Note [Recycled blocks and their
+// threads] in util/recycling_allocator.h); up to 8 dims share one block.
+using Dims = std::vector<int64_t, util::RecyclingArrayAllocator<int64_t, 8>>;
+
+inline Dims ToDims(const std::vector<int64_t>& v) {
+  return Dims(v.begin(), v.end());
+}
+inline std::vector<int64_t> ToVector(const Dims& d) {
+  return std::vector<int64_t>(d.begin(), d.end());
+}
 
 // One tensor of a tensor-list message: its place in the data part.
 struct TensorDesc {
@@ -42,7 +57,7 @@ struct MbufHead {
   uint64_t end_time = 0;
   uint16_t msg_type = 0;  // FlowFunc MsgType
   int32_t dtype = 0;      // FlowFunc TensorDataType
-  std::vector<int64_t> shape;
+  Dims shape;
   // Load balancing (FlowFunc OutOptions' BalanceConfig; 0: none): the
   // replica choice among a consumer's replicas, and the cell of a
   // transaction that pairing keys by with the transaction id.
@@ -68,7 +83,7 @@ class MemoryGroup;
 
 class Mbuf {
  public:
-  // Use MemoryGroup::Alloc. Public for make_shared only.
+  // Use MemoryGroup::Alloc. Public for MakeMbuf (and tests) only.
   Mbuf(std::shared_ptr<MemoryGroup> group, int32_t device, void* data,
        uint64_t size, uint64_t block_bytes);
   ~Mbuf();
@@ -92,6 +107,15 @@ class Mbuf {
 };
 
 using MbufPtr = std::shared_ptr<Mbuf>;
+
+// An mbuf and its reference count in one block, recycled per thread:
+// every message makes one.
+inline MbufPtr MakeMbuf(std::shared_ptr<MemoryGroup> group, int32_t device,
+                        void* data, uint64_t size, uint64_t block_bytes) {
+  return std::allocate_shared<Mbuf>(util::RecyclingAllocator<Mbuf>(),
+                                    std::move(group), device, data, size,
+                                    block_bytes);
+}
 
 }  // namespace services
 }  // namespace hflow

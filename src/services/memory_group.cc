@@ -184,7 +184,7 @@ Status MemoryGroup::Alloc(const rt::ScopedDevice& bound,
     ++live_;
     if (in_use_ > peak_in_use_) peak_in_use_ = in_use_;
   }
-  *out = std::make_shared<Mbuf>(shared_from_this(), device_, data, size, block);
+  *out = MakeMbuf(shared_from_this(), device_, data, size, block);
   return Status::OK();
 }
 
@@ -362,7 +362,7 @@ Status MemoryGroup::AllocFromCache(const std::string& member, uint64_t size,
     ++live_;
     if (in_use_ > peak_in_use_) peak_in_use_ = in_use_;
   }
-  *out = std::make_shared<Mbuf>(shared_from_this(), device_, data, size, block);
+  *out = MakeMbuf(shared_from_this(), device_, data, size, block);
   return Status::OK();
 }
 

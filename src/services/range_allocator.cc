@@ -9,9 +9,20 @@ namespace hflow {
 namespace services {
 
 void RangeAllocator::Reset(uint64_t size) {
-  free_.clear();
-  if (size > 0) free_.emplace(0, size);
   free_bytes_ = size;
+  if (size == 0 || free_.empty()) {
+    free_.clear();
+    if (size > 0) free_.emplace(0, size);
+    return;
+  }
+  // A cache that empties starts afresh often (every few messages when a
+  // device holds few at a time): its first range's node is reused, so that
+  // allocates nothing.
+  auto node = free_.extract(free_.begin());
+  free_.clear();
+  node.key() = 0;
+  node.mapped() = size;
+  free_.insert(std::move(node));
 }
 
 uint64_t RangeAllocator::Take(uint64_t bytes) {

@@ -167,7 +167,7 @@ Status WriteMessagePayload(services::ExchangeService* svc, const Message& msg,
   if (msg.msg_type == kMsgTypeTensor) {
     const Tensor& t = msg.tensors[0];
     h.dtype = static_cast<int32_t>(t.dtype);
-    h.shape = t.shape;
+    h.shape.assign(t.shape.begin(), t.shape.end());
     return WriteBytes(svc, m, t.data, 0);
   }
   h.tensor_list.clear();
@@ -196,7 +196,7 @@ Status WritePart(services::ExchangeService* svc, const FeedPart& part,
     HFLOW_RETURN_IF_ERROR(WriteBytes(svc, m, t.data, 0));
     h.msg_type = kMsgTypeTensor;
     h.dtype = static_cast<int32_t>(t.dtype);
-    h.shape = t.shape;
+    h.shape.assign(t.shape.begin(), t.shape.end());
   } else {
     HFLOW_RETURN_IF_ERROR(WriteMessagePayload(svc, *part.message, m));
   }
@@ -229,12 +229,14 @@ Status ReadBytes(services::ExchangeService* svc, const services::MbufPtr& m,
   return svc->ReadMbuf(m, out->data(), bytes, m->head().data_offset + offset);
 }
 
+// `shape`: the head's dims or a tensor list entry's.
+template <typename Shape>
 Status ReadOneTensor(services::ExchangeService* svc, const services::MbufPtr& m,
-                     int32_t dtype, const std::vector<int64_t>& shape,
-                     uint64_t offset, Tensor* out) {
+                     int32_t dtype, const Shape& shape, uint64_t offset,
+                     Tensor* out) {
   out->dtype = static_cast<DataType>(dtype);
-  out->shape = shape;
-  const int64_t n = flow_func::ElementCount(shape);
+  out->shape.assign(shape.begin(), shape.end());
+  const int64_t n = flow_func::ElementCount(out->shape);
   const uint64_t bytes = n < 0 ? 0 : uint64_t(n) * DataTypeSize(out->dtype);
   return ReadBytes(svc, m, offset, bytes, &out->data);
 }

@@ -87,7 +87,7 @@ TEST_F(HostMessageTest, RawUserTypeAndEmptyMessages) {
   empty.info.flags = kFlowFlagEos;
   mbuf = Write(empty);
   EXPECT_TRUE(mbuf->head().null_data);
-  EXPECT_EQ(mbuf->head().shape, (std::vector<int64_t>{0}));
+  EXPECT_EQ(services::ToVector(mbuf->head().shape), (std::vector<int64_t>{0}));
   ASSERT_TRUE(ReadMessage(&svc_, mbuf, &back).ok());
   EXPECT_TRUE(back.empty);
   EXPECT_TRUE(back.tensors.empty());

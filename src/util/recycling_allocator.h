@@ -7,26 +7,41 @@
 //
 // Note [Recycled blocks and their threads]
 // A block freed on thread B joins B's list, whichever thread allocated it;
-// the lists never share a block, so they need no lock. Each list keeps at
-// most kRecycledPerThread blocks (beyond that, frees go to the heap) and
-// gives them all back to the heap when its thread exits. Under
+// the lists never share a block, so they need no lock. Messages often die
+// on another thread than the one that made them (a hop's copy is made by
+// one stage's executor and dropped by the next, a feed's mbuf by the
+// fetcher), so one thread's list would only grow and another's stay
+// empty: a full list (kRecycledPerThread blocks) hands a batch of
+// kRecycledBatch to a depot shared by every thread, and an empty one takes
+// a batch from it, one lock per batch. Beyond the depot's kDepotBatches
+// frees go to the heap. A list gives its blocks back to the heap when its
+// thread exits. Under
 // AddressSanitizer and ThreadSanitizer the lists are bypassed: a recycled
 // block would hide a use after free, and a block's heap history, from
 // them.
 //
+// RecyclingArrayAllocator (below) serves small arrays from the same lists.
+//
 // Thread-safety: allocate and deallocate from any thread; each thread
-// touches only its own list.
+// touches only its own list, and the depot has a mutex.
 #ifndef HFLOW_UTIL_RECYCLING_ALLOCATOR_H_
 #define HFLOW_UTIL_RECYCLING_ALLOCATOR_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <new>
 
 namespace hflow {
 namespace util {
 
-inline constexpr uint32_t kRecycledPerThread = 1024;
+inline constexpr uint32_t kRecycledPerThread = 256;
+// Blocks a full thread list trades to its depot at a time, and how many
+// such batches a depot keeps (per block size).
+inline constexpr uint32_t kRecycledBatch = 64;
+inline constexpr size_t kDepotBatches = 128;
+static_assert(kRecycledBatch <= kRecycledPerThread, "a batch fits a list");
 
 namespace recycling {
 
@@ -36,14 +51,24 @@ inline constexpr bool kEnabled = false;
 inline constexpr bool kEnabled = true;
 #endif
 
+// Tests switch the lists off to show that a test of the allocation-free
+// path would catch their loss (tests/alloc): every allocation and free
+// then goes to the heap (blocks already listed stay listed, unused).
+inline std::atomic<bool> g_bypass{false};
+inline void SetBypassForTesting(bool bypass) { g_bypass.store(bypass); }
+inline bool Recycling() {
+  return kEnabled && !g_bypass.load(std::memory_order_relaxed);
+}
+
 struct Block {
   Block* next;
 };
 
-// One thread's list of free blocks of kSize bytes aligned to kAlign. The
-// list itself is plain thread-local data (no destructor, usable at any
-// point of a thread's life); the drainer, made on the first push, frees
-// the blocks at thread exit and marks the list closed.
+// One thread's list of free blocks of kSize bytes aligned to kAlign, and
+// the depot its threads trade full batches through. The list itself is
+// plain thread-local data (no destructor, usable at any point of a
+// thread's life); the drainer, made on the first push, frees the blocks at
+// thread exit and marks the list closed.
 template <size_t kSize, size_t kAlign>
 struct FreeList {
   static thread_local Block* head;
@@ -54,11 +79,8 @@ struct FreeList {
   // thread go to the heap. Runs at thread exit (and in tests).
   static void Drain() {
     closed = true;
-    while (head != nullptr) {
-      Block* b = head;
-      head = b->next;
-      ::operator delete(b);
-    }
+    FreeChain(head);
+    head = nullptr;
     count = 0;
   }
 
@@ -68,14 +90,15 @@ struct FreeList {
   static thread_local Drainer drainer;
 
   static void* Pop() {
+    if (head == nullptr && !TakeBatch()) return nullptr;
     Block* b = head;
-    if (b == nullptr) return nullptr;
     head = b->next;
     --count;
     return b;
   }
   static bool Push(void* p) {
-    if (closed || count >= kRecycledPerThread) return false;
+    if (closed) return false;
+    if (count >= kRecycledPerThread && !GiveBatch()) return false;
     (void)&drainer;  // registers the drain at this thread's exit
     Block* b = static_cast<Block*>(p);
     b->next = head;
@@ -83,6 +106,54 @@ struct FreeList {
     ++count;
     return true;
   }
+
+  // Batches in the depot now (tests).
+  static size_t DepotBatches() {
+    std::lock_guard<std::mutex> lock(depot_mu);
+    return depot_size;
+  }
+
+ private:
+  static void FreeChain(Block* b) {
+    while (b != nullptr) {
+      Block* next = b->next;
+      ::operator delete(b);
+      b = next;
+    }
+  }
+  // A full list hands kRecycledBatch blocks to the depot: false when the
+  // depot is full too (the block then goes to the heap).
+  static bool GiveBatch() {
+    Block* first = head;
+    Block* last = head;
+    for (uint32_t i = 1; i < kRecycledBatch; ++i) last = last->next;
+    {
+      std::lock_guard<std::mutex> lock(depot_mu);
+      if (depot_size == kDepotBatches) return false;
+      head = last->next;
+      last->next = nullptr;
+      depot[depot_size++] = first;
+    }
+    count -= kRecycledBatch;
+    return true;
+  }
+  // An empty list takes a batch from the depot: false when it has none.
+  static bool TakeBatch() {
+    if (closed) return false;
+    {
+      std::lock_guard<std::mutex> lock(depot_mu);
+      if (depot_size == 0) return false;
+      head = depot[--depot_size];
+    }
+    count = kRecycledBatch;
+    return true;
+  }
+
+  // The depot: a fixed array of batch chains (each kRecycledBatch blocks),
+  // so trading allocates nothing. Its blocks live as long as the process.
+  static inline std::mutex depot_mu;
+  static inline Block* depot[kDepotBatches] = {};
+  static inline size_t depot_size = 0;
 };
 
 template <size_t kSize, size_t kAlign>
@@ -110,14 +181,14 @@ class RecyclingAllocator {
     if (n > static_cast<size_t>(-1) / sizeof(T)) {
       throw std::bad_array_new_length();
     }
-    if (recycling::kEnabled && n == 1) {
+    if (n == 1 && recycling::Recycling()) {
       if (void* p = List::Pop()) return static_cast<T*>(p);
     }
     // A single block is at least a link's size, so that it can be listed.
     return static_cast<T*>(::operator new(n == 1 ? kSize : n * sizeof(T)));
   }
   void deallocate(T* p, size_t n) noexcept {
-    if (recycling::kEnabled && n == 1 && List::Push(p)) return;
+    if (n == 1 && recycling::Recycling() && List::Push(p)) return;
     ::operator delete(p);
   }
 
@@ -143,6 +214,64 @@ class RecyclingAllocator {
 
  public:
   // The calling thread's list for T's blocks (tests look at its count).
+  using List = recycling::FreeList<kSize, kAlign>;
+};
+
+// RecyclingArrayAllocator<T, kMaxN>: the same lists for the storage of
+// small arrays, for containers such as std::vector whose sizes are mostly
+// small (a tensor's dims): every request of up to kMaxN elements gets a
+// block of kMaxN, from the list when it has one, so an array of any small
+// size reuses a block another size freed. Larger requests go to the heap.
+template <typename T, size_t kMaxN>
+class RecyclingArrayAllocator {
+ public:
+  using value_type = T;
+  template <typename U>
+  struct rebind {
+    using other = RecyclingArrayAllocator<U, kMaxN>;
+  };
+
+  RecyclingArrayAllocator() noexcept = default;
+  template <typename U>
+  RecyclingArrayAllocator(  // NOLINT
+      const RecyclingArrayAllocator<U, kMaxN>&) noexcept {}
+
+  T* allocate(size_t n) {
+    if (n > static_cast<size_t>(-1) / sizeof(T)) {
+      throw std::bad_array_new_length();
+    }
+    if (n > kMaxN) return static_cast<T*>(::operator new(n * sizeof(T)));
+    if (recycling::Recycling()) {
+      if (void* p = List::Pop()) return static_cast<T*>(p);
+    }
+    return static_cast<T*>(::operator new(kSize));
+  }
+  void deallocate(T* p, size_t n) noexcept {
+    if (n <= kMaxN && recycling::Recycling() && List::Push(p)) return;
+    ::operator delete(p);
+  }
+
+  template <typename U>
+  bool operator==(const RecyclingArrayAllocator<U, kMaxN>&) const noexcept {
+    return true;
+  }
+  template <typename U>
+  bool operator!=(const RecyclingArrayAllocator<U, kMaxN>&) const noexcept {
+    return false;
+  }
+
+ private:
+  static_assert(kMaxN > 0, "RecyclingArrayAllocator needs kMaxN > 0");
+  static constexpr size_t kAlign = alignof(T) > alignof(recycling::Block)
+                                       ? alignof(T)
+                                       : alignof(recycling::Block);
+  static constexpr size_t kSize = kMaxN * sizeof(T) > sizeof(recycling::Block)
+                                      ? kMaxN * sizeof(T)
+                                      : sizeof(recycling::Block);
+  static_assert(kAlign <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
+                "RecyclingArrayAllocator serves default-aligned types");
+
+ public:
   using List = recycling::FreeList<kSize, kAlign>;
 };
 
