@@ -25,23 +25,8 @@
 #include <vector>
 
 #include "chain4.h"
+#include "counting_new.h"
 #include "hflow/hflow.h"
-
-namespace {
-
-std::atomic<uint64_t> g_allocations{0};
-
-}  // namespace
-
-// Every allocation of the process goes through these (the sized and
-// aligned forms forward to them in libstdc++ unless replaced too).
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -66,9 +51,9 @@ std::string Entry(const char* name, const char* field, double value) {
 double TbbAllocationsPerMessage() {
   hflow::bench::TbbChain4 chain;
   chain.Stream(kWarmup);
-  const uint64_t before = g_allocations.load();
+  const uint64_t before = hflow::counting_new::Allocations();
   chain.Stream(kCounted);
-  return double(g_allocations.load() - before) / kCounted;
+  return double(hflow::counting_new::Allocations() - before) / kCounted;
 }
 #endif
 
@@ -100,9 +85,10 @@ int main(int argc, char** argv) {
     hflow::Session s;
     st = hflow::bench::AddChain(s);
     if (st.ok()) st = hflow::bench::StreamChain(s, 1, kWarmup);
-    const uint64_t before = g_allocations.load();
+    const uint64_t before = hflow::counting_new::Allocations();
     if (st.ok()) st = hflow::bench::StreamChain(s, 1, kCounted);
-    const double allocs = double(g_allocations.load() - before) / kCounted;
+    const double allocs =
+        double(hflow::counting_new::Allocations() - before) / kCounted;
     const double rss_before = RssKiB();
     for (long done = 0; st.ok() && done < messages; done += kCounted) {
       st = hflow::bench::StreamChain(s, 1, kCounted);

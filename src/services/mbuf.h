@@ -34,9 +34,6 @@ inline constexpr uint32_t kFlowFlagSeg = 2;
 // threads] in util/recycling_allocator.h); up to 8 dims share one block.
 using Dims = std::vector<int64_t, util::RecyclingArrayAllocator<int64_t, 8>>;
 
-inline Dims ToDims(const std::vector<int64_t>& v) {
-  return Dims(v.begin(), v.end());
-}
 inline std::vector<int64_t> ToVector(const Dims& d) {
   return std::vector<int64_t>(d.begin(), d.end());
 }

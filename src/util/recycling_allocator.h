@@ -168,60 +168,12 @@ thread_local
 
 }  // namespace recycling
 
-template <typename T>
-class RecyclingAllocator {
- public:
-  using value_type = T;
-
-  RecyclingAllocator() noexcept = default;
-  template <typename U>
-  RecyclingAllocator(const RecyclingAllocator<U>&) noexcept {}  // NOLINT
-
-  T* allocate(size_t n) {
-    if (n > static_cast<size_t>(-1) / sizeof(T)) {
-      throw std::bad_array_new_length();
-    }
-    if (n == 1 && recycling::Recycling()) {
-      if (void* p = List::Pop()) return static_cast<T*>(p);
-    }
-    // A single block is at least a link's size, so that it can be listed.
-    return static_cast<T*>(::operator new(n == 1 ? kSize : n * sizeof(T)));
-  }
-  void deallocate(T* p, size_t n) noexcept {
-    if (n == 1 && recycling::Recycling() && List::Push(p)) return;
-    ::operator delete(p);
-  }
-
-  template <typename U>
-  bool operator==(const RecyclingAllocator<U>&) const noexcept {
-    return true;
-  }
-  template <typename U>
-  bool operator!=(const RecyclingAllocator<U>&) const noexcept {
-    return false;
-  }
-
- private:
-  // Blocks hold a free-list link while free.
-  static constexpr size_t kAlign = alignof(T) > alignof(recycling::Block)
-                                       ? alignof(T)
-                                       : alignof(recycling::Block);
-  static constexpr size_t kSize = sizeof(T) > sizeof(recycling::Block)
-                                      ? sizeof(T)
-                                      : sizeof(recycling::Block);
-  static_assert(kAlign <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
-                "RecyclingAllocator serves default-aligned types");
-
- public:
-  // The calling thread's list for T's blocks (tests look at its count).
-  using List = recycling::FreeList<kSize, kAlign>;
-};
-
-// RecyclingArrayAllocator<T, kMaxN>: the same lists for the storage of
-// small arrays, for containers such as std::vector whose sizes are mostly
-// small (a tensor's dims): every request of up to kMaxN elements gets a
-// block of kMaxN, from the list when it has one, so an array of any small
-// size reuses a block another size freed. Larger requests go to the heap.
+// RecyclingArrayAllocator<T, kMaxN>: every request of up to kMaxN
+// elements gets a block of kMaxN from the calling thread's list (the heap
+// when it is empty), and goes back to the list when freed; larger requests
+// go to the heap. With kMaxN 1 it is RecyclingAllocator (below); with more,
+// it serves containers whose sizes are mostly small (a tensor's dims), an
+// array of any small size reusing a block another size freed.
 template <typename T, size_t kMaxN>
 class RecyclingArrayAllocator {
  public:
@@ -265,6 +217,7 @@ class RecyclingArrayAllocator {
   static constexpr size_t kAlign = alignof(T) > alignof(recycling::Block)
                                        ? alignof(T)
                                        : alignof(recycling::Block);
+  // A block is at least a link's size, so that it can be listed.
   static constexpr size_t kSize = kMaxN * sizeof(T) > sizeof(recycling::Block)
                                       ? kMaxN * sizeof(T)
                                       : sizeof(recycling::Block);
@@ -274,6 +227,11 @@ class RecyclingArrayAllocator {
  public:
   using List = recycling::FreeList<kSize, kAlign>;
 };
+
+// The allocator for std::allocate_shared: one object (and its count) per
+// block, recycled.
+template <typename T>
+using RecyclingAllocator = RecyclingArrayAllocator<T, 1>;
 
 }  // namespace util
 }  // namespace hflow

@@ -1,8 +1,8 @@
 // hflow_alloc_tests: a long stream through a built graph allocates nothing
 // per message once it runs in steady state (issue 20). A binary of its own,
 // because it replaces the global operator new to count every thread's heap
-// allocations; not built with sanitizers, which replace it themselves and
-// bypass the recycling lists on purpose.
+// allocations (bench/counting_new.h); not built with sanitizers, which replace
+// it themselves and bypass the recycling lists on purpose.
 //
 // The streams feed 64 B tensors through chains of built-in identities, a
 // window of messages in flight, and fetch into the same output vector each
@@ -16,27 +16,13 @@
 // the tests drive hflow from one thread.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <string>
 #include <vector>
 
+#include "counting_new.h"
 #include "hflow/hflow.h"
 #include "test_graphs.h"
 #include "util/recycling_allocator.h"
-
-namespace {
-std::atomic<uint64_t> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace hflow {
 namespace {
@@ -85,15 +71,16 @@ uint64_t CountSteadyState(const std::vector<int32_t>& devices,
     Session s;
     std::vector<testing::ChainStage> stages;
     for (int i = 0; i < 4; ++i) {
-      stages.push_back({"n" + std::to_string(i), "_BuiltIn_Identity",
+      stages.push_back({"n" + std::to_string(i),
+                        "_BuiltIn_Identity",
                         {devices[i % devices.size()]}});
     }
     Status st = s.AddGraph(1, testing::ChainGraph("chain", stages));
     if (st.ok()) st = s.BuildGraph(1);
     if (st.ok()) st = Stream(s, kWarmup);
-    const uint64_t before = g_allocations.load();
+    const uint64_t before = counting_new::Allocations();
     if (st.ok()) st = Stream(s, kCounted);
-    const uint64_t after = g_allocations.load();
+    const uint64_t after = counting_new::Allocations();
     EXPECT_TRUE(st.ok()) << st.ToString();
     if (st.ok()) counted = after - before;
   }
@@ -103,26 +90,22 @@ uint64_t CountSteadyState(const std::vector<int32_t>& devices,
 
 TEST(SteadyStateAllocTest, OneDeviceOneExecutorThread) {
   const uint64_t n = CountSteadyState({2}, 1);
-  EXPECT_LE(n, kBudget) << n << " allocations over " << kCounted
-                        << " messages";
+  EXPECT_LE(n, kBudget) << n << " allocations over " << kCounted << " messages";
 }
 
 TEST(SteadyStateAllocTest, OneDeviceDefaultPool) {
   const uint64_t n = CountSteadyState({3}, 0);
-  EXPECT_LE(n, kBudget) << n << " allocations over " << kCounted
-                        << " messages";
+  EXPECT_LE(n, kBudget) << n << " allocations over " << kCounted << " messages";
 }
 
 TEST(SteadyStateAllocTest, FourDevicesWithoutZero) {
   const uint64_t n = CountSteadyState({2, 3, 4, 5}, 0);
-  EXPECT_LE(n, kBudget) << n << " allocations over " << kCounted
-                        << " messages";
+  EXPECT_LE(n, kBudget) << n << " allocations over " << kCounted << " messages";
 }
 
 TEST(SteadyStateAllocTest, DevicesWithZero) {
   const uint64_t n = CountSteadyState({0, 1}, 0);
-  EXPECT_LE(n, kBudget) << n << " allocations over " << kCounted
-                        << " messages";
+  EXPECT_LE(n, kBudget) << n << " allocations over " << kCounted << " messages";
 }
 
 // Without the recycled mbufs, shells and dims every message allocates
