@@ -36,6 +36,8 @@ ROWS = [
      "BM_Memcpy1MiB/real_time", "single-thread memcpy", "GB/s"),
     ("feed_hop_fetch_1MiB_end_to_end", "BM_FeedHopFetch1MiB/real_time",
      "BM_Memcpy1MiB/real_time", "single-thread memcpy", "GB/s"),
+    ("feed_hop_fetch_1MiB_zero_copy", "BM_FeedHopFetch1MiBZeroCopy/real_time",
+     "BM_Memcpy1MiB/real_time", "single-thread memcpy", "GB/s"),
     ("feed_fetch_round_trip_64B", "BM_RoundTrip/real_time",
      "BM_SpinPingPong/real_time",
      "spin ping-pong: two threads handing 64 B over atomics", "time"),

@@ -67,6 +67,8 @@ enum class Op : int {
   kModelLoad,
   kModelUnload,
   kModelExecute,
+  kHostRegister,
+  kHostUnregister,
   kCount,  // number of ops; also "any op" in fault specs
 };
 inline constexpr Op kAnyOp = Op::kCount;
@@ -169,6 +171,20 @@ class DeviceRuntime {
   virtual Status Synchronize(int32_t device) = 0;
   virtual Status GetMemInfo(int32_t device, uint64_t* free_bytes,
                             uint64_t* total_bytes) = 0;
+  // --- Registered host memory (device-independent; need no binding) ---
+  // Makes [ptr, ptr + bytes) of host memory usable by every device's
+  // copies (as cudaHostRegister with the portable flag): a device-to-device
+  // or device-to-host copy may then name it as a device-side pointer of any
+  // device. kInvalidArgument for null, zero bytes, or a range overlapping
+  // a registration or an allocation.
+  virtual Status HostRegister(const void* ptr, size_t bytes) = 0;
+  // Ends the registration starting at `ptr`; kInvalidArgument when none
+  // starts there.
+  virtual Status HostUnregister(const void* ptr) = 0;
+  // Whether the host may read `device`'s memory in place (a fetched view
+  // then needs no copy). Never fails; no side effect.
+  virtual bool HostAccessible(int32_t device) const = 0;
+
   // A driver operation the services layer performs on `device` (queue,
   // group, mbuf, event, model ops): binding check, fault injection, logging
   // and latency, nothing else.

@@ -87,6 +87,39 @@ struct Tensor {
   }
 };
 
+// A tensor whose bytes hflow does not copy (Session::FeedViews and
+// FetchViews, docs/user_guide.md "Zero-copy feed and fetch"): `bytes`
+// bytes at `data`, valid for as long as `keep` (or any copy of it) lives.
+// `keep`'s deleter is the release callback: hflow holds a copy while it
+// uses the bytes and drops it exactly once, whatever the call returns.
+struct TensorView {
+  DataType dtype = DataType::kFloat;
+  std::vector<int64_t> shape;
+  const void* data = nullptr;
+  size_t bytes = 0;
+  std::shared_ptr<const void> keep;
+
+  // A view of `t`'s bytes that keeps `t` alive.
+  static TensorView Of(std::shared_ptr<const Tensor> t) {
+    TensorView v;
+    v.dtype = t->dtype;
+    v.shape = t->shape;
+    v.data = t->data.data();
+    v.bytes = t->data.size();
+    v.keep = std::move(t);
+    return v;
+  }
+  // A copy of the bytes as an owning Tensor.
+  Tensor ToTensor() const {
+    Tensor t;
+    t.dtype = dtype;
+    t.shape = shape;
+    const auto* p = static_cast<const uint8_t*>(data);
+    if (bytes > 0) t.data.assign(p, p + bytes);
+    return t;
+  }
+};
+
 // Message types: FlowFunc's MsgType numbers, so a host message reaches a
 // UDF as the type it was fed with. Types from kMsgTypeUserDefineStart up
 // are the user's own (GE's range), carried as raw bytes.
@@ -194,6 +227,21 @@ Status Initialize(const Options& options);
 // stop_timeout_ms; everything else is still released).
 // Thread-safety: must not race with any other hflow call.
 Status Finalize();
+
+// Registers `bytes` bytes of host memory at `ptr` with the device runtime
+// (as cudaHostRegister or aclrtHostRegister), so that Session::FeedViews of
+// views inside it hands the devices the caller's bytes instead of a copy.
+// Errors: kFailedPrecondition when not initialized; kInvalidArgument for a
+// null pointer, zero bytes, or a range overlapping a registered one (or
+// device memory); the runtime's errors. Registrations end with
+// UnregisterHostMemory, or at Finalize (once the last message using the
+// memory is released). Thread-safety: any thread.
+Status RegisterHostMemory(const void* ptr, size_t bytes);
+// Ends the registration that starts at `ptr`. Errors: kFailedPrecondition
+// when not initialized, or while messages fed from it are still alive in a
+// graph or a fetched view (fetch or remove the graph first); kNotFound when
+// no registration starts at `ptr`; the runtime's errors.
+Status UnregisterHostMemory(const void* ptr);
 
 struct DeviceReport {
   int32_t id = 0;
@@ -361,6 +409,30 @@ class Session {
   Status FetchDataBatch(uint32_t graph_id, size_t max,
                         std::vector<std::vector<Tensor>>* outputs,
                         std::vector<FlowInfo>* infos, int32_t timeout_ms);
+  // Zero-copy feed: as FeedData, one view per graph input. A view inside
+  // host memory registered with RegisterHostMemory is handed to the graph
+  // as it is: no copy, and its `keep` is released when the last message
+  // using it is (after the nodes that read it, or a fetched view of it, let
+  // go). Any other view is copied into the device pool as FeedData does
+  // and its keep released before the call returns. The caller must not
+  // change the bytes until the keep is released. On every error (kTimeout
+  // included) nothing is fed and hflow has already dropped its copies of
+  // the keeps. Errors: as FeedData (kInvalidArgument also for a view whose
+  // `bytes` do not match its dtype and shape, or a null `data` with bytes).
+  Status FeedViews(uint32_t graph_id, const std::vector<TensorView>& inputs,
+                   const FlowInfo& info, int32_t timeout_ms);
+  // Zero-copy fetch: as FetchData, but each output comes back as a view of
+  // the message that carries it (no copy where the runtime lets the host
+  // read device memory, as the sim does; else one copy into host memory the
+  // view owns). A view stays valid, and keeps its message's pool block, for
+  // as long as its `keep` lives: past RemoveGraph and Finalize too (the
+  // pool's memory returns when the last view is dropped). A failed or
+  // empty output is a view of shape {0} with null data; raw data comes as
+  // 1-D uint8. Errors: as FetchData; kInvalidArgument for a tensor list
+  // output (fetch it with FetchMessages; nothing is lost).
+  Status FetchViews(uint32_t graph_id, std::vector<TensorView>* outputs,
+                    FlowInfo* info, int32_t timeout_ms);
+
   // Takes the graph out of the session at once (later calls naming it get
   // kNotFound, and its id may be added again), then stops it: wakes every
   // feed and fetch blocked on it (they return kCancelled), waits for

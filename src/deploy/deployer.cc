@@ -453,9 +453,9 @@ Status Deployment::Undeploy() {
   group_handles_.clear();  // the groups' memory goes with DestroyGroup
   for (int32_t d : groups_) {
     tasks.emplace_back(d, [this, d](const rt::ScopedDevice&) -> Status {
-      Status s = svc_->DestroyGroup(d, GroupName());
-      // Messages the caller still holds keep their group alive; its memory
-      // returns when the last of them is released.
+      // Messages the caller still holds (fetched views) keep their group
+      // alive; its memory returns when the last of them is released.
+      Status s = svc_->RetireGroup(d, GroupName());
       return s.code() == StatusCode::kFailedPrecondition ? Status::OK() : s;
     });
   }

@@ -10,6 +10,9 @@ namespace rt {
 DeviceContexts::DeviceContexts(rt::DeviceRuntime* runtime)
     : runtime_(runtime) {}
 
+DeviceContexts::DeviceContexts(std::shared_ptr<rt::DeviceRuntime> runtime)
+    : owner_(std::move(runtime)), runtime_(owner_.get()) {}
+
 DeviceContexts::~DeviceContexts() {
   // Nothing retries after this: one failed ResetDevice (a transient driver
   // error) would keep the device's default context alive for the life of

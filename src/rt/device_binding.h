@@ -54,6 +54,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "hflow/context_guard.h"
@@ -66,6 +67,10 @@ namespace rt {
 class DeviceContexts {
  public:
   explicit DeviceContexts(rt::DeviceRuntime* runtime);
+  // Shares ownership of `runtime`: the session's registry, which messages
+  // (a fetched view) may keep alive past Finalize, when the session lets
+  // go of the runtime.
+  explicit DeviceContexts(std::shared_ptr<rt::DeviceRuntime> runtime);
   ~DeviceContexts();  // gives back every reference taken
   DeviceContexts(const DeviceContexts&) = delete;
   DeviceContexts& operator=(const DeviceContexts&) = delete;
@@ -100,6 +105,7 @@ class DeviceContexts {
   static constexpr int32_t kFastIds = 64;
   std::atomic<rt::Context*> fast_[kFastIds] = {};
 
+  const std::shared_ptr<rt::DeviceRuntime> owner_;  // may be null
   rt::DeviceRuntime* const runtime_;
   std::mutex mu_;
   std::map<int32_t, rt::Context*> held_;

@@ -103,6 +103,8 @@ const char* OpName(Op op) {
                                        "ModelLoad",
                                        "ModelUnload",
                                        "ModelExecute",
+                                       "HostRegister",
+                                       "HostUnregister",
                                        "AnyOp"};
   static_assert(
       sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Op::kCount) + 1,

@@ -207,6 +207,18 @@ Status ExchangeService::AllocMbuf(MemoryGroup& g, const std::string& member,
   return g.Alloc(bound, member, size, out, wait);
 }
 
+Status ExchangeService::BuildHostMbuf(int32_t device, const void* data,
+                                      uint64_t size,
+                                      std::shared_ptr<const void> keep,
+                                      MbufPtr* out) {
+  rt::ScopedDevice bound(contexts_.get(), device);
+  HFLOW_RETURN_IF_ERROR(bound.status());
+  HFLOW_RETURN_IF_ERROR(runtime_->DriverCall(device, rt::Op::kMbufAlloc));
+  // The mbuf never writes through the pointer: nodes read fed messages.
+  *out = MakeHostMbuf(device, const_cast<void*>(data), size, std::move(keep));
+  return Status::OK();
+}
+
 Status ExchangeService::DestroyGroup(int32_t device, const std::string& name) {
   std::shared_ptr<MemoryGroup> g;
   HFLOW_RETURN_IF_ERROR(FindGroup(device, name, &g));
@@ -220,6 +232,23 @@ Status ExchangeService::DestroyGroup(int32_t device, const std::string& name) {
   util::MutexLock lock(mu_);
   devices_[device].groups.erase(name);
   return Status::OK();
+}
+
+Status ExchangeService::RetireGroup(int32_t device, const std::string& name) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Status s = DestroyGroup(device, name);
+    if (s.code() != StatusCode::kFailedPrecondition) return s;
+    std::shared_ptr<MemoryGroup> g;
+    if (!FindGroup(device, name, &g).ok()) return s;
+    // The last mbuf went meanwhile: destroy it after all.
+    if (g->Stats().live_mbufs == 0) continue;
+    // The mbufs hold the group; ~MemoryGroup frees its caches, on its
+    // device, when the last of them goes.
+    util::MutexLock lock(mu_);
+    devices_[device].groups.erase(name);
+    return Status::OK();
+  }
+  return DestroyGroup(device, name);
 }
 
 Status ExchangeService::CreateQueue(int32_t device, uint32_t depth,

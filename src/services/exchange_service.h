@@ -80,9 +80,22 @@ class ExchangeService {
   // destroyed group then fails.
   Status OpenGroup(int32_t device, const std::string& group,
                    std::shared_ptr<MemoryGroup>* out) const;
+  // An mbuf over `size` bytes of registered host memory at `data` for
+  // `device` (a zero-copy feed: as halMbufBuild over user memory), holding
+  // `keep` until its last reference goes. A driver call on `device`, which
+  // is bound for it; the caller's binding is kept.
+  Status BuildHostMbuf(int32_t device, const void* data, uint64_t size,
+                       std::shared_ptr<const void> keep, MbufPtr* out);
   Status AllocMbuf(MemoryGroup& group, const std::string& member, uint64_t size,
                    MbufPtr* out, const AllocWait& wait = {});
+  // Destroys `group`; kFailedPrecondition while its mbufs are alive (the
+  // group stays, usable).
   Status DestroyGroup(int32_t device, const std::string& group);
+  // As DestroyGroup, except that a group whose mbufs are still alive (a
+  // caller's fetched view) is taken out of the service at once and its
+  // memory freed with its last mbuf: an undeploy neither waits for the
+  // caller nor leaves the pool behind until shutdown.
+  Status RetireGroup(int32_t device, const std::string& group);
 
   Status CreateQueue(int32_t device, uint32_t depth, const std::string& name,
                      uint32_t* id, QueuePolicy policy = QueuePolicy::kFifo);

@@ -33,5 +33,12 @@ Mbuf::~Mbuf() {
   if (group_) group_->Release(data_, block_bytes_);
 }
 
+MbufPtr MakeHostMbuf(int32_t device, void* data, uint64_t size,
+                     std::shared_ptr<const void> keep) {
+  MbufPtr m = MakeMbuf(nullptr, device, data, size, 0);
+  m->keep_ = std::move(keep);
+  return m;
+}
+
 }  // namespace services
 }  // namespace hflow

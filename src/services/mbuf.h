@@ -77,6 +77,8 @@ struct MbufHead {
 };
 
 class MemoryGroup;
+class Mbuf;
+using MbufPtr = std::shared_ptr<Mbuf>;
 
 class Mbuf {
  public:
@@ -95,15 +97,18 @@ class Mbuf {
   const std::shared_ptr<MemoryGroup>& group() const { return group_; }
 
  private:
+  friend MbufPtr MakeHostMbuf(int32_t device, void* data, uint64_t size,
+                              std::shared_ptr<const void> keep);
   MbufHead head_;
   std::shared_ptr<MemoryGroup> group_;
+  // A data part in the caller's registered host memory (MakeHostMbuf): no
+  // group, and the caller's release runs when the mbuf dies.
+  std::shared_ptr<const void> keep_;
   int32_t device_;
   void* data_;
   uint64_t size_;
   uint64_t block_bytes_;  // what the group reserved (size class)
 };
-
-using MbufPtr = std::shared_ptr<Mbuf>;
 
 // An mbuf and its reference count in one block, recycled per thread:
 // every message makes one.
@@ -113,6 +118,12 @@ inline MbufPtr MakeMbuf(std::shared_ptr<MemoryGroup> group, int32_t device,
                                     std::move(group), device, data, size,
                                     block_bytes);
 }
+
+// An mbuf over `size` bytes of registered host memory at `data`, usable
+// by `device` (a zero-copy feed): it belongs to no memory group, and
+// `keep` (the caller's release) is dropped when its last reference goes.
+MbufPtr MakeHostMbuf(int32_t device, void* data, uint64_t size,
+                     std::shared_ptr<const void> keep);
 
 }  // namespace services
 }  // namespace hflow

@@ -68,6 +68,30 @@ TEST_F(MemoryGroupTest, DestroyGroupWhileMbufsAliveFailsThenSucceeds) {
   EXPECT_TRUE(Submit(svc, 4, CreateGroupRequest{"c", 4096}).ok());
 }
 
+// An undeploy retires its groups: one with live mbufs leaves the service
+// at once and its memory goes with the last of them.
+TEST_F(MemoryGroupTest, RetireGroupFreesWithTheLastMbuf) {
+  ExchangeService svc(sim_.get());
+  MakeGroup(svc, 4, "c", 1 << 16, 4096, 1024);
+  MbufPtr a;
+  ASSERT_TRUE(svc.AllocMbuf(4, "c", "deployer", 10, &a).ok());
+  Status s = svc.RetireGroup(4, "c");
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(svc.DestroyGroup(4, "c").code(), StatusCode::kNotFound);
+  EXPECT_TRUE(Submit(svc, 4, CreateGroupRequest{"c", 4096}).ok())
+      << "the name is free again";
+  EXPECT_GT(DevStats(*sim_, 4).mem_used_bytes, 0u) << "the mbuf holds it";
+  a.reset();
+  ASSERT_TRUE(svc.DestroyGroup(4, "c").ok());
+  EXPECT_EQ(DevStats(*sim_, 4).mem_used_bytes, 0u);
+  EXPECT_EQ(DevStats(*sim_, 4).live_allocations, 0u);
+  // Without live mbufs it is DestroyGroup.
+  MakeGroup(svc, 4, "d", 1 << 16, 4096, 1024);
+  ASSERT_TRUE(svc.RetireGroup(4, "d").ok());
+  EXPECT_EQ(DevStats(*sim_, 4).mem_used_bytes, 0u);
+  EXPECT_EQ(svc.RetireGroup(4, "d").code(), StatusCode::kNotFound);
+}
+
 TEST_F(MemoryGroupTest, RefcountsReturnAllMemoryAfterDestroyGroup) {
   ExchangeService svc(sim_.get());
   MakeGroup(svc, 3, "cached", 1 << 20, 1 << 16, 4096);

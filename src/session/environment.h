@@ -20,6 +20,7 @@
 #include "hflow/session.h"
 #include "rt/device_binding.h"
 #include "services/exchange_service.h"
+#include "session/host_memory.h"
 
 namespace hflow {
 namespace deploy {
@@ -39,6 +40,8 @@ struct Environment {
   // service's memory groups, which messages may keep alive.
   std::shared_ptr<rt::DeviceContexts> contexts;
   std::unique_ptr<services::ExchangeService> svc;
+  // Host memory registered for zero-copy feeds (RegisterHostMemory).
+  std::unique_ptr<HostMemory> host_memory;
   // A graph of this environment was abandoned: its stuck thread may still
   // use svc and runtime, so Finalize leaves them to the keep.
   std::atomic<bool> abandoned{false};

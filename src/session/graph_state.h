@@ -67,6 +67,11 @@ class GraphState {
                int32_t timeout_ms);
   Status FetchMessages(const std::vector<uint32_t>& indexes,
                        std::vector<Message>* outputs, int32_t timeout_ms);
+  // Session::FeedViews (graph_state_views.cc) and FetchViews.
+  Status FeedViews(const std::vector<TensorView>& inputs, const FlowInfo& info,
+                   int32_t timeout_ms);
+  Status FetchViews(std::vector<TensorView>* outputs, FlowInfo* info,
+                    int32_t timeout_ms);
   // Session::FeedDataBatch / FetchDataBatch (graph_state_batch.cc).
   Status FeedBatch(const std::vector<std::vector<Tensor>>& batch,
                    const std::vector<FlowInfo>& infos, int32_t timeout_ms,
@@ -142,6 +147,17 @@ class GraphState {
                      FlowInfo* info) {
     return ReadOutputs(matcher_->all(), got, outputs, info);
   }
+  // ReadOutputs over the output type (Tensor, TensorView): `read` turns one
+  // message into one output (graph_state_fetch.cc).
+  template <typename Out, typename Read>
+  Status ReadOutputsWith(const std::vector<uint32_t>& sel,
+                         services::MbufPtr* got, std::vector<Out>* outputs,
+                         FlowInfo* info, Read read);
+  // FetchData and FetchViews: take one transaction and read it.
+  template <typename Out, typename Read>
+  Status FetchWith(const std::vector<uint32_t>* indexes,
+                   std::vector<Out>* outputs, FlowInfo* info,
+                   int32_t timeout_ms, Read read);
   // Returns `transactions` sets of outputs, taken in order, so they come
   // out again first, in the same order.
   void PutBack(services::MbufPtr* got, size_t transactions);

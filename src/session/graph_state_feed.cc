@@ -93,7 +93,9 @@ Status GraphState::CheckFeedFits(const FeedPart* parts, size_t n,
     uint64_t sum = 0;
     for (size_t j = 0; j < n; ++j) {
       const uint32_t k = parts[j].input;
-      if (input_devices_[k] >= 0 && InputDevice(k, trans) == d) {
+      // A zero-copy view takes nothing from the pool.
+      if (input_devices_[k] >= 0 && InputDevice(k, trans) == d &&
+          parts[j].zero_copy == nullptr) {
         sum += session::PayloadBytes(parts[j]);
       }
     }
@@ -134,9 +136,16 @@ Status GraphState::MakeInputMbuf(const FeedPart& part, int32_t timeout_ms,
   // was fed.
   const services::AllocWait wait = deployment_->FeedWait(timeout_ms);
   const uint64_t bytes = session::PayloadBytes(part);
-  Status s = g != nullptr ? svc->AllocMbuf(*g, "deployer", bytes, out, wait)
-                          : svc->AllocMbuf(device, deployment_->GroupName(),
-                                           "deployer", bytes, out, wait);
+  Status s;
+  if (part.zero_copy != nullptr) {  // Note [Releasing a fed view]
+    s = svc->BuildHostMbuf(device, part.view->data, bytes, *part.zero_copy,
+                           out);
+  } else if (g != nullptr) {
+    s = svc->AllocMbuf(*g, "deployer", bytes, out, wait);
+  } else {
+    s = svc->AllocMbuf(device, deployment_->GroupName(), "deployer", bytes, out,
+                       wait);
+  }
   if (s.ok()) s = session::WritePart(svc, part, trans, *out);
   if (!s.ok()) {
     return s.WithContext(Where() + "FeedData: input " + std::to_string(k) +

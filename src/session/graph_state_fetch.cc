@@ -1,5 +1,6 @@
-// GraphState's fetch side: FetchData's path (one transaction's outputs,
-// paired by OutputMatcher, read into the caller's tensors) and what a
+// GraphState's fetch side: FetchData's and FetchViews' path (one
+// transaction's outputs, paired by OutputMatcher, read into the caller's
+// tensors or views) and what a
 // failed result says (see graph_state.h; the batch fetch is in
 // graph_state_batch.cc).
 //
@@ -14,9 +15,10 @@
 
 namespace hflow {
 
-Status GraphState::Fetch(const std::vector<uint32_t>* indexes,
-                         std::vector<Tensor>* outputs, FlowInfo* info,
-                         int32_t timeout_ms) {
+template <typename Out, typename Read>
+Status GraphState::FetchWith(const std::vector<uint32_t>* indexes,
+                             std::vector<Out>* outputs, FlowInfo* info,
+                             int32_t timeout_ms, Read read) {
   std::shared_lock<std::shared_mutex> life(life_mu_);
   HFLOW_RETURN_IF_ERROR(CheckUsable());
   std::vector<uint32_t> picked;
@@ -34,9 +36,20 @@ Status GraphState::Fetch(const std::vector<uint32_t>* indexes,
   services::MbufPtr* got = slots.data();
   Status taken = TakeOutputs(*sel, got, timeout_ms);
   if (!taken.ok() && taken.code() != StatusCode::kNotAligned) return taken;
-  Status s = ReadOutputs(*sel, got, outputs, info);
+  Status s = ReadOutputsWith(*sel, got, outputs, info, read);
   if (!s.ok()) matcher_->PutBack(*sel, got, 1);
   return s.ok() ? taken : s;
+}
+
+Status GraphState::Fetch(const std::vector<uint32_t>* indexes,
+                         std::vector<Tensor>* outputs, FlowInfo* info,
+                         int32_t timeout_ms) {
+  return FetchWith(indexes, outputs, info, timeout_ms, session::ReadTensor);
+}
+
+Status GraphState::FetchViews(std::vector<TensorView>* outputs, FlowInfo* info,
+                              int32_t timeout_ms) {
+  return FetchWith(nullptr, outputs, info, timeout_ms, session::ReadView);
 }
 
 Status GraphState::FetchMessages(const std::vector<uint32_t>& indexes,
@@ -110,9 +123,11 @@ std::string GraphState::ErrorNodeOf(const services::MbufHead& h,
   return def_.outputs[k].op;
 }
 
-Status GraphState::ReadOutputs(const std::vector<uint32_t>& sel,
-                               services::MbufPtr* got,
-                               std::vector<Tensor>* outputs, FlowInfo* info) {
+template <typename Out, typename Read>
+Status GraphState::ReadOutputsWith(const std::vector<uint32_t>& sel,
+                                   services::MbufPtr* got,
+                                   std::vector<Out>* outputs, FlowInfo* info,
+                                   Read read) {
   const size_t n = sel.size();
   // The first output there is (all are, unless the set is not aligned).
   size_t first = 0;
@@ -124,7 +139,7 @@ Status GraphState::ReadOutputs(const std::vector<uint32_t>& sel,
   outputs->resize(n);
   for (size_t j = 0; j < n; ++j) {
     if (!got[j]) {  // not aligned: this output did not come
-      (*outputs)[j] = Tensor{};
+      (*outputs)[j] = Out{};
       (*outputs)[j].shape = {0};
       continue;
     }
@@ -135,7 +150,7 @@ Status GraphState::ReadOutputs(const std::vector<uint32_t>& sel,
       info->error_node = ErrorNodeOf(h, sel[j]);
       info->raised_exception = IsRaised(h.trans_id, h.ret_code);
     }
-    Status s = session::ReadTensor(env_->svc.get(), got[j], &(*outputs)[j]);
+    Status s = read(env_->svc.get(), got[j], &(*outputs)[j]);
     if (!s.ok()) {
       // The outputs could not be read: the caller puts them back, so the
       // error loses no transaction and a later fetch can take them again.
@@ -146,6 +161,12 @@ Status GraphState::ReadOutputs(const std::vector<uint32_t>& sel,
     }
   }
   return Status::OK();
+}
+
+Status GraphState::ReadOutputs(const std::vector<uint32_t>& sel,
+                               services::MbufPtr* got,
+                               std::vector<Tensor>* outputs, FlowInfo* info) {
+  return ReadOutputsWith(sel, got, outputs, info, session::ReadTensor);
 }
 
 }  // namespace hflow

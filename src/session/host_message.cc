@@ -73,6 +73,23 @@ Status CheckTensor(const Tensor& t, uint64_t max_bytes) {
   return Status::OK();
 }
 
+Status CheckView(const TensorView& v, uint64_t max_bytes) {
+  const size_t es = DataTypeSize(v.dtype);
+  const int64_t n = flow_func::ElementCount(v.shape);
+  if (es == 0 || n < 0 || uint64_t(n) * es != v.bytes) {
+    return Status::InvalidArgument(std::to_string(v.bytes) +
+                                   " view bytes do not match its shape and "
+                                   "dtype " +
+                                   DataTypeName(v.dtype));
+  }
+  if (v.data == nullptr && v.bytes > 0) {
+    return Status::InvalidArgument("the view has " + std::to_string(v.bytes) +
+                                   " bytes at a null address");
+  }
+  if (v.bytes > max_bytes) return TooLarge("", v.bytes, max_bytes);
+  return Status::OK();
+}
+
 Status CheckMessage(const Message& m, uint64_t max_bytes,
                     const std::string& where) {
   const std::string type = TypeName(m.msg_type);
@@ -136,6 +153,7 @@ Status CheckMessage(const Message& m, uint64_t max_bytes,
 
 uint64_t PayloadBytes(const FeedPart& part) {
   if (part.tensor != nullptr) return part.tensor->data.size();
+  if (part.view != nullptr) return part.view->bytes;
   const Message& m = *part.message;
   if (m.empty) return 0;
   if (IsRawType(m.msg_type)) return m.raw.size();
@@ -197,6 +215,15 @@ Status WritePart(services::ExchangeService* svc, const FeedPart& part,
     h.msg_type = kMsgTypeTensor;
     h.dtype = static_cast<int32_t>(t.dtype);
     h.shape.assign(t.shape.begin(), t.shape.end());
+  } else if (part.view != nullptr) {
+    const TensorView& v = *part.view;
+    // A zero-copy mbuf holds the view's bytes already.
+    if (v.bytes > 0 && m->data() != v.data) {
+      HFLOW_RETURN_IF_ERROR(svc->WriteMbuf(m, v.data, v.bytes, 0));
+    }
+    h.msg_type = kMsgTypeTensor;
+    h.dtype = static_cast<int32_t>(v.dtype);
+    h.shape.assign(v.shape.begin(), v.shape.end());
   } else {
     HFLOW_RETURN_IF_ERROR(WriteMessagePayload(svc, *part.message, m));
   }
@@ -266,6 +293,47 @@ Status ReadTensor(services::ExchangeService* svc, const services::MbufPtr& m,
         "with Session::FetchMessages");
   }
   return ReadOneTensor(svc, m, h.dtype, h.shape, 0, out);
+}
+
+Status ReadView(services::ExchangeService* svc, const services::MbufPtr& m,
+                TensorView* out) {
+  const services::MbufHead& h = m->head();
+  *out = TensorView{};
+  if (h.null_data || h.ret_code != 0) {
+    out->shape = {0};
+    return Status::OK();
+  }
+  if (h.msg_type == kMsgTypeTensorList) {
+    Tensor unused;
+    return ReadTensor(svc, m, &unused);  // its error
+  }
+  if (IsRawType(h.msg_type)) {
+    out->dtype = DataType::kUint8;
+    out->shape = {h.shape.empty() ? 0 : h.shape[0]};
+  } else {
+    out->dtype = static_cast<DataType>(h.dtype);
+    out->shape.assign(h.shape.begin(), h.shape.end());
+  }
+  const int64_t n = flow_func::ElementCount(out->shape);
+  out->bytes = n < 0 ? 0 : uint64_t(n) * DataTypeSize(out->dtype);
+  if (out->bytes == 0) return Status::OK();
+  if (h.data_offset > m->size() || out->bytes > m->size() - h.data_offset) {
+    return Status::InvalidArgument(
+        "the message's head claims " + std::to_string(out->bytes) +
+        " bytes at offset " + std::to_string(h.data_offset) + " of a " +
+        std::to_string(m->size()) + "-byte data part");
+  }
+  if (svc->runtime()->HostAccessible(m->device())) {
+    const void* p = static_cast<const char*>(m->data()) + h.data_offset;
+    out->data = p;
+    out->keep = std::shared_ptr<const void>(m, p);  // keeps the message
+    return Status::OK();
+  }
+  auto copy = std::make_shared<std::vector<uint8_t>>();
+  HFLOW_RETURN_IF_ERROR(ReadBytes(svc, m, 0, out->bytes, copy.get()));
+  out->data = copy->data();
+  out->keep = std::move(copy);
+  return Status::OK();
 }
 
 Status ReadMessage(services::ExchangeService* svc, const services::MbufPtr& m,

@@ -26,8 +26,12 @@ struct FeedPart {
   uint32_t input = 0;
   const Tensor* tensor = nullptr;
   const Message* message = nullptr;
-  // The call's flow info (FeedData); a message carries its own.
+  // The call's flow info (FeedData, FeedViews); a message carries its own.
   const FlowInfo* info = nullptr;
+  // FeedViews: the view; with `zero_copy` set (the view lies in registered
+  // host memory), the mbuf wraps the view's bytes and holds *zero_copy.
+  const TensorView* view = nullptr;
+  const std::shared_ptr<const void>* zero_copy = nullptr;
 
   const FlowInfo& Info() const { return message ? message->info : *info; }
 };
@@ -40,6 +44,10 @@ Status CheckTensor(const Tensor& t, uint64_t max_bytes);
 // rules), its tensors are well formed and it fits `max_bytes`.
 Status CheckMessage(const Message& m, uint64_t max_bytes,
                     const std::string& where);
+
+// Whether a view's bytes match its dtype and shape (and a pointer backs
+// them) and fit `max_bytes`; the caller names the input.
+Status CheckView(const TensorView& v, uint64_t max_bytes);
 
 // Bytes of the mbuf data part that `part` needs.
 uint64_t PayloadBytes(const FeedPart& part);
@@ -60,6 +68,12 @@ Status ReadMessage(services::ExchangeService* svc, const services::MbufPtr& m,
 // FetchMessages, which reads it): the caller puts the message back.
 Status ReadTensor(services::ExchangeService* svc, const services::MbufPtr& m,
                   Tensor* out);
+
+// As ReadTensor, without a copy where the host can read `m`'s device
+// memory in place (the view keeps `m`), else with one into memory the view
+// owns.
+Status ReadView(services::ExchangeService* svc, const services::MbufPtr& m,
+                TensorView* out);
 
 // The flow info of a head (transaction, flags, times, user data, ret code;
 // not error_node, which the graph resolves).

@@ -186,8 +186,9 @@ Status Initialize(const Options& options) {
     HFLOW_RETURN_IF_ERROR(rt::InitializeRuntime(ro, &env->runtime)
                               .WithContext("hflow::Initialize: "));
   }
-  env->contexts = std::make_shared<rt::DeviceContexts>(env->runtime.get());
+  env->contexts = std::make_shared<rt::DeviceContexts>(env->runtime);
   env->svc = std::make_unique<services::ExchangeService>(env->contexts);
+  env->host_memory = std::make_unique<session::HostMemory>(env->runtime);
   if (options.crash_report) {
     HFLOW_RETURN_IF_ERROR(
         util::InstallCrashReport().WithContext("hflow::Initialize: "));
@@ -229,9 +230,25 @@ Status Finalize() {
     env->svc.reset();
     env->contexts.reset();  // the devices' references go (unless held)
   }
+  // Registrations still used by fetched views end with the last of them.
+  env->host_memory->Clear();
   if (env->options.crash_report) util::UninstallCrashReport();
   rt::ReleaseRuntime(env->runtime.get());
   return first;
+}
+
+Status RegisterHostMemory(const void* ptr, size_t bytes) {
+  ContextGuard guard;
+  std::shared_ptr<Environment> env;
+  HFLOW_RETURN_IF_ERROR(session::GetEnvironment(&env));
+  return env->host_memory->Register(ptr, bytes);
+}
+
+Status UnregisterHostMemory(const void* ptr) {
+  ContextGuard guard;
+  std::shared_ptr<Environment> env;
+  HFLOW_RETURN_IF_ERROR(session::GetEnvironment(&env));
+  return env->host_memory->Unregister(ptr);
 }
 
 Status DeviceReports(std::vector<DeviceReport>* out) {
@@ -398,6 +415,26 @@ Status Session::FetchData(uint32_t graph_id,
   std::shared_ptr<GraphState> g;
   HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
   return g->Fetch(&indexes, outputs, info, timeout_ms);
+}
+
+Status Session::FeedViews(uint32_t graph_id,
+                          const std::vector<TensorView>& inputs,
+                          const FlowInfo& info, int32_t timeout_ms) {
+  ContextGuard guard;
+  std::shared_ptr<GraphState> g;
+  HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
+  return g->FeedViews(inputs, info, timeout_ms);
+}
+
+Status Session::FetchViews(uint32_t graph_id, std::vector<TensorView>* outputs,
+                           FlowInfo* info, int32_t timeout_ms) {
+  ContextGuard guard;
+  if (outputs == nullptr || info == nullptr) {
+    return Status::InvalidArgument("FetchViews: null outputs or info");
+  }
+  std::shared_ptr<GraphState> g;
+  HFLOW_RETURN_IF_ERROR(impl_->Find(graph_id, &g));
+  return g->FetchViews(outputs, info, timeout_ms);
 }
 
 Status Session::FetchMessages(uint32_t graph_id,

@@ -203,24 +203,29 @@ Status SimRuntime::Memcpy(int32_t device, void* dst, const void* src,
                                      " bytes) is not inside a live allocation "
                                      "of the expected device");
     };
+    // Registered host memory counts as memory of every device
+    // (sim_host_memory.cc).
+    auto reaches = [&](int32_t owner) {
+      return owner == device || owner == kRegisteredHost;
+    };
     switch (kind) {
       case MemcpyKind::kHostToDevice:
         if (!dst_on_dev || dst_dev != device) return bad("destination", dst);
         break;
       case MemcpyKind::kDeviceToHost:
-        if (!src_on_dev || src_dev != device) return bad("source", src);
+        if (!src_on_dev || !reaches(src_dev)) return bad("source", src);
         break;
       case MemcpyKind::kDeviceToDevice:
         if (!dst_on_dev) return bad("destination", dst);
         if (!src_on_dev) return bad("source", src);
-        if (dst_dev != device && src_dev != device) {
+        if (!reaches(dst_dev) && !reaches(src_dev)) {
           return Status::InvalidArgument("Memcpy on " + Dev(device) +
                                          ": a device-to-device copy from " +
                                          Dev(src_dev) + " to " + Dev(dst_dev) +
                                          " must be issued on one of them");
         }
         for (int32_t peer : {src_dev, dst_dev}) {
-          if (FindDevice(peer)->lost.load()) {
+          if (peer != kRegisteredHost && FindDevice(peer)->lost.load()) {
             // Name the lost one: it is what the caller must act on.
             return Status::DeviceLost("Memcpy on " + Dev(device) + ": " +
                                       Dev(peer) + " is lost");

@@ -95,6 +95,12 @@ class SimRuntime final : public DeviceRuntime {
   Status Synchronize(int32_t device) override;
   Status GetMemInfo(int32_t device, uint64_t* free_bytes,
                     uint64_t* total_bytes) override;
+  Status HostRegister(const void* ptr, size_t bytes) override;
+  Status HostUnregister(const void* ptr) override;
+  // Sim devices' memory is host memory: the host reads it in place.
+  bool HostAccessible(int32_t device) const override {
+    return FindDevice(device) != nullptr;
+  }
   Status DriverCall(int32_t device, Op op) override;
   Status GetDeviceStats(int32_t device, DeviceStats* out) const override;
 
@@ -127,6 +133,10 @@ class SimRuntime final : public DeviceRuntime {
   int64_t ContextId(const Context* ctx) const;
   // Stats of all devices, ascending id.
   std::vector<DeviceStats> AllDeviceStats() const;
+  // Host memory registered now (HostRegister less HostUnregister): bytes
+  // and registrations.
+  uint64_t RegisteredHostBytes() const { return registered_bytes_.load(); }
+  uint64_t HostRegistrations() const { return registrations_.load(); }
 
  private:
   friend struct SimAccess;
@@ -199,6 +209,11 @@ class SimRuntime final : public DeviceRuntime {
   // Bumped under allocs_mu_ (exclusive) by every Free: a cached lookup made
   // in an older epoch may name a dead allocation.
   std::atomic<uint64_t> allocs_epoch_{0};
+  // Registered host memory lives in allocs_ too, under this device id, so
+  // copies find it as they find device memory (sim_host_memory.cc).
+  static constexpr int32_t kRegisteredHost = -2;
+  std::atomic<uint64_t> registered_bytes_{0};
+  std::atomic<uint64_t> registrations_{0};
 
   // Instrumentation state. `instrumented_` is the one relaxed load hot paths
   // pay when nothing is armed.
