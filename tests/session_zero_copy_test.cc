@@ -185,6 +185,32 @@ TEST_P(ZeroCopyTest, RegisteredViewTravelsWithoutACopy) {
             StatusCode::kNotFound);
 }
 
+// The release runs once hflow holds nothing of the memory: a release
+// that unregisters at once succeeds (the registration lets go first).
+TEST_P(ZeroCopyTest, ReleaseMayUnregisterAtOnce) {
+  Session s;
+  Build(s, 1, false);
+  std::vector<int64_t> buf(kElems, 3);
+  ASSERT_TRUE(RegisterHostMemory(buf.data(), buf.size() * 8).ok());
+  Status in_release = Status::Internal("the release did not run");
+  TensorView v;
+  v.dtype = DataType::kInt64;
+  v.shape = {kElems};
+  v.data = buf.data();
+  v.bytes = buf.size() * 8;
+  v.keep = std::shared_ptr<const void>(
+      buf.data(), [&](const void* p) { in_release = UnregisterHostMemory(p); });
+  ASSERT_TRUE(s.FeedViews(1, {v}, {}, 1000).ok());
+  v = TensorView{};
+  std::vector<TensorView> out;
+  FlowInfo info;
+  ASSERT_TRUE(s.FetchViews(1, &out, &info, 1000).ok());
+  EXPECT_EQ(out[0].data, buf.data());
+  out.clear();
+  EXPECT_TRUE(in_release.ok()) << in_release.ToString();
+  EXPECT_EQ(sim_->HostRegistrations(), 0u);
+}
+
 TEST_P(ZeroCopyTest, RegisteredViewHopsWithOneCopyAndIsReleasedOnce) {
   Session s;
   Build(s, 1, true);

@@ -417,8 +417,12 @@ class Session {
   // and its keep released before the call returns. The caller must not
   // change the bytes until the keep is released. On every error (kTimeout
   // included) nothing is fed and hflow has already dropped its copies of
-  // the keeps. Errors: as FeedData (kInvalidArgument also for a view whose
-  // `bytes` do not match its dtype and shape, or a null `data` with bytes).
+  // the keeps, except when a queue fails part way through delivery (a lost
+  // device: the graph is failed then), whose delivered messages release
+  // later. A release may run on any hflow thread, some holding hflow locks:
+  // it must not block or call into hflow, UnregisterHostMemory excepted.
+  // Errors: as FeedData (kInvalidArgument also for a view whose `bytes` do not
+  // match its dtype and shape, or a null `data` with bytes).
   Status FeedViews(uint32_t graph_id, const std::vector<TensorView>& inputs,
                    const FlowInfo& info, int32_t timeout_ms);
   // Zero-copy fetch: as FetchData, but each output comes back as a view of

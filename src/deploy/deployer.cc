@@ -450,7 +450,7 @@ Status Deployment::Undeploy() {
   queue_ids_.clear();
   queues_.clear();
   tasks.clear();
-  group_handles_.clear();  // the groups' memory goes with DestroyGroup
+  group_handles_.clear();  // the groups' memory goes with RetireGroup
   for (int32_t d : groups_) {
     tasks.emplace_back(d, [this, d](const rt::ScopedDevice&) -> Status {
       // Messages the caller still holds (fetched views) keep their group

@@ -22,10 +22,14 @@ namespace hflow {
 using session::FeedPart;
 
 namespace {
-// What a zero-copy message holds: the caller's keep, then the registration.
+// What a zero-copy message holds. Members die in reverse order: the
+// registration lets go first, so when the caller's release runs the
+// memory is no longer in use and UnregisterHostMemory succeeds at once
+// (and after Finalize the runtime unregisters it before the caller may
+// free it).
 struct ViewHold {
-  std::shared_ptr<const void> registration;
   std::shared_ptr<const void> keep;
+  std::shared_ptr<const void> registration;
 };
 }  // namespace
 
@@ -49,7 +53,7 @@ Status GraphState::FeedViews(const std::vector<TensorView>& inputs,
     if (v.bytes == 0) continue;
     std::shared_ptr<const void> reg = env_->host_memory->Find(v.data, v.bytes);
     if (!reg) continue;  // not registered: copied
-    holds[k] = std::make_shared<ViewHold>(ViewHold{std::move(reg), v.keep});
+    holds[k] = std::make_shared<ViewHold>(ViewHold{v.keep, std::move(reg)});
     parts[k].zero_copy = &holds[k];
   }
   return FeedPartsCall(parts, info.transaction_id, timeout_ms);

@@ -7,6 +7,7 @@
 
 namespace hflow {
 namespace session {
+using util::PointerText;
 using util::RangeText;
 
 struct HostMemory::Registration {
@@ -25,8 +26,8 @@ struct HostMemory::Registration {
 
 Status HostMemory::Register(const void* ptr, size_t bytes) {
   util::MutexLock lock(mu_);
-  HFLOW_RETURN_IF_ERROR(runtime_->HostRegister(ptr, bytes).WithContext(
-      "RegisterHostMemory: "));
+  HFLOW_RETURN_IF_ERROR(
+      runtime_->HostRegister(ptr, bytes).WithContext("RegisterHostMemory: "));
   auto reg = std::make_shared<Registration>();
   reg->runtime = runtime_;
   reg->base = ptr;
@@ -40,14 +41,14 @@ Status HostMemory::Unregister(const void* ptr) {
   auto it = regs_.find(reinterpret_cast<uintptr_t>(ptr));
   if (it == regs_.end()) {
     return Status::NotFound("UnregisterHostMemory: no registration starts at " +
-                            RangeText(ptr, 0) + " (RegisterHostMemory first)");
+                            PointerText(ptr) + " (RegisterHostMemory first)");
   }
   // Copies are only made under mu_ (Find), so the count cannot grow here.
   const long users = it->second.use_count() - 1;
   if (users > 0) {
     return Status::FailedPrecondition(
-        "UnregisterHostMemory: " + RangeText(ptr, it->second->bytes) + " is in " +
-        std::to_string(users) +
+        "UnregisterHostMemory: " + RangeText(ptr, it->second->bytes) +
+        " is in " + std::to_string(users) +
         " live message(s) fed with Session::FeedViews; fetch or drop them "
         "(or remove the graph) first");
   }

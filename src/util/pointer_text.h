@@ -10,6 +10,12 @@
 namespace hflow {
 namespace util {
 
+inline std::string PointerText(const void* p) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%p", p);
+  return buf;
+}
+
 inline std::string RangeText(const void* p, size_t bytes) {
   char buf[64];
   snprintf(buf, sizeof(buf), "%p (+%zu bytes)", p, bytes);

@@ -15,6 +15,7 @@
 
 namespace hflow {
 namespace rt {
+using util::PointerText;
 using util::RangeText;
 
 Status SimRuntime::HostRegister(const void* ptr, size_t bytes) {
@@ -56,7 +57,7 @@ Status SimRuntime::HostUnregister(const void* ptr) {
     auto it = allocs_.find(reinterpret_cast<uintptr_t>(ptr));
     if (it == allocs_.end() || it->second.device != kRegisteredHost) {
       return Status::InvalidArgument(
-          "HostUnregister: no registration starts at " + RangeText(ptr, 0) +
+          "HostUnregister: no registration starts at " + PointerText(ptr) +
           " (already unregistered, or device memory?)");
     }
     registered_bytes_.fetch_sub(it->second.bytes);

@@ -51,8 +51,8 @@ TEST(SimHostMemoryTest, RegisteredMemoryIsCopiedFromByAnyDevice) {
   RunOnFreshThread([&] {
     ASSERT_TRUE(sim->SetDevice(2).ok());
     std::vector<uint8_t> back(16);
-    Status s = sim->Memcpy(2, back.data(), host.data(), 16,
-                           MemcpyKind::kDeviceToHost);
+    Status s =
+        sim->Memcpy(2, back.data(), host.data(), 16, MemcpyKind::kDeviceToHost);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument)
         << "unregistered memory is host memory again";
     ASSERT_TRUE(sim->ResetDevice(2).ok());
@@ -92,6 +92,22 @@ TEST(SimHostMemoryTest, BadRegistrationsAreRefused) {
   ASSERT_TRUE(sim->HostUnregister(host.data() + 1024).ok());
   EXPECT_EQ(sim->HostUnregister(host.data()).code(),
             StatusCode::kInvalidArgument);
+}
+
+// A registration left at the runtime's end is the caller's memory: the
+// runtime gives back its own leaked allocations, never that.
+TEST(SimHostMemoryTest, RuntimeEndLeavesRegisteredMemoryAlone) {
+  std::vector<uint8_t> host(2 << 20, 5);  // past the mapping threshold too
+  std::vector<uint8_t> small(64, 6);
+  {
+    auto sim = MakeSim({2});
+    ASSERT_TRUE(sim->HostRegister(host.data(), host.size()).ok());
+    ASSERT_TRUE(sim->HostRegister(small.data(), small.size()).ok());
+  }
+  host[0] = 1;
+  small[0] = 2;
+  EXPECT_EQ(host[0] + small[0], 3);
+  EXPECT_EQ(host.back(), 5);
 }
 
 TEST(SimHostMemoryTest, FaultsReachBothCalls) {

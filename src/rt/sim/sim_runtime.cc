@@ -57,7 +57,9 @@ SimRuntime::SimRuntime(SimOptions options)
 
 SimRuntime::~SimRuntime() {
   // Device memory the program leaked is still host memory: give it back.
+  // Registered host memory is the caller's, never the sim's to free.
   for (auto& [addr, a] : allocs_) {
+    if (a.device == kRegisteredHost) continue;
     sim::HostFree(reinterpret_cast<void*>(addr), a.bytes);
   }
 }
