@@ -515,6 +515,8 @@ TEST_F(ExecutorTest, NextRunUndoesAUdfsDeviceSwitch) {
 // The same within one run: with no hand-off, a gate holds the only pool
 // thread while 40 messages queue behind it, so the switching node then
 // runs many Procs back to back in one run; each must start on device 3.
+// Its outputs are queued after the switch: the run's binding is no proof
+// then (Router's Current() check; without it this test fails).
 TEST_F(ExecutorTest, NextProcInTheSameRunUndoesAUdfsDeviceSwitch) {
   Init({2, 3, 4, 5}, /*exec_threads=*/1, 64, /*default_device=*/2,
        /*handoff=*/false);

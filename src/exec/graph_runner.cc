@@ -85,7 +85,7 @@ PairKey KeyOf(const services::MbufHead& h) {
 struct GraphRunner::Worker final : ExecPool::Item {
   GraphRunner* runner = nullptr;
   deploy::DeployedInstance* inst = nullptr;
-  std::mutex* lock = nullptr;  // the instance's Proc lock
+  std::mutex* lock = nullptr;  // the instance's Proc lock (Note [Proc locks])
   size_t func = 0;
   std::vector<size_t> inputs;  // node input indexes, in the function's order
   std::vector<services::DeviceQueue*> in_queues;   // per entry of inputs
@@ -141,6 +141,16 @@ void GraphRunner::Start() {
       w->got.resize(w->inputs.size());
       workers_.push_back(std::move(w));
     }
+  }
+  // Note [Proc locks]: the pool runs an item on one thread at a time, so an
+  // instance with one pool function (and no stream function, which takes
+  // no instance lock anyway) has nothing to serialise its Proc calls with:
+  // its worker skips the lock (four lock pairs a message through a chain
+  // of four).
+  std::map<const deploy::DeployedInstance*, int> pooled;
+  for (const auto& w : workers_) ++pooled[w->inst];
+  for (auto& w : workers_) {
+    if (pooled[w->inst] == 1) w->lock = nullptr;
   }
   pool_ = std::make_unique<ExecPool>("exec-", threads_);
   Wire();
@@ -265,7 +275,7 @@ bool GraphRunner::OutputsFull(const Worker& w) const {
 // first input's next message sets them; other inputs are read (buffering
 // messages of other transactions) until their partner arrives. Only queues that
 // hold something are read, so an empty try costs no runtime call.
-bool GraphRunner::TryGather(Worker* w) {
+bool GraphRunner::TryGather(Worker* w, const rt::ScopedDevice& bound) {
   services::ExchangeService* svc = deployment_->exchange();
   while (w->next < w->inputs.size()) {
     const size_t k = w->next;
@@ -281,7 +291,9 @@ bool GraphRunner::TryGather(Worker* w) {
         services::DeviceQueue& q = *w->in_queues[k];
         if (q.Size() == 0) return false;
         services::MbufPtr m;
-        Status s = svc->Dequeue(q, &m, 0);
+        // Inputs live on the instance's device, the run's binding.
+        Status s = q.device() == bound.device() ? svc->Dequeue(bound, q, &m, 0)
+                                                : svc->Dequeue(q, &m, 0);
         if (!s.ok()) {
           // This input is unreadable: the stage cannot go on, and must not
           // go quiet (Note [Failing a graph] in deployer.cc).
@@ -323,25 +335,26 @@ bool GraphRunner::RunWorker(Worker* w) {
     return false;
   }
   // Deliveries of this run never wait and may hand off (Router::PoolRun).
-  Router::PoolRun pool_run(handoff_ ? this : nullptr);
+  Router::PoolRun pool_run(handoff_ ? this : nullptr, &bound);
   bool more = true;
   for (int n = 0; n < kBudget && more; ++n) {
     if (stopping_.load(std::memory_order_relaxed)) {
       more = false;
       break;
     }
-    more = NextInput(w);
-    if (!more) break;
     // A UDF may have left the thread on another device (Note [Pool threads
-    // keep their binding]): each Proc starts on its own.
+    // keep their binding]): each Proc, and the dequeues gathering its
+    // inputs on the run's binding, start on its own.
     Status rebound = n == 0 ? Status::OK() : bound.Reassert();
     if (!rebound.ok()) {  // the graph fails as a whole: its queues close
-      for (auto& m : w->got) m.reset();
+      w->handed.reset();
       w->dead = true;
       deployment_->Fail(rebound.WithContext(Where(*w->inst) + "binding: "));
       more = false;
       break;
     }
+    more = NextInput(w, bound);
+    if (!more) break;
     ProcessOne(w, bound);
     if (t_handed_to != nullptr) {
       // This thread runs the consumer next (unless another steals it); this
@@ -355,7 +368,7 @@ bool GraphRunner::RunWorker(Worker* w) {
   return more;
 }
 
-bool GraphRunner::NextInput(Worker* w) {
+bool GraphRunner::NextInput(Worker* w, const rt::ScopedDevice& bound) {
   if (w->handed) {
     w->trans = w->handed->head().trans_id;
     w->label = w->handed->head().data_label;
@@ -363,7 +376,7 @@ bool GraphRunner::NextInput(Worker* w) {
     w->handed.reset();
     return true;
   }
-  return !OutputsFull(*w) && TryGather(w);
+  return !OutputsFull(*w) && TryGather(w, bound);
 }
 
 // Runs inside a Proc's delivery on a pool thread. The consumer must be idle
@@ -445,7 +458,8 @@ void GraphRunner::ProcessOne(Worker* w, const rt::ScopedDevice& bound) {
   }
   int32_t rc;
   {
-    std::lock_guard<std::mutex> l(*w->lock);
+    std::unique_lock<std::mutex> l;
+    if (w->lock != nullptr) l = std::unique_lock<std::mutex>(*w->lock);
     Router::CurrentTransaction current(trans, &first->head(), &w->msgs);
     rc = inst.udf->Proc(bound, w->func, w->msgs, trans);
   }

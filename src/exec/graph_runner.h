@@ -73,7 +73,7 @@ class GraphRunner : private DeliverySink {
   void Wire();
   bool RunWorker(Worker* w);
   // Fills w->got with the next input set: a handed message, or TryGather.
-  bool NextInput(Worker* w);
+  bool NextInput(Worker* w, const rt::ScopedDevice& bound);
   // DeliverySink: claims the consumer of queue `qi` for this thread
   // when it may take the message directly.
   bool TryTake(size_t qi, services::MbufPtr* mbuf) override;
@@ -82,7 +82,7 @@ class GraphRunner : private DeliverySink {
   bool HasInput(const Worker& w) const;
   // Fills w->got without waiting. False while some input has no message for
   // the transaction (yet); sets w->dead when an input queue fails.
-  bool TryGather(Worker* w);
+  bool TryGather(Worker* w, const rt::ScopedDevice& bound);
   void ProcessOne(Worker* w, const rt::ScopedDevice& bound);
   // The nodes still in Proc when a Stop ran out of time.
   std::string StuckReport(int32_t timeout_ms) const;

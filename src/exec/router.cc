@@ -20,6 +20,7 @@ namespace {
 struct CurrentRun {
   bool non_blocking = false;
   DeliverySink* sink = nullptr;
+  const rt::ScopedDevice* bound = nullptr;  // the pool run's binding
   uint64_t trans = 0;
   const services::MbufHead* input = nullptr;
   // Every input of the Proc call in progress (CurrentTransaction's).
@@ -50,13 +51,15 @@ uint64_t NextStreamId(std::vector<uint64_t>* counts, uint32_t idx) {
 
 }  // namespace
 
-Router::PoolRun::PoolRun(DeliverySink* sink) {
+Router::PoolRun::PoolRun(DeliverySink* sink, const rt::ScopedDevice* bound) {
   t_run.non_blocking = true;
   t_run.sink = sink;
+  t_run.bound = bound;
 }
 
 Router::PoolRun::~PoolRun() {
   t_run.sink = nullptr;
+  t_run.bound = nullptr;
   t_run.non_blocking = false;
 }
 
@@ -253,7 +256,13 @@ Status Router::Deliver(size_t qi, const services::MbufPtr& mbuf,
     if (t_run.sink != nullptr && t_run.sink->TryTake(qi, &m)) {
       return Status::OK();
     }
-    return svc_->EnqueueOverDepth(*dep_->queue(qi), std::move(m));
+    services::DeviceQueue& q = *dep_->queue(qi);
+    // Current(): the UDF delivering may have switched the thread away.
+    if (t_run.bound != nullptr && t_run.bound->device() == q.device() &&
+        t_run.bound->Current()) {
+      return svc_->EnqueueOverDepth(*t_run.bound, q, std::move(m));
+    }
+    return svc_->EnqueueOverDepth(q, std::move(m));
   }
   return svc_->Enqueue(*dep_->queue(qi), std::move(m), timeout_ms);
 }

@@ -81,10 +81,14 @@ class Router : public deploy::OutputWiring {
   // deliveries never wait on a full queue (they push over the depth; the
   // executor keeps the bound by not running producers whose outputs are
   // full) and offer each message to `sink` first (null: none). Other
-  // threads (feeders, UDF timers) wait as usual.
+  // threads (feeders, UDF timers) wait as usual. `bound` (may be null) is
+  // the run's binding: a delivery to a queue on its device, made while it
+  // is still current, enqueues on it without binding again (Note [One
+  // driver call per queue operation] in services/exchange_service.cc).
   class PoolRun {
    public:
-    explicit PoolRun(DeliverySink* sink);
+    explicit PoolRun(DeliverySink* sink,
+                     const rt::ScopedDevice* bound = nullptr);
     ~PoolRun();
     PoolRun(const PoolRun&) = delete;
     PoolRun& operator=(const PoolRun&) = delete;

@@ -137,6 +137,14 @@ class ScopedDevice {
   // thread since; no runtime call when the thread is still on it.
   Status Reassert();
 
+  // Whether the calling thread is on this scope's context right now: a
+  // kKeep scope held across a UDF call may have been switched away from,
+  // so a callee that takes it as proof of binding checks this first (one
+  // thread-local read).
+  bool Current() const {
+    return status_.ok() && runtime_->CurrentContextFast() == ctx_;
+  }
+
  private:
   rt::DeviceRuntime* const runtime_;
   const int32_t device_;

@@ -329,6 +329,32 @@ Status ExchangeService::Dequeue(DeviceQueue& q, MbufPtr* out,
   return q.Dequeue(out, timeout_ms);
 }
 
+// Note [One driver call per queue operation]
+// A queue operation on a thread that may be anywhere binds the queue's
+// device for the call and restores the caller's context after: a save, a
+// switch when needed, the driver call, a restore. An executor's run has
+// bound the instance's device already (its ScopedDevice), and its inputs
+// and same-device outputs live there, so for those the proof overloads make
+// only the driver call, which the runtime checks against the thread's
+// binding as it checks every call (a wrong proof fails Require; a thread
+// switched away by a UDF is the caller's to catch with Current()). Fault
+// injection and the call log see the same driver call as before.
+Status ExchangeService::Dequeue(const rt::ScopedDevice& bound, DeviceQueue& q,
+                                MbufPtr* out, int32_t timeout_ms) {
+  HFLOW_RETURN_IF_ERROR(bound.Require(q.device()));
+  HFLOW_RETURN_IF_ERROR(
+      runtime_->DriverCall(q.device(), rt::Op::kQueueDequeue));
+  return q.Dequeue(out, timeout_ms);
+}
+
+Status ExchangeService::EnqueueOverDepth(const rt::ScopedDevice& bound,
+                                         DeviceQueue& q, MbufPtr mbuf) {
+  HFLOW_RETURN_IF_ERROR(bound.Require(q.device()));
+  HFLOW_RETURN_IF_ERROR(
+      runtime_->DriverCall(q.device(), rt::Op::kQueueEnqueue));
+  return q.PushOverDepth(std::move(mbuf));
+}
+
 Status ExchangeService::DequeueUpTo(DeviceQueue& q, size_t max,
                                     std::vector<MbufPtr>* out, size_t* taken) {
   *taken = 0;

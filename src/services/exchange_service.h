@@ -117,6 +117,16 @@ class ExchangeService {
   // (DeviceQueue::PushOverDepth). Same binding and driver call as Enqueue.
   Status EnqueueOverDepth(DeviceQueue& q, MbufPtr mbuf);
 
+  // The same operations on a thread the caller has bound to the queue's
+  // device already (an executor's run): `bound` is the proof, and must be
+  // current on this thread (ScopedDevice::Current). They make one checked
+  // driver call and no binding call: no save, switch or restore of the
+  // thread's context (Note [One driver call per queue operation]).
+  Status Dequeue(const rt::ScopedDevice& bound, DeviceQueue& q, MbufPtr* out,
+                 int32_t timeout_ms);
+  Status EnqueueOverDepth(const rt::ScopedDevice& bound, DeviceQueue& q,
+                          MbufPtr mbuf);
+
   // Copies `src` (data and head) into a new mbuf of `dst_group` on
   // `dst_device`. The copy is issued on the source device when the calling
   // thread is already on hflow's context there and a cache of the group
