@@ -25,13 +25,23 @@ void RangeAllocator::Reset(uint64_t size) {
   free_.insert(std::move(node));
 }
 
+// Note [Highest fit]
+// The search starts at the highest range. Blocks are carved from the top of
+// a range, so a pool in steady use keeps its blocks in a cluster at the top:
+// a block given back there is the first one found again, warm in cache and
+// with its pages committed. The first fit by lowest offset this replaced
+// took each new block from the top of the big range below the cluster, and
+// left the freed blocks above it unused until the pool emptied. A pool that
+// always held a message in flight so walked down all of its memory: every
+// copy wrote to cold, never-touched pages. On the 1 MiB hop row that was
+// about 25 page faults a message, and the copies ran at half their speed.
 uint64_t RangeAllocator::Take(uint64_t bytes) {
   if (bytes == 0 || bytes > free_bytes_) return kNone;
-  for (auto it = free_.begin(); it != free_.end(); ++it) {
-    if (it->second < bytes) continue;
-    it->second -= bytes;
-    const uint64_t offset = it->first + it->second;
-    if (it->second == 0) free_.erase(it);
+  for (auto rit = free_.rbegin(); rit != free_.rend(); ++rit) {
+    if (rit->second < bytes) continue;
+    rit->second -= bytes;
+    const uint64_t offset = rit->first + rit->second;
+    if (rit->second == 0) free_.erase(std::next(rit).base());
     free_bytes_ -= bytes;
     return offset;
   }

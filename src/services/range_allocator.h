@@ -1,8 +1,9 @@
 // RangeAllocator: the free byte ranges of one cache pool (memory_group.h),
 // for blocks sized exactly rather than rounded to a power of two. First fit
-// by offset; a block is carved from the top of its range, so taking from a
-// range that stays non-empty changes no map key and allocates nothing;
-// giving a block back merges it with its free neighbours.
+// from the highest offset down (Note [Highest fit]); a block is carved from
+// the top of its range, so taking from a range that stays non-empty changes
+// no map key and allocates nothing; giving a block back merges it with its
+// free neighbours.
 //
 // Thread-safety: none; the owning MemoryGroup holds its mutex around every
 // call.
@@ -22,8 +23,8 @@ class RangeAllocator {
 
   // Everything in [0, size) is free.
   void Reset(uint64_t size);
-  // The offset of `bytes` (> 0) taken from the first free range that holds
-  // them, or kNone.
+  // The offset of `bytes` (> 0) taken from the top of the highest free range
+  // that holds them, or kNone.
   uint64_t Take(uint64_t bytes);
   // Gives [offset, offset + bytes) back; it must have come from Take.
   void Give(uint64_t offset, uint64_t bytes);
