@@ -177,6 +177,9 @@ TEST_P(ZeroCopyTest, RegisteredViewTravelsWithoutACopy) {
   EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("live message"));
   out.clear();
+  // The executor that delivered the output may hold the fed message a
+  // moment longer than the fetcher (Note [The release is the signal]).
+  EXPECT_TRUE(testing::WaitFor([&] { return in.releases.load() == 1; }));
   EXPECT_EQ(in.releases.load(), 1);
   st = UnregisterHostMemory(in.values.data());
   ASSERT_TRUE(st.ok()) << st.ToString();
@@ -193,13 +196,16 @@ TEST_P(ZeroCopyTest, ReleaseMayUnregisterAtOnce) {
   std::vector<int64_t> buf(kElems, 3);
   ASSERT_TRUE(RegisterHostMemory(buf.data(), buf.size() * 8).ok());
   Status in_release = Status::Internal("the release did not run");
+  std::atomic<bool> released{false};  // publishes in_release
   TensorView v;
   v.dtype = DataType::kInt64;
   v.shape = {kElems};
   v.data = buf.data();
   v.bytes = buf.size() * 8;
-  v.keep = std::shared_ptr<const void>(
-      buf.data(), [&](const void* p) { in_release = UnregisterHostMemory(p); });
+  v.keep = std::shared_ptr<const void>(buf.data(), [&](const void* p) {
+    in_release = UnregisterHostMemory(p);
+    released.store(true, std::memory_order_release);
+  });
   ASSERT_TRUE(s.FeedViews(1, {v}, {}, 1000).ok());
   v = TensorView{};
   std::vector<TensorView> out;
@@ -207,6 +213,8 @@ TEST_P(ZeroCopyTest, ReleaseMayUnregisterAtOnce) {
   ASSERT_TRUE(s.FetchViews(1, &out, &info, 1000).ok());
   EXPECT_EQ(out[0].data, buf.data());
   out.clear();
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return released.load(std::memory_order_acquire); }));
   EXPECT_TRUE(in_release.ok()) << in_release.ToString();
   EXPECT_EQ(sim_->HostRegistrations(), 0u);
 }
@@ -351,6 +359,7 @@ TEST_P(ZeroCopyTest, EveryCallRestoresTheCallersContext) {
     ASSERT_TRUE(s.FetchViews(1, &out, &info, 1000).ok());
     EXPECT_EQ(r->GetCurrentContext(), mine);
     out.clear();
+    EXPECT_TRUE(testing::WaitFor([&] { return in.releases.load() == 1; }));
     EXPECT_TRUE(UnregisterHostMemory(in.values.data()).ok());
     EXPECT_EQ(r->GetCurrentContext(), mine);
     EXPECT_TRUE(r->DestroyContext(mine).ok());

@@ -240,7 +240,10 @@ Status RegisterHostMemory(const void* ptr, size_t bytes);
 // Ends the registration that starts at `ptr`. Errors: kFailedPrecondition
 // when not initialized, or while messages fed from it are still alive in a
 // graph or a fetched view (fetch or remove the graph first); kNotFound when
-// no registration starts at `ptr`; the runtime's errors.
+// no registration starts at `ptr`; the runtime's errors. After the caller
+// drops its last fetched view, an executor may hold the message for a
+// moment more: the release of every fed view's keep is the signal that the
+// range is free (it runs after hflow's last hold goes).
 Status UnregisterHostMemory(const void* ptr);
 
 struct DeviceReport {

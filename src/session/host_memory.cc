@@ -36,6 +36,15 @@ Status HostMemory::Register(const void* ptr, size_t bytes) {
   return Status::OK();
 }
 
+// Note [The release is the signal]
+// A message fed from registered memory may outlive the caller's last view
+// of it by a moment: the executor that delivered an output still holds its
+// input until the node's Proc returns, and the fetcher may have the output
+// before that. The first release of the view's keep runs when hflow's last
+// hold goes (the registration's hold goes just before it), so the release
+// is what tells the caller the range is free. Unregister reports
+// kFailedPrecondition until then; it does not wait, since it cannot tell a
+// hold about to go from a view the caller keeps.
 Status HostMemory::Unregister(const void* ptr) {
   util::MutexLock lock(mu_);
   auto it = regs_.find(reinterpret_cast<uintptr_t>(ptr));
