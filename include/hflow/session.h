@@ -200,6 +200,13 @@ struct Options {
   // SIGABRT that print, as the process dies, the node, function, device and
   // transaction the crashing thread was running (hflow run turns it on).
   bool crash_report = false;
+  // Runs every UDF from a UDF library (a compile config's) in a worker
+  // process of its own, hflow-worker, as GE runs its UDFs in executor
+  // processes: a UDF that crashes fails its graph, naming the node, device
+  // and signal, and the program goes on (docs/user_guide.md "Isolating
+  // UDFs"). A node whose compile config says "heavy_load": true runs in one
+  // whatever this says. Built-ins stay in the host.
+  bool udf_isolation = false;
 };
 
 // Starts hflow: creates the device runtime `options.backend` names over

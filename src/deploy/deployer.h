@@ -35,6 +35,7 @@
 #include "rt/device_binding.h"
 #include "rt/thread_pool.h"
 #include "services/exchange_service.h"
+#include "worker/remote_config.h"
 
 namespace hflow {
 namespace deploy {
@@ -84,12 +85,19 @@ struct DeployOptions {
   // lives (an abandoned deployment's instances may still emit). Null: the
   // UDFs' outputs are not supported (a deployment nothing executes).
   std::shared_ptr<OutputWiring> outputs;
+  // Worker processes (Note [heavy_load] in deployer.cc): instances of
+  // heavy_load nodes always run in one, and with isolate_udfs
+  // (Options::udf_isolation) every node whose functions come from UDF
+  // libraries. `worker` gives the executable (empty: FindWorkerBinary) and
+  // the segment size; the timeouts above apply to the workers too.
+  bool isolate_udfs = false;
+  worker::RemoteConfig worker;
 };
 
 struct DeployedInstance {
   InstancePlan plan;
   std::vector<flow_func::FuncDesc> funcs;  // functions of the node's pp
-  std::unique_ptr<flow_func::UdfInstance> udf;
+  std::unique_ptr<flow_func::Instance> udf;
   // Input queue per node input (on this instance's device).
   std::vector<std::shared_ptr<services::DeviceQueue>> inputs;
   bool loaded = false;  // model loaded on the device (unload on undeploy)
@@ -183,6 +191,9 @@ class Deployment {
   // A pool task: `bound` is the pool's binding of the instance's device.
   Status LoadOne(DeployedInstance* inst, const rt::ScopedDevice& bound);
   flow_func::InstanceEnv MakeEnv(const DeployedInstance& inst);
+  bool Isolated(const DeployedInstance& inst) const;
+  Status CreateRemote(const DeployedInstance& inst,
+                      std::unique_ptr<flow_func::Instance>* out);
   // Starts failing the graph when one of its devices is lost.
   Status WatchDeviceLoss();
 
@@ -207,7 +218,12 @@ class Deployment {
     std::mutex mu;
     Deployment* owner = nullptr;
   };
-  std::shared_ptr<LossWatch> watch_;
+  std::shared_ptr<LossWatch> watch_;  // made once (Watch), under watch_mu_
+  std::mutex watch_mu_;
+  // The watch the device-loss listener and the workers' death reports
+  // reach the deployment through (made on first use: instances load on
+  // several pool threads at once).
+  std::shared_ptr<LossWatch> Watch();
   int loss_listener_ = 0;
   mutable std::mutex fail_mu_;
   Status failure_;  // guarded by fail_mu_

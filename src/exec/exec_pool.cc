@@ -199,7 +199,7 @@ void ExecPool::Loop(int index) {
   exit_cv_.notify_all();
 }
 
-bool ExecPool::Stop(int32_t timeout_ms) {
+bool ExecPool::Stop(int32_t timeout_ms, const std::function<void()>& on_late) {
   std::unique_lock<std::mutex> lock(mu_);
   if (stop_ && threads_.empty()) return !abandoned_;
   stop_ = true;
@@ -214,8 +214,16 @@ bool ExecPool::Stop(int32_t timeout_ms) {
   };
   if (timeout_ms < 0) {
     exit_cv_.wait(lock, all_exited);
-  } else {
-    exit_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), all_exited);
+  } else if (!exit_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                                all_exited) &&
+             on_late) {
+    // Calls that can be ended by force (a worker process) are: give their
+    // threads a moment to come back.
+    lock.unlock();
+    on_late();
+    lock.lock();
+    exit_cv_.wait_for(lock, std::chrono::milliseconds(kLateGraceMs),
+                      all_exited);
   }
   // A thread marked exited only returns from Loop: joining it is bounded.
   // One still running an item may never return: it keeps the pool.

@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -66,7 +67,12 @@ class ExecPool {
   // waiting at most `timeout_ms` (-1: forever) for them. Returns false when
   // some thread did not finish in time: it is detached, and the pool must
   // not be destroyed (its owner keeps it for the rest of the process).
-  bool Stop(int32_t timeout_ms = -1);
+  // `on_late`, when given, runs once the timeout has passed with threads
+  // still busy, to end their calls by force (Instance::Cancel); they then
+  // get kLateGraceMs more.
+  bool Stop(int32_t timeout_ms = -1,
+            const std::function<void()>& on_late = nullptr);
+  static constexpr int32_t kLateGraceMs = 2000;
   // Whether a Stop gave up on a thread.
   bool abandoned() const { return abandoned_; }
 

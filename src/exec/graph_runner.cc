@@ -231,7 +231,13 @@ Status GraphRunner::Stop(int32_t timeout_ms, const std::string& why) {
   // One deadline for the pool and the stream threads together.
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(std::max(timeout_ms, 0));
-  bool joined = pool_->Stop(timeout_ms);
+  // A Proc still running in a worker process past the deadline is ended
+  // by killing the worker; code on the pool's own threads cannot be.
+  bool joined = pool_->Stop(timeout_ms, [this] {
+    for (const auto& inst : deployment_->instances()) {
+      if (inst->udf) inst->udf->Cancel();
+    }
+  });
   for (auto& sw : streams_) {
     sw->Notify();  // out of its pause
     joined = sw->Join(deadline, timeout_ms < 0) && joined;

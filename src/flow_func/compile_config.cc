@@ -233,15 +233,17 @@ Status ParseCompileConfig(std::string_view json_text, std::string_view source,
   // Note [Ignored compile config fields]
   // GE's FunctionPp fields that steer what hflow does not model are
   // accepted and ignored: the cross compiler (compiler), resource hints
-  // (running_resources_info, heavy_load, visible_device_enable), GE's
-  // built-in function switch and the memory pool tiers (buf_cfg; hflow's
-  // pools are sized per deployment). Anything else unknown is a typo.
+  // (running_resources_info, visible_device_enable), GE's built-in
+  // function switch and the memory pool tiers (buf_cfg; hflow's pools are
+  // sized per deployment). Anything else unknown is a typo. heavy_load is
+  // read: it puts the node's instances in worker processes (Note [heavy_load]
+  // in deploy/deployer.cc).
   HFLOW_RETURN_IF_ERROR(
       f.Keys(root, "",
              {"func_list", "input_num", "output_num", "target_bin", "workspace",
-              "cmakelist_path"},
-             {"compiler", "running_resources_info", "heavy_load",
-              "visible_device_enable", "built_in_flow_func", "buf_cfg"}));
+              "cmakelist_path", "heavy_load"},
+             {"compiler", "running_resources_info", "visible_device_enable",
+              "built_in_flow_func", "buf_cfg"}));
   CompileConfig cfg;
   cfg.source = std::string(source);
   HFLOW_RETURN_IF_ERROR(
@@ -270,6 +272,7 @@ Status ParseCompileConfig(std::string_view json_text, std::string_view source,
                    "name the UDF library (libxxx.so)");
   }
   HFLOW_RETURN_IF_ERROR(f.OptString(root, "", "workspace", &cfg.workspace));
+  HFLOW_RETURN_IF_ERROR(f.OptBool(root, "", "heavy_load", &cfg.heavy_load));
   HFLOW_RETURN_IF_ERROR(
       f.OptString(root, "", "cmakelist_path", &cfg.cmakelist_path));
   *out = std::move(cfg);

@@ -33,6 +33,9 @@ struct FuncDesc {
   // (RegProcFunc with FlowMsgQueue inputs) that the executor calls on a
   // thread of its own, with the live input queues (docs/udf_api.md).
   bool stream_input = false;
+  // The compile config says "heavy_load": true (CompileConfig::heavy_load):
+  // the instance runs in a worker process.
+  bool heavy_load = false;
 };
 
 // A place where a compile config's library, or the CMakeLists.txt to build
@@ -54,6 +57,8 @@ struct CompileConfig {
   std::string target_bin;      // e.g. "libadd.so"
   std::string workspace;       // as written; empty when not given
   std::string cmakelist_path;  // as written; empty when not given
+  // GE's "heavy_load": the node's instances run in worker processes.
+  bool heavy_load = false;
 
   // "libadd.so" -> "add" (GE's UDF_TARGET_LIB).
   std::string TargetLibName() const;

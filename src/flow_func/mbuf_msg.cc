@@ -2,6 +2,8 @@
 // Thread-safety: as documented there.
 #include "flow_func/mbuf_msg.h"
 
+#include <cstring>
+
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/lib/flow_func_internal.h"
 #include "util/recycling_allocator.h"
@@ -151,6 +153,12 @@ MsgAllocator::MsgAllocator(services::ExchangeService* svc, int32_t device,
       member_(std::move(member)),
       limits_(std::move(limits)) {}
 
+MsgAllocator::MsgAllocator(MbufSource source, int32_t device, MsgLimits limits)
+    : svc_(nullptr),
+      source_(std::move(source)),
+      device_(device),
+      limits_(std::move(limits)) {}
+
 // Over the limit is an error at once; a full pool waits (bounded: this
 // runs on an executor thread, Note [Waiting for memory] in
 // services/memory_group.cc).
@@ -166,8 +174,10 @@ Status MsgAllocator::AllocMbuf(uint64_t bytes, services::MbufPtr* out) {
         " bytes; raise Options::max_message_bytes (hflow run "
         "--max-message-bytes)");
   }
-  Status s = svc_->AllocMbuf(device_, group_, member_, bytes, out,
-                             services::AllocWait{limits_.wait_ms, 0});
+  Status s = svc_ == nullptr
+                 ? source_(bytes, limits_.wait_ms, out)
+                 : svc_->AllocMbuf(device_, group_, member_, bytes, out,
+                                   services::AllocWait{limits_.wait_ms, 0});
   if (s.ok()) return s;
   return s.WithContext(where + ": ");
 }
@@ -175,6 +185,14 @@ Status MsgAllocator::AllocMbuf(uint64_t bytes, services::MbufPtr* out) {
 Status MsgAllocator::Copy(const MbufFlowMsg& msg,
                           std::shared_ptr<MbufFlowMsg>* out) {
   services::MbufPtr m;
+  if (svc_ == nullptr) {  // a plain copy within the source's memory
+    const services::MbufPtr& from = msg.mbuf();
+    HFLOW_RETURN_IF_ERROR(AllocMbuf(from->size(), &m));
+    m->head() = from->head();
+    if (from->size() > 0) std::memcpy(m->data(), from->data(), from->size());
+    *out = MbufFlowMsg::FromMbuf(std::move(m));
+    return Status::OK();
+  }
   HFLOW_RETURN_IF_ERROR(
       svc_->CopyMbuf(msg.mbuf(), device_, group_, member_, &m));
   *out = MbufFlowMsg::FromMbuf(std::move(m));

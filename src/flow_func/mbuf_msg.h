@@ -11,6 +11,7 @@
 #define HFLOW_FLOW_FUNC_MBUF_MSG_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -123,8 +124,14 @@ struct MsgLimits {
 
 class MsgAllocator {
  public:
+  // Where a block of `bytes` comes from when not from a memory group (an
+  // hflow-worker's shared segment), waiting up to `wait_ms` for memory.
+  using MbufSource = std::function<Status(uint64_t bytes, int32_t wait_ms,
+                                          services::MbufPtr* out)>;
+
   MsgAllocator(services::ExchangeService* svc, int32_t device,
                std::string group, std::string member, MsgLimits limits = {});
+  MsgAllocator(MbufSource source, int32_t device, MsgLimits limits = {});
 
   Status AllocTensorMsg(const std::vector<int64_t>& shape,
                         FlowFunc::TensorDataType dtype, uint32_t align,
@@ -144,7 +151,8 @@ class MsgAllocator {
  private:
   Status AllocMbuf(uint64_t bytes, services::MbufPtr* out);
 
-  services::ExchangeService* const svc_;
+  services::ExchangeService* const svc_;  // null: source_ instead
+  const MbufSource source_;
   const int32_t device_;
   const std::string group_;
   const std::string member_;

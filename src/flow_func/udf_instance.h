@@ -24,6 +24,7 @@
 
 #include "flow_func/compile_config.h"
 #include "flow_func/flow_msg_queue.h"
+#include "flow_func/instance.h"
 #include "flow_func/lib/flow_func_internal.h"
 #include "flow_func/meta_flow_func.h"
 #include "flow_func/meta_multi_func.h"
@@ -34,39 +35,39 @@
 namespace hflow {
 namespace flow_func {
 
-class UdfInstance {
+class UdfInstance final : public Instance {
  public:
   // `funcs` are the FunctionPp's functions (one for a single-function UDF).
   static Status Create(std::vector<FuncDesc> funcs, InstanceEnv env,
                        std::unique_ptr<UdfInstance>* out);
 
-  Status Init(const rt::ScopedDevice& bound);
+  Status Init(const rt::ScopedDevice& bound) override;
   // Runs function `index` of funcs() on `inputs` (of transaction `trans`,
   // for reports); returns the UDF's code (FLOW_FUNC_FAILED if it threw).
   int32_t Proc(const rt::ScopedDevice& bound, size_t index,
                const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
-               uint64_t trans = 0);
+               uint64_t trans = 0) override;
   // Runs stream function `index` (func_list[].stream_input, a queue proc)
   // once on the live input `queues`; returns the UDF's code. Unlike Proc it
   // may run concurrently with the instance's other functions (GE has no
   // instance-wide lock for stream procs): docs/udf_api.md.
-  int32_t ProcQueues(
-      const rt::ScopedDevice& bound, size_t index,
-      const std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>>& queues);
+  int32_t ProcQueues(const rt::ScopedDevice& bound, size_t index,
+                     const std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>>&
+                         queues) override;
 
   // Brings the instance back to its state after Init: ResetFlowFuncState,
   // or, when that does not succeed, a new object and Init (Note [Resetting
   // an instance] in the .cc). `recreated` (may be null) says which. No Proc
   // of the instance may run meanwhile.
-  Status ResetState(const rt::ScopedDevice& bound, bool* recreated);
+  Status ResetState(const rt::ScopedDevice& bound, bool* recreated) override;
 
   // Whether user code of this instance is running now (Init or Proc); if
   // so, `what` (may be null) gets "node 'n' function 'F' (replica r) on
   // device d in Proc of transaction t" (or "in Init", or "in its stream
   // Proc"), one such part per function in a call, joined by "; ".
-  bool InCall(std::string* what) const;
+  bool InCall(std::string* what) const override;
 
-  const std::vector<FuncDesc>& funcs() const { return funcs_; }
+  const std::vector<FuncDesc>& funcs() const override { return funcs_; }
   const InstanceEnv& env() const { return core_->env(); }
   bool is_multi() const { return multi_ != nullptr; }
 

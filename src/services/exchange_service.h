@@ -149,6 +149,11 @@ class ExchangeService {
   // The registry every binding of this service's users goes through (the
   // session's one).
   rt::DeviceContexts* contexts() const { return contexts_.get(); }
+  // The same registry, shared: for what must keep the runtime alive as
+  // long as it does (a worker's segment registered with it).
+  const std::shared_ptr<rt::DeviceContexts>& shared_contexts() const {
+    return contexts_;
+  }
 
  private:
   Status CopyInto(const MbufPtr& src, int32_t issuer, MbufPtr copy,

@@ -89,6 +89,17 @@ Status GraphState::Build() {
   };
   dopts.init_timeout_ms = env_->options.init_timeout_ms;
   dopts.stop_timeout_ms = env_->options.stop_timeout_ms;
+  // Workers make their own runtime as the host's: the same devices and the
+  // same default device (the implicit-binding quirk included).
+  const Options& o = env_->options;
+  dopts.isolate_udfs = o.udf_isolation;
+  dopts.worker.runtime_devices = o.cluster.LocalDeviceIds();
+  const std::optional<int32_t> dd =
+      o.default_device
+          ? (*o.default_device < 0 ? std::nullopt : o.default_device)
+          : o.cluster.ResolvedDefaultDevice();
+  dopts.worker.default_device = dd.value_or(-1);
+  dopts.worker.segment_bytes = 2 * o.mbuf_pool_bytes;
   dopts.on_abandon = [env = env_](std::unique_ptr<deploy::Deployment> d) {
     session::KeepForever(env, nullptr, std::move(d));
   };

@@ -1,0 +1,303 @@
+// RemoteInstance: see remote_instance.h.
+//
+// Thread-safety: see remote_instance.h; lent_mu_ guards lent_, which
+// Proc and the releases of output messages (any thread) both touch.
+#include "worker/remote_instance.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include "flow_func/flow_func_defines.h"
+#include "flow_func/mbuf_msg.h"
+#include "util/crash_report.h"
+#include "worker/wire.h"
+
+namespace hflow {
+namespace worker {
+
+namespace {
+
+using FlowFunc::FLOW_FUNC_FAILED;
+using FlowFunc::FLOW_FUNC_SUCCESS;
+
+// Keeps a worker block alive in the worker while a host message reads it;
+// its end tells the worker (Release).
+struct Loan {
+  std::weak_ptr<WorkerProcess> worker;
+  std::shared_ptr<Segment> segment;  // mapped while the message lives
+  uint64_t offset;
+  ~Loan() {
+    if (auto w = worker.lock()) {
+      v1::HostMessage m;
+      m.mutable_release()->add_offsets(offset);
+      w->Send(m);
+    }
+  }
+};
+
+// A host block: back to the arena when the last holder goes.
+struct HostBlock {
+  std::shared_ptr<SegmentArena> arena;
+  uint64_t offset;
+  uint64_t bytes;
+  ~HostBlock() { arena->Give(offset, bytes); }
+};
+
+// A failure that becomes the transaction's error code: its words go to
+// stderr, as a UDF's own error log would.
+void Report(const Status& s) {
+  const std::string line = "hflow: " + s.ToString() + "\n";
+  (void)!write(STDERR_FILENO, line.data(), line.size());
+}
+
+Status FromDone(const v1::Done& d) {
+  if (d.code() == 0) return Status::OK();
+  return Status(static_cast<StatusCode>(d.code()), d.message());
+}
+
+}  // namespace
+
+Status RemoteInstance::Create(std::vector<flow_func::FuncDesc> funcs,
+                              flow_func::InstanceEnv env, RemoteConfig config,
+                              std::unique_ptr<RemoteInstance>* out) {
+  std::unique_ptr<RemoteInstance> r(new RemoteInstance());
+  r->funcs_ = std::move(funcs);
+  r->env_ = std::move(env);
+  r->config_ = std::move(config);
+  for (const auto& f : r->funcs_) {
+    if (f.stream_input) {
+      return Status::NotSupported(
+          "node '" + r->env_.node + "': function '" + f.name +
+          "' is a stream function (stream_input), which runs in the host "
+          "only; take it out of the worker (heavy_load, udf_isolation)");
+    }
+  }
+  const std::string name = "hflow-" + r->env_.node;
+  HFLOW_RETURN_IF_ERROR(
+      Segment::Create(name, r->config_.segment_bytes, &r->segment_));
+  if (r->config_.contexts) {
+    rt::DeviceRuntime* rt = r->config_.contexts->runtime();
+    HFLOW_RETURN_IF_ERROR(
+        rt->HostRegister(r->segment_->base(), r->segment_->bytes())
+            .WithContext("node '" + r->env_.node +
+                         "': registering its worker's segment: "));
+    r->segment_->SetOnUnmap(
+        [contexts = r->config_.contexts, base = r->segment_->base()] {
+          (void)contexts->runtime()->HostUnregister(base);
+        });
+  }
+  r->arena_ = std::make_shared<SegmentArena>(r->segment_, 0,
+                                             r->config_.segment_bytes / 2);
+  WorkerSpec spec;
+  spec.binary = r->config_.binary;
+  spec.what = r->What();
+  spec.tag = r->env_.node.substr(0, 12);
+  spec.prefix = "[worker " + r->env_.node + "@device" +
+                std::to_string(r->env_.device) + "] ";
+  RemoteInstance* raw = r.get();
+  auto on_death = r->config_.on_death;
+  spec.on_death = [raw, on_death](const Status& death) {
+    raw->arena_->Cancel();
+    if (on_death) {
+      on_death(Status(death.code(), death.message() + " " + raw->Doing()));
+    }
+  };
+  HFLOW_RETURN_IF_ERROR(WorkerProcess::Start(std::move(spec), &r->worker_));
+  *out = std::move(r);
+  return Status::OK();
+}
+
+RemoteInstance::~RemoteInstance() {
+  if (worker_) (void)worker_->Stop(config_.stop_timeout_ms);
+}
+
+std::string RemoteInstance::What() const {
+  return "node '" + env_.node + "' (replica " +
+         std::to_string(env_.instance_id) + ") on device " +
+         std::to_string(env_.device);
+}
+
+std::string RemoteInstance::Doing() const {
+  switch (static_cast<util::UdfPhase>(phase_.load())) {
+    case util::UdfPhase::kInit:
+      return "in Init";
+    case util::UdfPhase::kProc:
+      return "in Proc of transaction " + std::to_string(trans_.load());
+    case util::UdfPhase::kReset:
+      return "in ResetFlowFuncState";
+    default:
+      return "between calls";
+  }
+}
+
+Status RemoteInstance::Init(const rt::ScopedDevice& bound) {
+  HFLOW_RETURN_IF_ERROR(bound.Require(env_.device));
+  v1::HostMessage req;
+  v1::Load* load = req.mutable_load();
+  load->set_node(env_.node);
+  load->set_work_path(env_.work_path);
+  load->set_device(env_.device);
+  load->set_instance_id(env_.instance_id);
+  load->set_instance_num(env_.instance_num);
+  load->set_input_num(uint32_t(env_.input_num));
+  load->set_output_num(uint32_t(env_.output_num));
+  load->set_balance(static_cast<int32_t>(env_.balance));
+  HFLOW_RETURN_IF_ERROR(AttrsToWire(env_.attrs, load->mutable_attrs())
+                            .WithContext("node '" + env_.node + "': "));
+  for (const auto& f : funcs_) {
+    v1::FuncDesc* w = load->add_funcs();
+    w->set_name(f.name);
+    for (int32_t i : f.inputs_index) w->add_inputs_index(i);
+    for (int32_t i : f.outputs_index) w->add_outputs_index(i);
+    w->set_library(f.library);
+  }
+  for (int32_t d : config_.runtime_devices) load->add_runtime_devices(d);
+  load->set_default_device(config_.default_device);
+  load->set_segment_bytes(config_.segment_bytes);
+  load->set_host_bytes(config_.segment_bytes / 2);
+  load->set_max_message_bytes(config_.max_message_bytes);
+  load->set_alloc_timeout_ms(config_.alloc_timeout_ms);
+  phase_.store(uint32_t(util::UdfPhase::kInit));
+  v1::WorkerMessage reply;
+  Status s = worker_->Call(&req, &reply, config_.init_timeout_ms,
+                           "Init", segment_->fd());
+  phase_.store(0);
+  HFLOW_RETURN_IF_ERROR(s);
+  return FromDone(reply.done());
+}
+
+Status RemoteInstance::PutInput(const FlowFunc::FlowMsg& in, v1::Msg* out) {
+  const auto& msg = static_cast<const flow_func::MbufFlowMsg&>(in);
+  const services::MbufPtr& m = msg.mbuf();
+  HeadToWire(m->head(), out->mutable_head());
+  out->set_size(m->size());
+  std::shared_ptr<void> block;
+  if (m->size() > 0 && segment_->Contains(m->data(), m->size())) {
+    out->set_offset(segment_->OffsetOf(m->data()));  // already shared
+    if (out->offset() >= config_.segment_bytes / 2) return Status::OK();
+    block = std::shared_ptr<void>(m, nullptr);  // a host block: keep it
+  } else {
+    uint64_t at = 0;
+    HFLOW_RETURN_IF_ERROR(
+        arena_->Take(m->size(), config_.alloc_timeout_ms, &at)
+            .WithContext(What() + ": an input of " +
+                         std::to_string(m->size()) + " bytes: "));
+    if (m->size() > 0) std::memcpy(segment_->base() + at, m->data(), m->size());
+    out->set_offset(at);
+    block = std::make_shared<HostBlock>(HostBlock{arena_, at, m->size()});
+  }
+  std::lock_guard<std::mutex> l(lent_mu_);
+  lent_.emplace(out->offset(), std::move(block));
+  return Status::OK();
+}
+
+int32_t RemoteInstance::Proc(
+    const rt::ScopedDevice& bound, size_t index,
+    const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
+    uint64_t trans) {
+  (void)bound;
+  v1::HostMessage req;
+  v1::Proc* p = req.mutable_proc();
+  p->set_func(uint32_t(index));
+  p->set_trans(trans);
+  for (const auto& in : inputs) {
+    Status s = PutInput(*in, p->add_inputs());
+    if (!s.ok()) {
+      Report(s);
+      return FLOW_FUNC_FAILED;
+    }
+  }
+  trans_.store(trans);
+  phase_.store(uint32_t(util::UdfPhase::kProc));
+  v1::WorkerMessage reply;
+  Status s = worker_->Call(&req, &reply, -1, "Proc");
+  phase_.store(0);
+  if (!s.ok()) return FLOW_FUNC_FAILED;  // on_death reports the cause
+  const v1::ProcDone& done = reply.proc_done();
+  Status out = TakeOutputs(done);
+  Released(done);  // after TakeOutputs: an output may be a released input
+  if (!out.ok()) {
+    Report(out);
+    return FLOW_FUNC_FAILED;
+  }
+  return done.rc();
+}
+
+Status RemoteInstance::TakeOutputs(const v1::ProcDone& done) {
+  const uint64_t host_bytes = config_.segment_bytes / 2;
+  Status last;
+  for (int i = 0; i < done.outputs_size(); ++i) {
+    const v1::Msg& w = done.outputs(i);
+    if (w.size() > segment_->bytes() ||
+        w.offset() > segment_->bytes() - w.size()) {
+      return Status::Internal(What() + ": the worker reported an output "
+                              "outside its segment");
+    }
+    std::shared_ptr<const void> keep;
+    if (w.offset() >= host_bytes) {
+      keep = std::make_shared<Loan>(Loan{worker_, segment_, w.offset()});
+    } else {
+      std::lock_guard<std::mutex> l(lent_mu_);
+      auto it = lent_.find(w.offset());
+      if (it == lent_.end()) {
+        return Status::Internal(What() + ": the worker reported an output "
+                                "in a host block it was not lent");
+      }
+      keep = it->second;
+    }
+    services::MbufPtr m = services::MakeHostMbuf(
+        env_.device, segment_->base() + w.offset(), w.size(), std::move(keep));
+    HFLOW_RETURN_IF_ERROR(HeadFromWire(w.head(), &m->head()));
+    const int32_t rc = env_.output(done.output_index(i),
+                                   flow_func::MbufFlowMsg::FromMbuf(std::move(m)));
+    if (rc != FLOW_FUNC_SUCCESS) {
+      last = Status::Internal(What() + ": output " +
+                              std::to_string(done.output_index(i)) +
+                              " failed with code " + std::to_string(rc));
+    }
+  }
+  return last;
+}
+
+void RemoteInstance::Released(const v1::ProcDone& done) {
+  std::lock_guard<std::mutex> l(lent_mu_);
+  for (uint64_t off : done.released()) {
+    auto it = lent_.find(off);
+    if (it != lent_.end()) lent_.erase(it);
+  }
+}
+
+int32_t RemoteInstance::ProcQueues(
+    const rt::ScopedDevice&, size_t,
+    const std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>>&) {
+  return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;  // refused at Create
+}
+
+Status RemoteInstance::ResetState(const rt::ScopedDevice& bound,
+                                  bool* recreated) {
+  HFLOW_RETURN_IF_ERROR(bound.Require(env_.device));
+  v1::HostMessage req;
+  req.mutable_reset();
+  phase_.store(uint32_t(util::UdfPhase::kReset));
+  v1::WorkerMessage reply;
+  Status s = worker_->Call(&req, &reply, config_.stop_timeout_ms,
+                           "ResetFlowFuncState");
+  phase_.store(0);
+  HFLOW_RETURN_IF_ERROR(s);
+  if (recreated != nullptr) *recreated = reply.done().recreated();
+  return FromDone(reply.done());
+}
+
+bool RemoteInstance::InCall(std::string* what) const {
+  if (phase_.load() == 0) return false;
+  if (what != nullptr) *what = What() + " " + Doing() + " (in its worker)";
+  return true;
+}
+
+void RemoteInstance::Cancel() {
+  if (worker_ && phase_.load() != 0) worker_->Kill();
+}
+
+}  // namespace worker
+}  // namespace hflow

@@ -1,0 +1,380 @@
+// WorkerProcess: see worker_process.h.
+//
+// Thread-safety: see worker_process.h. mu_ guards the call slots, the
+// start handshake and the death status; dead_ and planned_ are atomics
+// read without it.
+#include "worker/worker_process.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "util/thread_name.h"
+#include "worker/remote_config.h"
+#include "worker/wire.h"
+
+extern char** environ;
+
+namespace hflow {
+namespace worker {
+
+namespace {
+
+// The descriptor the worker finds its control socket on.
+constexpr int kControlFd = 3;
+
+std::string SignalText(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  const char* desc = sigdescr_np(sig);
+  return std::to_string(sig) + " (SIG" + (abbrev ? abbrev : "?") +
+         (desc ? std::string(", ") + desc : std::string()) + ")";
+}
+
+}  // namespace
+
+Status FindWorkerBinary(std::string* path) {
+  if (const char* env = std::getenv("HFLOW_WORKER"); env && *env) {
+    *path = env;
+    return Status::OK();
+  }
+  Dl_info info{};
+  std::string tried;
+  if (dladdr(reinterpret_cast<void*>(&FindWorkerBinary), &info) != 0 &&
+      info.dli_fname != nullptr) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path lib = fs::canonical(info.dli_fname, ec);
+    if (!ec) {
+      const fs::path bin = lib.parent_path().parent_path() / "bin" /
+                           "hflow-worker";
+      if (access(bin.c_str(), X_OK) == 0) {
+        *path = bin.string();
+        return Status::OK();
+      }
+      tried = bin.string();
+    }
+  }
+  return Status::NotFound(
+      "the hflow-worker executable was not found (tried " +
+      (tried.empty() ? std::string("nothing: libhflow's folder is unknown")
+                     : tried) +
+      "); install hflow whole, or point $HFLOW_WORKER at it");
+}
+
+Status WorkerProcess::Start(WorkerSpec spec,
+                            std::shared_ptr<WorkerProcess>* out) {
+  std::shared_ptr<WorkerProcess> w(new WorkerProcess(std::move(spec)));
+  int child_fd = -1;
+  HFLOW_RETURN_IF_ERROR(Channel::Pair(&w->channel_, &child_fd));
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    close(child_fd);
+    return Status::Internal("worker: pipe: " +
+                            std::string(std::strerror(errno)));
+  }
+  w->supervisor_ = std::thread(
+      [raw = w.get(), child_fd, pipe_fds] {
+        raw->Supervise(child_fd, pipe_fds[0], pipe_fds[1]);
+      });
+  std::unique_lock<std::mutex> l(w->mu_);
+  const bool in_time = w->cv_.wait_for(
+      l, std::chrono::milliseconds(w->spec_.start_timeout_ms),
+      [&] { return w->started_; });
+  if (!in_time) {
+    l.unlock();
+    w->Kill();
+    return Status::Timeout("worker for " + w->spec_.what +
+                           ": no Hello within " +
+                           std::to_string(w->spec_.start_timeout_ms) + " ms");
+  }
+  if (!w->start_status_.ok()) {
+    Status s = w->start_status_;
+    l.unlock();
+    w->Kill();
+    return s;
+  }
+  *out = std::move(w);
+  return Status::OK();
+}
+
+Status WorkerProcess::Spawn(int child_fd, int out_child_fd) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, child_fd, kControlFd);
+  posix_spawn_file_actions_adddup2(&fa, out_child_fd, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, out_child_fd, STDERR_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Its own process group: a terminal's signals reach the host, which
+  // ends its workers; and the whole group can be killed at once.
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none, dfl;
+  sigemptyset(&none);
+  sigemptyset(&dfl);
+  sigaddset(&dfl, SIGPIPE);
+  sigaddset(&dfl, SIGTERM);
+  sigaddset(&dfl, SIGINT);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &dfl);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+                                      POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
+  const std::string parent = "--parent-pid=" + std::to_string(getpid());
+  const std::string control = "--control-fd=" + std::to_string(kControlFd);
+  std::vector<char*> argv = {const_cast<char*>(spec_.binary.c_str()),
+                             const_cast<char*>(control.c_str()),
+                             const_cast<char*>(parent.c_str()), nullptr};
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, spec_.binary.c_str(), &fa, &attr,
+                             argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return Status::Internal("worker for " + spec_.what + ": cannot start " +
+                            spec_.binary + ": " + std::strerror(rc));
+  }
+  pid_ = pid;
+  return Status::OK();
+}
+
+void WorkerProcess::Supervise(int child_fd, int out_fd, int out_child_fd) {
+  util::SetCurrentThreadName("wk-" + spec_.tag);
+  Status s = Spawn(child_fd, out_child_fd);
+  close(child_fd);
+  close(out_child_fd);
+  if (!s.ok()) {
+    close(out_fd);
+    dead_.store(true, std::memory_order_release);
+    std::lock_guard<std::mutex> l(mu_);
+    started_ = true;
+    start_status_ = death_ = s;
+    cv_.notify_all();
+    return;
+  }
+  bool out_open = true;
+  for (;;) {
+    pollfd p[2] = {{channel_.fd(), POLLIN, 0}, {out_fd, POLLIN, 0}};
+    const int n = poll(p, out_open ? 2 : 1, -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (out_open && (p[1].revents & (POLLIN | POLLHUP)) != 0) {
+      Forward(out_fd, false);
+      if ((p[1].revents & POLLIN) == 0) out_open = false;  // hung up
+    }
+    if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+    v1::WorkerMessage msg;
+    if (!channel_.Recv(&msg, 0).ok()) break;  // closed: the worker is gone
+    OnMessage(std::move(msg));
+  }
+  Reap(planned_.load(std::memory_order_acquire));
+  Forward(out_fd, true);  // what it wrote before it died
+  close(out_fd);
+}
+
+void WorkerProcess::OnMessage(v1::WorkerMessage msg) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (msg.has_hello()) {
+    started_ = true;
+    if (msg.hello().protocol_version() != kProtocolVersion) {
+      start_status_ = Status::FailedPrecondition(
+          "worker for " + spec_.what + ": " + spec_.binary +
+          " speaks protocol version " +
+          std::to_string(msg.hello().protocol_version()) + ", this hflow " +
+          std::to_string(kProtocolVersion) +
+          "; use the hflow-worker of the same install");
+    }
+    cv_.notify_all();
+    return;
+  }
+  auto it = calls_.find(msg.id());
+  if (it == calls_.end()) return;  // a call that timed out
+  it->second->reply = std::move(msg);
+  it->second->done = true;
+  calls_.erase(it);
+  cv_.notify_all();
+}
+
+// Writes whole lines of the worker's output to stderr under its prefix.
+void WorkerProcess::Forward(int out_fd, bool to_end) {
+  char buf[4096];
+  for (;;) {
+    if (to_end) {
+      pollfd p{out_fd, POLLIN, 0};
+      if (poll(&p, 1, 0) <= 0 || (p.revents & POLLIN) == 0) break;
+    }
+    const ssize_t n = read(out_fd, buf, sizeof(buf));
+    if (n <= 0) break;
+    partial_.append(buf, size_t(n));
+    size_t start = 0;
+    for (size_t nl; (nl = partial_.find('\n', start)) != std::string::npos;
+         start = nl + 1) {
+      const std::string line =
+          spec_.prefix + partial_.substr(start, nl + 1 - start);
+      (void)!write(STDERR_FILENO, line.data(), line.size());
+    }
+    partial_.erase(0, start);
+    if (!to_end) break;  // one read per wake-up
+  }
+  if (to_end && !partial_.empty()) {
+    const std::string line = spec_.prefix + partial_ + "\n";
+    (void)!write(STDERR_FILENO, line.data(), line.size());
+    partial_.clear();
+  }
+}
+
+Status WorkerProcess::Describe(int st) const {
+  const std::string who =
+      "the worker process (pid " + std::to_string(pid_) + ") of " + spec_.what;
+  if (WIFSIGNALED(st)) {
+    return Status::Internal(who + " was killed by signal " +
+                            SignalText(WTERMSIG(st)));
+  }
+  if (WIFEXITED(st)) {
+    return Status::Internal(who + " exited with code " +
+                            std::to_string(WEXITSTATUS(st)));
+  }
+  return Status::Internal(who + " ended (wait status " + std::to_string(st) +
+                          ")");
+}
+
+// The socket closed: the worker died, or is exiting after Stop. A worker
+// that closed it but lingers is killed rather than waited on for ever.
+void WorkerProcess::Reap(bool planned) {
+  int st = 0;
+  pid_t r = 0;
+  for (int i = 0; i < 200 && r == 0; ++i) {
+    r = waitpid(pid_, &st, WNOHANG);
+    if (r == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (r == 0) {
+    kill(pid_, SIGKILL);
+    r = waitpid(pid_, &st, 0);
+  }
+  Status death = r == pid_ ? Describe(st)
+                           : Status::Internal("the worker process (pid " +
+                                              std::to_string(pid_) + ") of " +
+                                              spec_.what + " is gone");
+  // The owner hears of the death before any waiting call returns, so
+  // what it reports still sees the call in flight.
+  if (!planned && !planned_.load() && spec_.on_death) spec_.on_death(death);
+  std::lock_guard<std::mutex> l(mu_);
+  death_ = death;
+  dead_.store(true, std::memory_order_release);
+  if (!started_) {
+    started_ = true;
+    start_status_ = death;
+  }
+  cv_.notify_all();
+}
+
+Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
+                           int timeout_ms, const std::string& doing,
+                           int pass_fd) {
+  Slot slot;
+  const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
+  req->set_id(id);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (dead_.load(std::memory_order_acquire)) {
+      return death_.WithContext(doing + ": ");
+    }
+    calls_[id] = &slot;
+  }
+  Status sent = channel_.Send(*req, pass_fd);
+  std::unique_lock<std::mutex> l(mu_);
+  auto ready = [&] {
+    return slot.done || dead_.load(std::memory_order_acquire);
+  };
+  if (!sent.ok()) {
+    // Its death is on the way: the send failed because the peer is gone.
+    cv_.wait_for(l, std::chrono::seconds(2), ready);
+  } else if (timeout_ms < 0) {
+    cv_.wait(l, ready);
+  } else {
+    cv_.wait_for(l, std::chrono::milliseconds(timeout_ms), ready);
+  }
+  calls_.erase(id);
+  if (slot.done) {
+    *reply = std::move(slot.reply);
+    return Status::OK();
+  }
+  if (dead_.load(std::memory_order_acquire)) {
+    return death_.WithContext(doing + ": ");
+  }
+  l.unlock();
+  if (!sent.ok()) return sent.WithContext(doing + ": ");
+  Kill();
+  return Status::Timeout(doing + ": the worker process (pid " +
+                         std::to_string(pid_) + ") of " + spec_.what +
+                         " did not answer within " +
+                         std::to_string(timeout_ms) +
+                         " ms; it was killed");
+}
+
+void WorkerProcess::Send(const v1::HostMessage& msg) {
+  if (dead_.load(std::memory_order_acquire)) return;
+  (void)channel_.Send(msg);
+}
+
+Status WorkerProcess::Stop(int timeout_ms) {
+  if (dead_.load(std::memory_order_acquire)) {
+    if (supervisor_.joinable()) supervisor_.join();
+    return Status::OK();
+  }
+  planned_.store(true, std::memory_order_release);
+  v1::HostMessage req;
+  req.mutable_stop();
+  v1::WorkerMessage reply;
+  Status s = Call(&req, &reply, timeout_ms, "stopping " + spec_.what);
+  if (s.ok() && reply.done().code() != 0) {
+    s = Status(static_cast<StatusCode>(reply.done().code()),
+               reply.done().message());
+  }
+  // The worker exits after its reply; wait for the supervisor to reap it.
+  {
+    std::unique_lock<std::mutex> l(mu_);
+    if (!cv_.wait_for(l, std::chrono::milliseconds(timeout_ms < 0 ? 10000
+                                                                  : timeout_ms),
+                      [&] { return dead_.load(); })) {
+      l.unlock();
+      Kill();
+    }
+  }
+  if (supervisor_.joinable()) supervisor_.join();
+  return s;
+}
+
+void WorkerProcess::Kill() {
+  planned_.store(true, std::memory_order_release);
+  if (pid_ > 0 && !dead_.load(std::memory_order_acquire)) {
+    kill(pid_, SIGKILL);
+  }
+  channel_.Shutdown();  // the supervisor's poll returns
+  if (supervisor_.joinable() &&
+      supervisor_.get_id() != std::this_thread::get_id()) {
+    supervisor_.join();
+  }
+}
+
+Status WorkerProcess::death() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return death_;
+}
+
+WorkerProcess::~WorkerProcess() {
+  Kill();
+  if (supervisor_.joinable()) supervisor_.detach();  // only on itself
+}
+
+}  // namespace worker
+}  // namespace hflow

@@ -1,0 +1,115 @@
+// WorkerProcess: the host's handle on one hflow-worker process: starts it,
+// carries its control calls, forwards its output, and notices its death.
+//
+// Start spawns the worker (posix_spawn, its own process group) from a
+// supervisor thread of its own, `wk-<tag>`, which then stays for the
+// worker's life: the parent-death signal the worker asks for
+// (PR_SET_PDEATHSIG: SIGKILL) follows the *thread* that spawned it, so
+// spawning from a deploy pool thread would kill the worker when that
+// thread ends. The supervisor waits (poll, no timeout) on the control
+// socket and on the pipe of the worker's stdout and stderr, whose lines it
+// writes to hflow's stderr under the worker's prefix. A worker that dies
+// closes its socket, so its death is seen at once, whatever the signal:
+// the supervisor reaps it, fails every call in flight with a status naming
+// the worker, the signal or exit code and the call, and tells `on_death`.
+//
+// Thread-safety: Call and Send may be used from any thread (one call per
+// message id; the caller waits on its own slot); Stop and the destructor
+// from one thread, after the calls have returned.
+#ifndef HFLOW_WORKER_WORKER_PROCESS_H_
+#define HFLOW_WORKER_WORKER_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "hflow/status.h"
+#include "worker/channel.h"
+#include "worker/proto/worker.pb.h"
+
+namespace hflow {
+namespace worker {
+
+struct WorkerSpec {
+  std::string binary;  // the hflow-worker executable
+  std::string what;    // "node 'n' (replica 0) on device 3", for messages
+  std::string tag;     // supervisor thread name suffix (short)
+  std::string prefix;  // prefix of the worker's output lines
+  int32_t start_timeout_ms = 10000;
+  // Called once, on the supervisor thread, when the worker dies without
+  // having been asked to stop; the status names the worker and the cause.
+  std::function<void(const Status&)> on_death;
+};
+
+class WorkerProcess {
+ public:
+  // Spawns the worker and waits for its Hello (protocol version checked).
+  static Status Start(WorkerSpec spec, std::shared_ptr<WorkerProcess>* out);
+  ~WorkerProcess();  // kills a worker still running and reaps it
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  // Sends `req` (its id is assigned here) with `pass_fd` attached, and
+  // waits up to `timeout_ms` (-1: forever) for the reply. A worker that
+  // dies first fails the call with its death; a timeout kills the worker
+  // (a hung worker is never left running) and returns kTimeout naming
+  // `doing`.
+  Status Call(v1::HostMessage* req, v1::WorkerMessage* reply, int timeout_ms,
+              const std::string& doing, int pass_fd = -1);
+  // One message with no reply (Release); a dead worker ignores it.
+  void Send(const v1::HostMessage& msg);
+  // Asks the worker to finish (its destructors run) and waits up to
+  // `timeout_ms` for it to exit; then kills it. OK when it exited 0.
+  Status Stop(int timeout_ms);
+  // SIGKILL now (planned: no on_death); returns when it is reaped.
+  void Kill();
+
+  pid_t pid() const { return pid_; }
+  bool alive() const { return !dead_.load(std::memory_order_acquire); }
+  // How the worker died (OK while it lives).
+  Status death() const;
+
+ private:
+  explicit WorkerProcess(WorkerSpec spec) : spec_(std::move(spec)) {}
+  // The supervisor thread: spawn, then serve until the worker is gone.
+  void Supervise(int child_fd, int out_fd, int out_child_fd);
+  Status Spawn(int child_fd, int out_child_fd);
+  void OnMessage(v1::WorkerMessage msg);
+  void Forward(int out_fd, bool to_end);
+  void Reap(bool planned);
+  Status Describe(int wait_status) const;
+
+  const WorkerSpec spec_;
+  Channel channel_;
+  std::thread supervisor_;
+  pid_t pid_ = -1;
+  std::atomic<bool> dead_{false};
+  std::atomic<bool> planned_{false};  // Stop/Kill asked: not a failure
+  std::atomic<uint64_t> next_id_{1};
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool started_ = false;  // Hello arrived (or the start failed)
+  Status start_status_;
+  Status death_;
+  // Calls in flight: id -> reply slot.
+  struct Slot {
+    bool done = false;
+    v1::WorkerMessage reply;
+  };
+  std::map<uint64_t, Slot*> calls_;
+  std::string partial_;  // an output line without its newline yet
+};
+
+
+}  // namespace worker
+}  // namespace hflow
+
+#endif  // HFLOW_WORKER_WORKER_PROCESS_H_

@@ -1,0 +1,340 @@
+// WorkerServer: see worker_server.h.
+//
+// Thread-safety: see worker_server.h. mu_ guards the work queue,
+// released_mu_ the released host blocks (input messages die on any
+// thread a UDF keeps them on), lent_mu_ the blocks lent to the host.
+#include "worker/worker_server.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "flow_func/flow_func_defines.h"
+#include "flow_func/udf_instance.h"
+#include "flow_func/udf_library.h"
+#include "hflow/cluster.h"
+#include "hflow/rt.h"
+#include "util/thread_name.h"
+#include "worker/wire.h"
+
+namespace hflow {
+namespace worker {
+
+namespace {
+
+using FlowFunc::FLOW_FUNC_FAILED;
+using FlowFunc::FLOW_FUNC_SUCCESS;
+
+v1::Done ToDone(const Status& s) {
+  v1::Done d;
+  d.set_code(static_cast<int32_t>(s.code()));
+  d.set_message(s.message());
+  return d;
+}
+
+// A worker block: back to the worker's part when its last message goes.
+struct WorkerBlock {
+  std::shared_ptr<SegmentArena> arena;
+  uint64_t offset;
+  uint64_t bytes;
+  ~WorkerBlock() { arena->Give(offset, bytes); }
+};
+
+// The worker's hold on a host block: its end is reported to the host.
+struct HostHold {
+  std::mutex* mu;
+  std::vector<uint64_t>* released;
+  std::shared_ptr<Segment> segment;  // mapped while the message lives
+  uint64_t offset;
+  ~HostHold() {
+    std::lock_guard<std::mutex> l(*mu);
+    released->push_back(offset);
+  }
+};
+
+[[noreturn]] void Exit(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(code);
+}
+
+}  // namespace
+
+int WorkerServer::Run() {
+  util::SetCurrentThreadName("hflow-worker");
+  v1::WorkerMessage hello;
+  hello.mutable_hello()->set_protocol_version(kProtocolVersion);
+  hello.mutable_hello()->set_pid(getpid());
+  if (!channel_.Send(hello).ok()) return 1;
+  std::thread exec([this] { ExecLoop(); });
+  exec.detach();  // the process ends with _exit, wherever it is
+  for (;;) {
+    v1::HostMessage m;
+    int fd = -1;
+    if (!channel_.Recv(&m, -1, &fd).ok()) {
+      // The host is gone (or shut the channel to end this worker): nobody
+      // can use what runs here any more.
+      Exit(0);
+    }
+    if (m.has_release()) {
+      OnRelease(m.release());
+      continue;
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    work_.emplace_back(std::move(m), fd);
+    cv_.notify_one();
+  }
+}
+
+void WorkerServer::ExecLoop() {
+  util::SetCurrentThreadName("wk-exec");
+  for (;;) {
+    std::pair<v1::HostMessage, int> item;
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [&] { return !work_.empty(); });
+      item = std::move(work_.front());
+      work_.pop_front();
+    }
+    Handle(item.first, item.second);
+  }
+}
+
+void WorkerServer::Handle(const v1::HostMessage& m, int fd) {
+  v1::WorkerMessage reply;
+  reply.set_id(m.id());
+  if (m.has_load()) {
+    *reply.mutable_done() = Load(m.load(), fd);
+  } else if (m.has_proc()) {
+    *reply.mutable_proc_done() = Proc(m.proc());
+  } else if (m.has_reset()) {
+    *reply.mutable_done() = Reset();
+  } else if (m.has_stop()) {
+    instance_.reset();  // user destructors, bound to the device
+    (void)channel_.Send(reply);
+    Exit(0);
+  } else {
+    *reply.mutable_done() =
+        ToDone(Status::InvalidArgument("worker: an unknown request"));
+  }
+  if (fd >= 0 && !m.has_load()) close(fd);
+  (void)channel_.Send(reply);
+}
+
+v1::Done WorkerServer::Load(const v1::Load& load, int fd) {
+  if (instance_) {
+    if (fd >= 0) close(fd);
+    return ToDone(Status::FailedPrecondition("worker: already loaded"));
+  }
+  Status s = SetUp(load, fd);
+  if (s.ok()) s = instance_->Init(*bound_);
+  return ToDone(s);
+}
+
+Status WorkerServer::SetUp(const v1::Load& load, int fd) {
+  if (fd < 0) {
+    return Status::InvalidArgument("worker: Load came without its segment");
+  }
+  if (load.host_bytes() >= load.segment_bytes()) {
+    close(fd);
+    return Status::InvalidArgument("worker: a segment without a worker part");
+  }
+  HFLOW_RETURN_IF_ERROR(Segment::Map(fd, load.segment_bytes(), &segment_));
+  host_bytes_ = load.host_bytes();
+  arena_ = std::make_shared<SegmentArena>(segment_, host_bytes_,
+                                          load.segment_bytes());
+  // The worker's own runtime, as the host's: the same devices and default
+  // device, so binding (and its mistakes) behave as they would there.
+  rt::RuntimeOptions ro;
+  ro.cluster = MakeLocalCluster(std::vector<int32_t>(
+      load.runtime_devices().begin(), load.runtime_devices().end()));
+  ro.default_device = load.default_device();
+  HFLOW_RETURN_IF_ERROR(rt::InitializeRuntime(ro, &runtime_)
+                            .WithContext("worker: runtime: "));
+  device_ = load.device();
+  contexts_ = std::make_unique<rt::DeviceContexts>(runtime_);
+  bound_ = std::make_unique<rt::ScopedDevice>(
+      contexts_.get(), device_, rt::ScopedDevice::OnExit::kKeep);
+  HFLOW_RETURN_IF_ERROR(bound_->status().WithContext("worker: "));
+
+  std::vector<flow_func::FuncDesc> funcs;
+  for (const v1::FuncDesc& w : load.funcs()) {
+    flow_func::FuncDesc f;
+    f.name = w.name();
+    f.inputs_index.assign(w.inputs_index().begin(), w.inputs_index().end());
+    f.outputs_index.assign(w.outputs_index().begin(),
+                           w.outputs_index().end());
+    f.library = w.library();
+    if (!f.library.empty()) {
+      HFLOW_RETURN_IF_ERROR(flow_func::LoadUdfLibrary(f.library));
+    }
+    funcs.push_back(std::move(f));
+  }
+  flow_func::InstanceEnv env;
+  env.node = load.node();
+  env.work_path = load.work_path();
+  env.device = device_;
+  env.instance_id = load.instance_id();
+  env.instance_num = load.instance_num();
+  env.input_num = load.input_num();
+  env.output_num = load.output_num();
+  env.balance = static_cast<flow_func::BalanceKind>(load.balance());
+  HFLOW_RETURN_IF_ERROR(AttrsFromWire(load.attrs(), &env.attrs));
+  auto arena = arena_;
+  auto segment = segment_;
+  const int32_t device = device_;
+  env.allocator = std::make_shared<flow_func::MsgAllocator>(
+      [arena, segment, device](uint64_t bytes, int32_t wait_ms,
+                               services::MbufPtr* out) -> Status {
+        uint64_t at = 0;
+        HFLOW_RETURN_IF_ERROR(arena->Take(bytes, wait_ms, &at));
+        auto block = std::make_shared<WorkerBlock>(WorkerBlock{arena, at, bytes});
+        *out = services::MakeHostMbuf(device, segment->base() + at, bytes,
+                                      std::move(block));
+        return Status::OK();
+      },
+      device_,
+      flow_func::MsgLimits{load.node(), load.max_message_bytes(),
+                           load.alloc_timeout_ms()});
+  env.output = [this](uint32_t index,
+                      std::shared_ptr<flow_func::MbufFlowMsg> msg) -> int32_t {
+    Status s = OutputOf(index, std::move(msg));
+    if (s.ok()) return FLOW_FUNC_SUCCESS;
+    std::fprintf(stderr, "hflow-worker: %s\n", s.ToString().c_str());
+    return FLOW_FUNC_FAILED;
+  };
+  std::unique_ptr<flow_func::UdfInstance> udf;
+  HFLOW_RETURN_IF_ERROR(
+      flow_func::UdfInstance::Create(std::move(funcs), std::move(env), &udf));
+  instance_ = std::move(udf);
+  return Status::OK();
+}
+
+Status WorkerServer::OutputOf(uint32_t index,
+                              std::shared_ptr<flow_func::MbufFlowMsg> msg) {
+  if (!in_proc_) {
+    return Status::NotSupported(
+        "an isolated UDF's output outside Proc (in Init, or from a thread "
+        "of its own) is not delivered; emit it from Proc, or run the node "
+        "in the host");
+  }
+  outputs_.emplace_back(index, msg->mbuf());
+  return Status::OK();
+}
+
+services::MbufPtr WorkerServer::Over(const v1::Msg& w, Status* s) {
+  if (w.size() > segment_->bytes() ||
+      w.offset() > segment_->bytes() - w.size()) {
+    *s = Status::InvalidArgument("worker: an input outside the segment");
+    return nullptr;
+  }
+  std::shared_ptr<const void> keep;
+  if (w.offset() >= host_bytes_) {  // one of ours, lent to the host
+    std::lock_guard<std::mutex> l(lent_mu_);
+    auto it = lent_.find(w.offset());
+    if (it == lent_.end()) {
+      *s = Status::InvalidArgument("worker: an input in a block not lent");
+      return nullptr;
+    }
+    keep = it->second;
+  } else {
+    keep = std::make_shared<HostHold>(
+        HostHold{&released_mu_, &released_, segment_, w.offset()});
+  }
+  services::MbufPtr m = services::MakeHostMbuf(
+      device_, segment_->base() + w.offset(), w.size(), std::move(keep));
+  *s = HeadFromWire(w.head(), &m->head());
+  return m;
+}
+
+Status WorkerServer::Wire(const services::MbufPtr& m, v1::Msg* out) {
+  HeadToWire(m->head(), out->mutable_head());
+  out->set_size(m->size());
+  if (segment_->Contains(m->data(), m->size() == 0 ? 1 : m->size())) {
+    out->set_offset(segment_->OffsetOf(m->data()));
+    if (out->offset() >= host_bytes_) {
+      std::lock_guard<std::mutex> l(lent_mu_);
+      lent_.emplace(out->offset(), m);
+    }
+    return Status::OK();
+  }
+  // Not in the segment (a message the UDF got some other way): one copy.
+  uint64_t at = 0;
+  HFLOW_RETURN_IF_ERROR(arena_->Take(m->size(), 0, &at));
+  if (m->size() > 0) std::memcpy(segment_->base() + at, m->data(), m->size());
+  auto block = std::make_shared<WorkerBlock>(WorkerBlock{arena_, at, m->size()});
+  services::MbufPtr copy = services::MakeHostMbuf(
+      device_, segment_->base() + at, m->size(), std::move(block));
+  copy->head() = m->head();
+  out->set_offset(at);
+  std::lock_guard<std::mutex> l(lent_mu_);
+  lent_.emplace(at, std::move(copy));
+  return Status::OK();
+}
+
+v1::ProcDone WorkerServer::Proc(const v1::Proc& proc) {
+  v1::ProcDone done;
+  if (!instance_ || proc.func() >= instance_->funcs().size()) {
+    done.set_rc(FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID);
+    return done;
+  }
+  std::vector<std::shared_ptr<FlowFunc::FlowMsg>> msgs;
+  for (const v1::Msg& w : proc.inputs()) {
+    Status s;
+    services::MbufPtr m = Over(w, &s);
+    if (!s.ok()) {
+      std::fprintf(stderr, "hflow-worker: %s\n", s.ToString().c_str());
+      done.set_rc(FLOW_FUNC_FAILED);
+      msgs.clear();
+      break;
+    }
+    auto msg = flow_func::MbufFlowMsg::FromMbuf(std::move(m));
+    msg->MarkShared();  // host consumers may read the same block
+    msgs.push_back(std::move(msg));
+  }
+  if (done.rc() == 0) {
+    if (!bound_->Current()) (void)bound_->Reassert();  // a UDF switched it
+    in_proc_ = true;
+    done.set_rc(instance_->Proc(*bound_, proc.func(), msgs, proc.trans()));
+    in_proc_ = false;
+  }
+  msgs.clear();  // the inputs' holds end here unless the UDF kept them
+  for (auto& [index, m] : outputs_) {
+    Status s = Wire(m, done.add_outputs());
+    if (!s.ok()) {
+      std::fprintf(stderr, "hflow-worker: %s\n", s.ToString().c_str());
+      done.mutable_outputs()->RemoveLast();
+      done.set_rc(FLOW_FUNC_FAILED);
+      continue;
+    }
+    done.add_output_index(index);
+  }
+  outputs_.clear();
+  std::lock_guard<std::mutex> l(released_mu_);
+  for (uint64_t off : released_) done.add_released(off);
+  released_.clear();
+  return done;
+}
+
+v1::Done WorkerServer::Reset() {
+  if (!instance_) {
+    return ToDone(Status::FailedPrecondition("worker: nothing loaded"));
+  }
+  if (!bound_->Current()) (void)bound_->Reassert();
+  bool recreated = false;
+  v1::Done d = ToDone(instance_->ResetState(*bound_, &recreated));
+  d.set_recreated(recreated);
+  return d;
+}
+
+void WorkerServer::OnRelease(const v1::Release& r) {
+  std::lock_guard<std::mutex> l(lent_mu_);
+  for (uint64_t off : r.offsets()) {
+    auto it = lent_.find(off);
+    if (it != lent_.end()) lent_.erase(it);
+  }
+}
+
+}  // namespace worker
+}  // namespace hflow

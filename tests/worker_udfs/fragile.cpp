@@ -1,0 +1,94 @@
+// A UDF library for the worker-process tests (C++11, built by the test
+// build as libhflow_test_fragile.so):
+//
+//   x ──[Fragile]── out   out = [2x, pid of the process running Proc]
+//
+// The string attr "mode" picks a fault, the int attr "at" the input value
+// that triggers it (in Proc; 0: in Init):
+//   pass   no fault           segv   a null write      abort  abort()
+//   exit   exit(7)            kill   SIGKILL itself    hang   never returns
+//   fail   returns FLOW_FUNC_FAILED (no death: an error code)
+// The string attr "pid_file", when given, gets the process id at Init.
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flow_func/flow_func_defines.h"
+#include "flow_func/meta_flow_func.h"
+
+using namespace FlowFunc;
+
+namespace {
+
+__attribute__((no_sanitize("undefined"))) void NullWrite() {
+  volatile int* p = nullptr;
+  *p = 1;
+}
+
+int32_t Fault(const std::string& mode) {
+  if (mode == "segv") NullWrite();
+  if (mode == "abort") std::abort();
+  if (mode == "exit") std::exit(7);
+  if (mode == "kill") raise(SIGKILL);
+  if (mode == "hang") {
+    for (;;) {
+      struct timespec ts = {1, 0};
+      nanosleep(&ts, nullptr);
+    }
+  }
+  if (mode == "fail") return FLOW_FUNC_FAILED;
+  return FLOW_FUNC_SUCCESS;
+}
+
+class Fragile : public MetaFlowFunc {
+ public:
+  int32_t Init() override {
+    AscendString mode;
+    if (context_->GetAttr("mode", mode) == FLOW_FUNC_SUCCESS) {
+      mode_ = mode.GetString();
+    }
+    context_->GetAttr("at", at_);
+    AscendString pid_file;
+    if (context_->GetAttr("pid_file", pid_file) == FLOW_FUNC_SUCCESS) {
+      if (FILE* f = std::fopen(pid_file.GetString(), "w")) {
+        std::fprintf(f, "%d\n", static_cast<int>(getpid()));
+        std::fclose(f);
+      }
+    }
+    return at_ == 0 ? Fault(mode_) : FLOW_FUNC_SUCCESS;
+  }
+
+  int32_t Proc(const std::vector<std::shared_ptr<FlowMsg> >& in) override {
+    if (in.size() != 1 || !in[0] || in[0]->GetTensor() == nullptr) {
+      return FLOW_FUNC_ERR_PARAM_INVALID;
+    }
+    const int64_t v =
+        *static_cast<const int64_t*>(in[0]->GetTensor()->GetData());
+    if (v == at_) {
+      const int32_t rc = Fault(mode_);
+      if (rc != FLOW_FUNC_SUCCESS) return rc;
+    }
+    std::shared_ptr<FlowMsg> out =
+        context_->AllocTensorMsg({2}, TensorDataType::DT_INT64);
+    if (!out) return FLOW_FUNC_FAILED;
+    int64_t* o = static_cast<int64_t*>(out->GetTensor()->GetData());
+    o[0] = 2 * v;
+    o[1] = static_cast<int64_t>(getpid());
+    return context_->SetOutput(0, out);
+  }
+
+ private:
+  std::string mode_ = "pass";
+  int64_t at_ = -1;
+};
+
+}  // namespace
+
+REGISTER_FLOW_FUNC("Fragile", Fragile);
