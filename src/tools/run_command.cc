@@ -139,6 +139,7 @@ Status Prepare(const RunArgs& args, std::ostream& out, Prepared* p) {
                                    ? kTeardownMs
                                    : std::min(args.timeout_ms, kTeardownMs);
   p->options.crash_report = true;
+  p->options.udf_isolation = args.isolate;
   return Status::OK();
 }
 
@@ -399,6 +400,10 @@ void AddRunCommand(CLI::App* app) {
                   "their producers after a queue depth of results")
       ->type_name("K,...")
       ->delimiter(',');
+  cmd->add_flag("--isolate", args->isolate,
+                "Run every UDF from a UDF library in a worker process of its "
+                "own: a crashing UDF fails the run, naming its node, instead "
+                "of ending hflow");
   cmd->callback([args] {
     int code = RunRun(*args, std::cout, std::cerr);
     if (code != 0) throw CLI::RuntimeError(code);

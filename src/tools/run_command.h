@@ -38,6 +38,9 @@ struct RunArgs {
   // --fetch K,...: the outputs fetched, in this order (GE's indexed fetch);
   // empty: every output.
   std::vector<uint32_t> fetch;
+  // --isolate: every UDF from a library runs in a worker process
+  // (Options::udf_isolation).
+  bool isolate = false;
 };
 
 // Registers the `run` subcommand and its callback on `app`.

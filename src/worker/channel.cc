@@ -49,9 +49,8 @@ Status Channel::Send(const google::protobuf::MessageLite& msg, int pass_fd) {
   std::string bytes;
   if (!msg.SerializeToString(&bytes) || bytes.size() > kMaxDatagram) {
     return Status::InvalidArgument(
-        "worker channel: a control message of " +
-        std::to_string(bytes.size()) + " bytes cannot be sent (at most " +
-        std::to_string(kMaxDatagram) + ")");
+        "worker channel: a control message of " + std::to_string(bytes.size()) +
+        " bytes cannot be sent (at most " + std::to_string(kMaxDatagram) + ")");
   }
   iovec iov{bytes.data(), bytes.size()};
   msghdr mh{};

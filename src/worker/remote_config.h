@@ -20,7 +20,7 @@ namespace hflow {
 namespace worker {
 
 struct RemoteConfig {
-  std::string binary;  // hflow-worker (FindWorkerBinary)
+  std::string binary;                     // hflow-worker (FindWorkerBinary)
   uint64_t segment_bytes = 512ull << 20;  // half the host's, half the worker's
   uint64_t max_message_bytes = 64ull << 20;
   int32_t alloc_timeout_ms = 10000;

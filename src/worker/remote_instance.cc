@@ -22,8 +22,14 @@ using FlowFunc::FLOW_FUNC_FAILED;
 using FlowFunc::FLOW_FUNC_SUCCESS;
 
 // Keeps a worker block alive in the worker while a host message reads it;
-// its end tells the worker (Release).
+// its end tells the worker (Release). Made in place, never copied: a
+// copy's end would release the block twice (Note [One end per hold] in
+// worker_server.cc).
 struct Loan {
+  Loan(std::weak_ptr<WorkerProcess> w, std::shared_ptr<Segment> s, uint64_t off)
+      : worker(std::move(w)), segment(std::move(s)), offset(off) {}
+  Loan(const Loan&) = delete;
+  Loan& operator=(const Loan&) = delete;
   std::weak_ptr<WorkerProcess> worker;
   std::shared_ptr<Segment> segment;  // mapped while the message lives
   uint64_t offset;
@@ -38,6 +44,10 @@ struct Loan {
 
 // A host block: back to the arena when the last holder goes.
 struct HostBlock {
+  HostBlock(std::shared_ptr<SegmentArena> a, uint64_t off, uint64_t n)
+      : arena(std::move(a)), offset(off), bytes(n) {}
+  HostBlock(const HostBlock&) = delete;
+  HostBlock& operator=(const HostBlock&) = delete;
   std::shared_ptr<SegmentArena> arena;
   uint64_t offset;
   uint64_t bytes;
@@ -160,8 +170,8 @@ Status RemoteInstance::Init(const rt::ScopedDevice& bound) {
   load->set_alloc_timeout_ms(config_.alloc_timeout_ms);
   phase_.store(uint32_t(util::UdfPhase::kInit));
   v1::WorkerMessage reply;
-  Status s = worker_->Call(&req, &reply, config_.init_timeout_ms,
-                           "Init", segment_->fd());
+  Status s = worker_->Call(&req, &reply, config_.init_timeout_ms, "Init",
+                           segment_->fd());
   phase_.store(0);
   HFLOW_RETURN_IF_ERROR(s);
   return FromDone(reply.done());
@@ -179,13 +189,13 @@ Status RemoteInstance::PutInput(const FlowFunc::FlowMsg& in, v1::Msg* out) {
     block = std::shared_ptr<void>(m, nullptr);  // a host block: keep it
   } else {
     uint64_t at = 0;
-    HFLOW_RETURN_IF_ERROR(
-        arena_->Take(m->size(), config_.alloc_timeout_ms, &at)
-            .WithContext(What() + ": an input of " +
-                         std::to_string(m->size()) + " bytes: "));
+    HFLOW_RETURN_IF_ERROR(arena_->Take(m->size(), config_.alloc_timeout_ms, &at)
+                              .WithContext(What() + ": an input of " +
+                                           std::to_string(m->size()) +
+                                           " bytes: "));
     if (m->size() > 0) std::memcpy(segment_->base() + at, m->data(), m->size());
     out->set_offset(at);
-    block = std::make_shared<HostBlock>(HostBlock{arena_, at, m->size()});
+    block = std::make_shared<HostBlock>(arena_, at, m->size());
   }
   std::lock_guard<std::mutex> l(lent_mu_);
   lent_.emplace(out->offset(), std::move(block));
@@ -231,17 +241,19 @@ Status RemoteInstance::TakeOutputs(const v1::ProcDone& done) {
     const v1::Msg& w = done.outputs(i);
     if (w.size() > segment_->bytes() ||
         w.offset() > segment_->bytes() - w.size()) {
-      return Status::Internal(What() + ": the worker reported an output "
+      return Status::Internal(What() +
+                              ": the worker reported an output "
                               "outside its segment");
     }
     std::shared_ptr<const void> keep;
     if (w.offset() >= host_bytes) {
-      keep = std::make_shared<Loan>(Loan{worker_, segment_, w.offset()});
+      keep = std::make_shared<Loan>(worker_, segment_, w.offset());
     } else {
       std::lock_guard<std::mutex> l(lent_mu_);
       auto it = lent_.find(w.offset());
       if (it == lent_.end()) {
-        return Status::Internal(What() + ": the worker reported an output "
+        return Status::Internal(What() +
+                                ": the worker reported an output "
                                 "in a host block it was not lent");
       }
       keep = it->second;
@@ -249,8 +261,8 @@ Status RemoteInstance::TakeOutputs(const v1::ProcDone& done) {
     services::MbufPtr m = services::MakeHostMbuf(
         env_.device, segment_->base() + w.offset(), w.size(), std::move(keep));
     HFLOW_RETURN_IF_ERROR(HeadFromWire(w.head(), &m->head()));
-    const int32_t rc = env_.output(done.output_index(i),
-                                   flow_func::MbufFlowMsg::FromMbuf(std::move(m)));
+    const int32_t rc = env_.output(
+        done.output_index(i), flow_func::MbufFlowMsg::FromMbuf(std::move(m)));
     if (rc != FLOW_FUNC_SUCCESS) {
       last = Status::Internal(What() + ": output " +
                               std::to_string(done.output_index(i)) +

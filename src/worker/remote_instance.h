@@ -35,7 +35,6 @@
 namespace hflow {
 namespace worker {
 
-
 class RemoteInstance final : public flow_func::Instance {
  public:
   // Starts the worker (Init loads the instance into it).
@@ -48,10 +47,9 @@ class RemoteInstance final : public flow_func::Instance {
   int32_t Proc(const rt::ScopedDevice& bound, size_t index,
                const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
                uint64_t trans = 0) override;
-  int32_t ProcQueues(
-      const rt::ScopedDevice& bound, size_t index,
-      const std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>>& queues)
-      override;
+  int32_t ProcQueues(const rt::ScopedDevice& bound, size_t index,
+                     const std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>>&
+                         queues) override;
   Status ResetState(const rt::ScopedDevice& bound, bool* recreated) override;
   bool InCall(std::string* what) const override;
   const std::vector<flow_func::FuncDesc>& funcs() const override {

@@ -22,8 +22,8 @@ Status Segment::Create(const std::string& name, uint64_t bytes,
   }
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     Status s = Status::OutOfMemory("worker segment: cannot size " +
-                                   std::to_string(bytes) + " bytes: " +
-                                   std::strerror(errno));
+                                   std::to_string(bytes) +
+                                   " bytes: " + std::strerror(errno));
     close(fd);
     return s;
   }
@@ -34,8 +34,8 @@ Status Segment::Map(int fd, uint64_t bytes, std::shared_ptr<Segment>* out) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
     Status s = Status::OutOfMemory("worker segment: cannot map " +
-                                   std::to_string(bytes) + " bytes: " +
-                                   std::strerror(errno));
+                                   std::to_string(bytes) +
+                                   " bytes: " + std::strerror(errno));
     close(fd);
     return s;
   }

@@ -122,9 +122,8 @@ Status AttrsToWire(const flow_func::AttrMap& attrs,
   return Status::OK();
 }
 
-Status AttrsFromWire(
-    const google::protobuf::Map<std::string, v1::AttrValue>& w,
-    flow_func::AttrMap* out) {
+Status AttrsFromWire(const google::protobuf::Map<std::string, v1::AttrValue>& w,
+                     flow_func::AttrMap* out) {
   using Impl = flow_func::AttrValueImpl;
   using DT = FlowFunc::TensorDataType;
   for (const auto& [name, a] : w) {

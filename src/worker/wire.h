@@ -24,9 +24,8 @@ Status HeadFromWire(const v1::MsgHead& w, services::MbufHead* out);
 
 Status AttrsToWire(const flow_func::AttrMap& attrs,
                    google::protobuf::Map<std::string, v1::AttrValue>* out);
-Status AttrsFromWire(
-    const google::protobuf::Map<std::string, v1::AttrValue>& w,
-    flow_func::AttrMap* out);
+Status AttrsFromWire(const google::protobuf::Map<std::string, v1::AttrValue>& w,
+                     flow_func::AttrMap* out);
 
 }  // namespace worker
 }  // namespace hflow

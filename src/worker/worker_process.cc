@@ -56,8 +56,8 @@ Status FindWorkerBinary(std::string* path) {
     std::error_code ec;
     const fs::path lib = fs::canonical(info.dli_fname, ec);
     if (!ec) {
-      const fs::path bin = lib.parent_path().parent_path() / "bin" /
-                           "hflow-worker";
+      const fs::path bin =
+          lib.parent_path().parent_path() / "bin" / "hflow-worker";
       if (access(bin.c_str(), X_OK) == 0) {
         *path = bin.string();
         return Status::OK();
@@ -83,14 +83,13 @@ Status WorkerProcess::Start(WorkerSpec spec,
     return Status::Internal("worker: pipe: " +
                             std::string(std::strerror(errno)));
   }
-  w->supervisor_ = std::thread(
-      [raw = w.get(), child_fd, pipe_fds] {
-        raw->Supervise(child_fd, pipe_fds[0], pipe_fds[1]);
-      });
+  w->supervisor_ = std::thread([raw = w.get(), child_fd, pipe_fds] {
+    raw->Supervise(child_fd, pipe_fds[0], pipe_fds[1]);
+  });
   std::unique_lock<std::mutex> l(w->mu_);
-  const bool in_time = w->cv_.wait_for(
-      l, std::chrono::milliseconds(w->spec_.start_timeout_ms),
-      [&] { return w->started_; });
+  const bool in_time =
+      w->cv_.wait_for(l, std::chrono::milliseconds(w->spec_.start_timeout_ms),
+                      [&] { return w->started_; });
   if (!in_time) {
     l.unlock();
     w->Kill();
@@ -136,8 +135,8 @@ Status WorkerProcess::Spawn(int child_fd, int out_child_fd) {
                              const_cast<char*>(control.c_str()),
                              const_cast<char*>(parent.c_str()), nullptr};
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, spec_.binary.c_str(), &fa, &attr,
-                             argv.data(), environ);
+  const int rc =
+      posix_spawn(&pid, spec_.binary.c_str(), &fa, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
@@ -317,8 +316,7 @@ Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
   return Status::Timeout(doing + ": the worker process (pid " +
                          std::to_string(pid_) + ") of " + spec_.what +
                          " did not answer within " +
-                         std::to_string(timeout_ms) +
-                         " ms; it was killed");
+                         std::to_string(timeout_ms) + " ms; it was killed");
 }
 
 void WorkerProcess::Send(const v1::HostMessage& msg) {
@@ -343,9 +341,9 @@ Status WorkerProcess::Stop(int timeout_ms) {
   // The worker exits after its reply; wait for the supervisor to reap it.
   {
     std::unique_lock<std::mutex> l(mu_);
-    if (!cv_.wait_for(l, std::chrono::milliseconds(timeout_ms < 0 ? 10000
-                                                                  : timeout_ms),
-                      [&] { return dead_.load(); })) {
+    if (!cv_.wait_for(
+            l, std::chrono::milliseconds(timeout_ms < 0 ? 10000 : timeout_ms),
+            [&] { return dead_.load(); })) {
       l.unlock();
       Kill();
     }

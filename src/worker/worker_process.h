@@ -108,7 +108,6 @@ class WorkerProcess {
   std::string partial_;  // an output line without its newline yet
 };
 
-
 }  // namespace worker
 }  // namespace hflow
 

@@ -33,8 +33,20 @@ v1::Done ToDone(const Status& s) {
   return d;
 }
 
+// Note [One end per hold]
+// Each hold on a block (WorkerBlock, HostHold here; Loan, HostBlock in
+// remote_instance.cc) acts in its destructor: it gives the block back or
+// tells the other side. So a hold is made in place by make_shared and
+// never copied: a temporary moved into make_shared would act once as it
+// dies, freeing a block still in use (a later message would overwrite
+// it).
+
 // A worker block: back to the worker's part when its last message goes.
 struct WorkerBlock {
+  WorkerBlock(std::shared_ptr<SegmentArena> a, uint64_t off, uint64_t n)
+      : arena(std::move(a)), offset(off), bytes(n) {}
+  WorkerBlock(const WorkerBlock&) = delete;
+  WorkerBlock& operator=(const WorkerBlock&) = delete;
   std::shared_ptr<SegmentArena> arena;
   uint64_t offset;
   uint64_t bytes;
@@ -43,6 +55,11 @@ struct WorkerBlock {
 
 // The worker's hold on a host block: its end is reported to the host.
 struct HostHold {
+  HostHold(std::mutex* m, std::vector<uint64_t>* r, std::shared_ptr<Segment> s,
+           uint64_t off)
+      : mu(m), released(r), segment(std::move(s)), offset(off) {}
+  HostHold(const HostHold&) = delete;
+  HostHold& operator=(const HostHold&) = delete;
   std::mutex* mu;
   std::vector<uint64_t>* released;
   std::shared_ptr<Segment> segment;  // mapped while the message lives
@@ -150,12 +167,12 @@ Status WorkerServer::SetUp(const v1::Load& load, int fd) {
   ro.cluster = MakeLocalCluster(std::vector<int32_t>(
       load.runtime_devices().begin(), load.runtime_devices().end()));
   ro.default_device = load.default_device();
-  HFLOW_RETURN_IF_ERROR(rt::InitializeRuntime(ro, &runtime_)
-                            .WithContext("worker: runtime: "));
+  HFLOW_RETURN_IF_ERROR(
+      rt::InitializeRuntime(ro, &runtime_).WithContext("worker: runtime: "));
   device_ = load.device();
   contexts_ = std::make_unique<rt::DeviceContexts>(runtime_);
-  bound_ = std::make_unique<rt::ScopedDevice>(
-      contexts_.get(), device_, rt::ScopedDevice::OnExit::kKeep);
+  bound_ = std::make_unique<rt::ScopedDevice>(contexts_.get(), device_,
+                                              rt::ScopedDevice::OnExit::kKeep);
   HFLOW_RETURN_IF_ERROR(bound_->status().WithContext("worker: "));
 
   std::vector<flow_func::FuncDesc> funcs;
@@ -163,8 +180,7 @@ Status WorkerServer::SetUp(const v1::Load& load, int fd) {
     flow_func::FuncDesc f;
     f.name = w.name();
     f.inputs_index.assign(w.inputs_index().begin(), w.inputs_index().end());
-    f.outputs_index.assign(w.outputs_index().begin(),
-                           w.outputs_index().end());
+    f.outputs_index.assign(w.outputs_index().begin(), w.outputs_index().end());
     f.library = w.library();
     if (!f.library.empty()) {
       HFLOW_RETURN_IF_ERROR(flow_func::LoadUdfLibrary(f.library));
@@ -189,7 +205,7 @@ Status WorkerServer::SetUp(const v1::Load& load, int fd) {
                                services::MbufPtr* out) -> Status {
         uint64_t at = 0;
         HFLOW_RETURN_IF_ERROR(arena->Take(bytes, wait_ms, &at));
-        auto block = std::make_shared<WorkerBlock>(WorkerBlock{arena, at, bytes});
+        auto block = std::make_shared<WorkerBlock>(arena, at, bytes);
         *out = services::MakeHostMbuf(device, segment->base() + at, bytes,
                                       std::move(block));
         return Status::OK();
@@ -239,8 +255,8 @@ services::MbufPtr WorkerServer::Over(const v1::Msg& w, Status* s) {
     }
     keep = it->second;
   } else {
-    keep = std::make_shared<HostHold>(
-        HostHold{&released_mu_, &released_, segment_, w.offset()});
+    keep = std::make_shared<HostHold>(&released_mu_, &released_, segment_,
+                                      w.offset());
   }
   services::MbufPtr m = services::MakeHostMbuf(
       device_, segment_->base() + w.offset(), w.size(), std::move(keep));
@@ -263,7 +279,7 @@ Status WorkerServer::Wire(const services::MbufPtr& m, v1::Msg* out) {
   uint64_t at = 0;
   HFLOW_RETURN_IF_ERROR(arena_->Take(m->size(), 0, &at));
   if (m->size() > 0) std::memcpy(segment_->base() + at, m->data(), m->size());
-  auto block = std::make_shared<WorkerBlock>(WorkerBlock{arena_, at, m->size()});
+  auto block = std::make_shared<WorkerBlock>(arena_, at, m->size());
   services::MbufPtr copy = services::MakeHostMbuf(
       device_, segment_->base() + at, m->size(), std::move(block));
   copy->head() = m->head();

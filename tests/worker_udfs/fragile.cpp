@@ -8,6 +8,8 @@
 //   pass   no fault           segv   a null write      abort  abort()
 //   exit   exit(7)            kill   SIGKILL itself    hang   never returns
 //   fail   returns FLOW_FUNC_FAILED (no death: an error code)
+//   print  prints "fragile prints <x>" on stdout and "fragile warns <x>"
+//          on stderr, then passes as usual
 // The string attr "pid_file", when given, gets the process id at Init.
 #include <signal.h>
 #include <time.h>
@@ -47,6 +49,12 @@ int32_t Fault(const std::string& mode) {
   return FLOW_FUNC_SUCCESS;
 }
 
+void Print(int64_t v) {
+  std::printf("fragile prints %lld\n", static_cast<long long>(v));
+  std::fflush(stdout);
+  std::fprintf(stderr, "fragile warns %lld\n", static_cast<long long>(v));
+}
+
 class Fragile : public MetaFlowFunc {
  public:
   int32_t Init() override {
@@ -71,6 +79,7 @@ class Fragile : public MetaFlowFunc {
     }
     const int64_t v =
         *static_cast<const int64_t*>(in[0]->GetTensor()->GetData());
+    if (mode_ == "print") Print(v);
     if (v == at_) {
       const int32_t rc = Fault(mode_);
       if (rc != FLOW_FUNC_SUCCESS) return rc;
