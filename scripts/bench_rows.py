@@ -59,6 +59,15 @@ ROWS = [
     ("deploy_undeploy_32_instances", "BM_Deploy32/real_time",
      "BM_Deploy32Ideal/real_time",
      "ideal: 8 threads sleeping out 32 loads", "time"),
+    # Issue 21: worker processes (bench/worker_bench.cc).
+    ("chain4_one_device_64B_isolated", "BM_Chain4Isolated/real_time",
+     "BM_Chain4InProcess/real_time",
+     "the same chain and UDF library in the host", "msgs/s"),
+    ("hop_1MiB_two_devices_isolated", "BM_Hop1MiBIsolated/real_time",
+     "BM_WorkerMemcpy1MiB/real_time", "single-thread memcpy", "GB/s"),
+    ("worker_start", "BM_WorkerStart/real_time",
+     "BM_InProcessStart/real_time",
+     "the same one-node graph built and removed in the host", "time"),
     # The Python package (bench/py_bench.py), against C++ of the same run.
     ("py_feed_fetch_round_trip_64B", "PY_RoundTrip", "BM_RoundTrip/real_time",
      "C++ feed_fetch_round_trip_64B (Session::FeedData/FetchData)", "time"),

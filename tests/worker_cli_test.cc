@@ -28,9 +28,9 @@ extern char** environ;
 namespace hflow {
 namespace {
 
+using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using std::chrono::milliseconds;
 
 bool Alive(int64_t pid) { return pid > 0 && kill(pid_t(pid), 0) == 0; }
 
@@ -59,9 +59,9 @@ class WorkerCliTest
 };
 
 TEST_P(WorkerCliTest, IsolatedOutputLinesCarryTheWorkersPrefix) {
-  testing::CliResult r = Run("run '" + Graph(false, "print", -1) +
-                             "' --isolate --devices " + Devices() +
-                             " --input x=int64:4");
+  testing::CliResult r =
+      Run("run '" + Graph(false, "print", -1) + "' --isolate --devices " +
+          Devices() + " --input x=int64:4");
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string prefix = "[worker frag@device" + Device() + "] ";
   EXPECT_THAT(r.err, HasSubstr(prefix + "fragile prints 4\n"));
@@ -90,8 +90,8 @@ TEST_P(WorkerCliTest, AHostKilledWithSigkillLeavesNoWorker) {
   const std::string graph =
       Graph(true, "hang", 1, R"("pid_file":")" + pid_file + R"(")");
   const std::string devices = Devices();
-  std::vector<std::string> args = {HFLOW_CLI_PATH, "run",     graph,
-                                   "--devices",    devices,   "--input",
+  std::vector<std::string> args = {HFLOW_CLI_PATH, "run",   graph,
+                                   "--devices",    devices, "--input",
                                    "x=int64:1"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -111,8 +111,8 @@ TEST_P(WorkerCliTest, AHostKilledWithSigkillLeavesNoWorker) {
   int status = 0;
   ASSERT_EQ(waitpid(host, &status, 0), host);
   ASSERT_TRUE(started);
-  EXPECT_TRUE(testing::WaitFor([&] { return !Alive(worker); },
-                               milliseconds(2000)))
+  EXPECT_TRUE(
+      testing::WaitFor([&] { return !Alive(worker); }, milliseconds(2000)))
       << "worker " << worker << " outlived its host";
 }
 

@@ -53,7 +53,8 @@ class WorkerProcessTest
  protected:
   void SetUp() override {
     // A sanitizer's own SIGSEGV and SIGABRT handlers, inherited by the
-    // workers, would turn their deaths into reports and exit codes.
+    // workers, would turn their deaths into reports and exit codes (and
+    // TSan's exit would sleep a second first).
     testing::LeaveCrashSignalsToTheProcess();
     (void)Finalize();
     dir_ = fs::temp_directory_path() /
@@ -120,7 +121,8 @@ class WorkerProcessTest
     ASSERT_TRUE(st.ok()) << st.ToString();
     const int64_t pid = RoundTrip(s, 9, 5);
     EXPECT_NE(pid, int64_t(getpid()));
-    EXPECT_TRUE(s.RemoveGraph(9).ok());
+    st = s.RemoveGraph(9);
+    EXPECT_TRUE(st.ok()) << st.ToString();
     EXPECT_TRUE(Gone(pid)) << "worker " << pid << " outlived its graph";
   }
 

@@ -19,8 +19,7 @@ namespace testing {
 
 // Writes a compile config of the Fragile library into `dir` (heavy_load
 // as given) and returns its path.
-inline std::string FragileConfig(const std::filesystem::path& dir,
-                                 bool heavy) {
+inline std::string FragileConfig(const std::filesystem::path& dir, bool heavy) {
   const std::filesystem::path lib = HFLOW_TEST_FRAGILE_UDF;
   const std::filesystem::path file =
       dir / (heavy ? "heavy.json" : "light.json");

@@ -83,7 +83,8 @@ Status RemoteInstance::Create(std::vector<flow_func::FuncDesc> funcs,
           "only; take it out of the worker (heavy_load, udf_isolation)");
     }
   }
-  const std::string name = "hflow-" + r->env_.node;
+  // The name labels the mapping in /proc/<pid>/maps (memfd: at most 249).
+  const std::string name = "hflow-" + r->env_.node.substr(0, 200);
   HFLOW_RETURN_IF_ERROR(
       Segment::Create(name, r->config_.segment_bytes, &r->segment_));
   if (r->config_.contexts) {

@@ -143,7 +143,7 @@ Status WorkerProcess::Spawn(int child_fd, int out_child_fd) {
     return Status::Internal("worker for " + spec_.what + ": cannot start " +
                             spec_.binary + ": " + std::strerror(rc));
   }
-  pid_ = pid;
+  pid_.store(pid, std::memory_order_release);
   return Status::OK();
 }
 
@@ -233,7 +233,7 @@ void WorkerProcess::Forward(int out_fd, bool to_end) {
 
 Status WorkerProcess::Describe(int st) const {
   const std::string who =
-      "the worker process (pid " + std::to_string(pid_) + ") of " + spec_.what;
+      "the worker process (pid " + std::to_string(pid()) + ") of " + spec_.what;
   if (WIFSIGNALED(st)) {
     return Status::Internal(who + " was killed by signal " +
                             SignalText(WTERMSIG(st)));
@@ -249,20 +249,21 @@ Status WorkerProcess::Describe(int st) const {
 // The socket closed: the worker died, or is exiting after Stop. A worker
 // that closed it but lingers is killed rather than waited on for ever.
 void WorkerProcess::Reap(bool planned) {
+  const pid_t pid = this->pid();
   int st = 0;
   pid_t r = 0;
   for (int i = 0; i < 200 && r == 0; ++i) {
-    r = waitpid(pid_, &st, WNOHANG);
+    r = waitpid(pid, &st, WNOHANG);
     if (r == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (r == 0) {
-    kill(pid_, SIGKILL);
-    r = waitpid(pid_, &st, 0);
+    kill(pid, SIGKILL);
+    r = waitpid(pid, &st, 0);
   }
-  Status death = r == pid_ ? Describe(st)
-                           : Status::Internal("the worker process (pid " +
-                                              std::to_string(pid_) + ") of " +
-                                              spec_.what + " is gone");
+  Status death = r == pid ? Describe(st)
+                          : Status::Internal("the worker process (pid " +
+                                             std::to_string(pid) + ") of " +
+                                             spec_.what + " is gone");
   // The owner hears of the death before any waiting call returns, so
   // what it reports still sees the call in flight.
   if (!planned && !planned_.load() && spec_.on_death) spec_.on_death(death);
@@ -314,7 +315,7 @@ Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
   if (!sent.ok()) return sent.WithContext(doing + ": ");
   Kill();
   return Status::Timeout(doing + ": the worker process (pid " +
-                         std::to_string(pid_) + ") of " + spec_.what +
+                         std::to_string(pid()) + ") of " + spec_.what +
                          " did not answer within " +
                          std::to_string(timeout_ms) + " ms; it was killed");
 }
@@ -354,8 +355,8 @@ Status WorkerProcess::Stop(int timeout_ms) {
 
 void WorkerProcess::Kill() {
   planned_.store(true, std::memory_order_release);
-  if (pid_ > 0 && !dead_.load(std::memory_order_acquire)) {
-    kill(pid_, SIGKILL);
+  if (pid() > 0 && !dead_.load(std::memory_order_acquire)) {
+    kill(pid(), SIGKILL);
   }
   channel_.Shutdown();  // the supervisor's poll returns
   if (supervisor_.joinable() &&

@@ -71,7 +71,7 @@ class WorkerProcess {
   // SIGKILL now (planned: no on_death); returns when it is reaped.
   void Kill();
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return pid_.load(std::memory_order_acquire); }
   bool alive() const { return !dead_.load(std::memory_order_acquire); }
   // How the worker died (OK while it lives).
   Status death() const;
@@ -89,7 +89,7 @@ class WorkerProcess {
   const WorkerSpec spec_;
   Channel channel_;
   std::thread supervisor_;
-  pid_t pid_ = -1;
+  std::atomic<pid_t> pid_{-1};  // set by the supervisor once spawned
   std::atomic<bool> dead_{false};
   std::atomic<bool> planned_{false};  // Stop/Kill asked: not a failure
   std::atomic<uint64_t> next_id_{1};
