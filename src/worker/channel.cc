@@ -31,13 +31,14 @@ Status Channel::Pair(Channel* host, int* child_fd) {
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
     return Errno("worker channel: socketpair");
   }
-  // The child's end must survive exec; the host's must not leak into
-  // other children.
-  if (fcntl(fds[1], F_SETFD, 0) != 0) {
-    Status s = Errno("worker channel: fcntl");
-    close(fds[0]);
-    close(fds[1]);
-    return s;
+  // Both ends stay close-on-exec: the spawn's dup2 onto the child's
+  // descriptor clears the flag there only, so no other child (another
+  // worker spawned meanwhile, a program the host runs) inherits an end and
+  // keeps a dead worker's socket open. Room for the largest message
+  // (best effort: an unprivileged process is capped by wmem_max).
+  for (int fd : fds) {
+    int bytes = static_cast<int>(2 * kMaxDatagram);
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
   }
   if (host->fd_ >= 0) close(host->fd_);
   host->fd_ = fds[0];
@@ -69,6 +70,11 @@ Status Channel::Send(const google::protobuf::MessageLite& msg, int pass_fd) {
   for (;;) {
     // MSG_NOSIGNAL: a dead peer is an error here, not a SIGPIPE.
     if (sendmsg(fd_, &mh, MSG_NOSIGNAL) >= 0) return Status::OK();
+    if (errno == EMSGSIZE) {
+      return Status::InvalidArgument("worker channel: a control message of " +
+                                     std::to_string(bytes.size()) +
+                                     " bytes is larger than the socket takes");
+    }
     if (errno != EINTR) return Errno("worker channel: send");
   }
 }

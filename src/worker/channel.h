@@ -20,8 +20,11 @@ namespace hflow {
 namespace worker {
 
 // The largest datagram either side sends (heads and offsets only: a few
-// KiB in practice); a larger message is refused by Send.
-inline constexpr size_t kMaxDatagram = 1 << 20;
+// KiB in practice); a larger message is refused by Send (kInvalidArgument),
+// as is one the socket's buffer cannot take. Below the default AF_UNIX
+// send buffer (about 208 KiB), which an unprivileged process cannot raise
+// past wmem_max.
+inline constexpr size_t kMaxDatagram = 192 << 10;
 
 class Channel {
  public:
@@ -31,8 +34,8 @@ class Channel {
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
 
-  // A connected pair: `host` for this process, `*child_fd` (not
-  // close-on-exec) for the worker to inherit.
+  // A connected pair: `host` for this process, `*child_fd` for the worker,
+  // both close-on-exec (the spawn dup2s the child's onto its descriptor).
   static Status Pair(Channel* host, int* child_fd);
 
   Status Send(const google::protobuf::MessageLite& msg, int pass_fd = -1);

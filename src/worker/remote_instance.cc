@@ -119,8 +119,12 @@ Status RemoteInstance::Create(std::vector<flow_func::FuncDesc> funcs,
   return Status::OK();
 }
 
+// Half the stop timeout for the worker's own Stop (its destructors), so
+// that killing it still fits in the undeploy's wait for this instance.
 RemoteInstance::~RemoteInstance() {
-  if (worker_) (void)worker_->Stop(config_.stop_timeout_ms);
+  if (!worker_) return;
+  const int32_t t = config_.stop_timeout_ms;
+  (void)worker_->Stop(t < 0 ? -1 : t / 2);
 }
 
 std::string RemoteInstance::What() const {
@@ -212,19 +216,32 @@ int32_t RemoteInstance::Proc(
   v1::Proc* p = req.mutable_proc();
   p->set_func(uint32_t(index));
   p->set_trans(trans);
+  // In a call from here on: a stop that times out cancels a wait for
+  // segment memory too.
+  trans_.store(trans);
+  phase_.store(uint32_t(util::UdfPhase::kProc));
   for (const auto& in : inputs) {
     Status s = PutInput(*in, p->add_inputs());
     if (!s.ok()) {
+      phase_.store(0);
       Report(s);
       return FLOW_FUNC_FAILED;
     }
   }
-  trans_.store(trans);
-  phase_.store(uint32_t(util::UdfPhase::kProc));
   v1::WorkerMessage reply;
   Status s = worker_->Call(&req, &reply, -1, "Proc");
   phase_.store(0);
-  if (!s.ok()) return FLOW_FUNC_FAILED;  // on_death reports the cause
+  if (!s.ok()) {
+    // Dead (on_death reports the cause, or a stop killed it): nothing
+    // will give host blocks back any more.
+    if (!worker_->alive()) arena_->Cancel();
+    return FLOW_FUNC_FAILED;
+  }
+  if (!reply.has_proc_done()) {
+    Report(Status::Internal(What() + ": the worker answered Proc with "
+                                     "another reply"));
+    return FLOW_FUNC_FAILED;
+  }
   const v1::ProcDone& done = reply.proc_done();
   Status out = TakeOutputs(done);
   Released(done);  // after TakeOutputs: an output may be a released input
@@ -235,17 +252,49 @@ int32_t RemoteInstance::Proc(
   return done.rc();
 }
 
-Status RemoteInstance::TakeOutputs(const v1::ProcDone& done) {
-  const uint64_t host_bytes = config_.segment_bytes / 2;
-  Status last;
-  for (int i = 0; i < done.outputs_size(); ++i) {
-    const v1::Msg& w = done.outputs(i);
+// Every output is checked before any is taken: a bad report takes none,
+// and the worker's blocks among them go back at once.
+Status RemoteInstance::CheckOutputs(const v1::ProcDone& done) const {
+  if (done.output_index_size() != done.outputs_size()) {
+    return Status::Internal(What() +
+                            ": the worker reported outputs "
+                            "without their indexes");
+  }
+  for (const v1::Msg& w : done.outputs()) {
     if (w.size() > segment_->bytes() ||
-        w.offset() > segment_->bytes() - w.size()) {
+        w.offset() > segment_->bytes() - w.size() ||
+        w.head().data_offset() > w.size() ||
+        w.head().user_data().size() > services::kMaxUserData) {
       return Status::Internal(What() +
                               ": the worker reported an output "
                               "outside its segment");
     }
+    for (const v1::TensorDesc& t : w.head().tensor_list()) {
+      if (t.bytes() > w.size() || t.offset() > w.size() - t.bytes()) {
+        return Status::Internal(What() +
+                                ": the worker reported a tensor "
+                                "outside its message");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status RemoteInstance::TakeOutputs(const v1::ProcDone& done) {
+  const uint64_t host_bytes = config_.segment_bytes / 2;
+  if (Status bad = CheckOutputs(done); !bad.ok()) {
+    v1::HostMessage back;
+    for (const v1::Msg& w : done.outputs()) {
+      if (w.offset() >= host_bytes) {
+        back.mutable_release()->add_offsets(w.offset());
+      }
+    }
+    if (back.has_release()) worker_->Send(back);
+    return bad;
+  }
+  Status last;
+  for (int i = 0; i < done.outputs_size(); ++i) {
+    const v1::Msg& w = done.outputs(i);
     std::shared_ptr<const void> keep;
     if (w.offset() >= host_bytes) {
       keep = std::make_shared<Loan>(worker_, segment_, w.offset());
@@ -253,15 +302,16 @@ Status RemoteInstance::TakeOutputs(const v1::ProcDone& done) {
       std::lock_guard<std::mutex> l(lent_mu_);
       auto it = lent_.find(w.offset());
       if (it == lent_.end()) {
-        return Status::Internal(What() +
+        last = Status::Internal(What() +
                                 ": the worker reported an output "
                                 "in a host block it was not lent");
+        continue;
       }
       keep = it->second;
     }
     services::MbufPtr m = services::MakeHostMbuf(
         env_.device, segment_->base() + w.offset(), w.size(), std::move(keep));
-    HFLOW_RETURN_IF_ERROR(HeadFromWire(w.head(), &m->head()));
+    (void)HeadFromWire(w.head(), &m->head());  // checked: cannot fail
     const int32_t rc = env_.output(
         done.output_index(i), flow_func::MbufFlowMsg::FromMbuf(std::move(m)));
     if (rc != FLOW_FUNC_SUCCESS) {
@@ -309,7 +359,9 @@ bool RemoteInstance::InCall(std::string* what) const {
 }
 
 void RemoteInstance::Cancel() {
-  if (worker_ && phase_.load() != 0) worker_->Kill();
+  if (!worker_ || phase_.load() == 0) return;
+  arena_->Cancel();  // a Proc waiting for segment memory
+  worker_->Kill();
 }
 
 }  // namespace worker

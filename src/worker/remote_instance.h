@@ -64,6 +64,7 @@ class RemoteInstance final : public flow_func::Instance {
   std::string What() const;   // "node 'n' (replica r) on device d"
   std::string Doing() const;  // "in Init", "in Proc of transaction t"
   Status PutInput(const FlowFunc::FlowMsg& in, v1::Msg* out);
+  Status CheckOutputs(const v1::ProcDone& done) const;
   Status TakeOutputs(const v1::ProcDone& done);
   void Released(const v1::ProcDone& done);
 

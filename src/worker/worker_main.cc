@@ -7,6 +7,7 @@
 //
 // Thread-safety: single-threaded until WorkerServer::Run starts its
 // executor thread.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -53,6 +54,9 @@ int main(int argc, char** argv) {
   // died before this line is seen as a new parent.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != static_cast<pid_t>(parent)) return 1;
+  // Programs a UDF starts must not hold the control socket open: the host
+  // sees this worker's death as the socket closing.
+  fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
   hflow::worker::WorkerServer server(static_cast<int>(fd));
   return server.Run();
 }

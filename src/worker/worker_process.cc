@@ -33,6 +33,8 @@ namespace {
 
 // The descriptor the worker finds its control socket on.
 constexpr int kControlFd = 3;
+// A worker's output line longer than this is written in pieces.
+constexpr size_t kMaxLine = 64 << 10;
 
 std::string SignalText(int sig) {
   const char* abbrev = sigabbrev_np(sig);
@@ -77,6 +79,17 @@ Status WorkerProcess::Start(WorkerSpec spec,
   std::shared_ptr<WorkerProcess> w(new WorkerProcess(std::move(spec)));
   int child_fd = -1;
   HFLOW_RETURN_IF_ERROR(Channel::Pair(&w->channel_, &child_fd));
+  // Never the worker's own number: a dup2 onto itself would keep
+  // close-on-exec, and the worker would find nothing on it.
+  if (child_fd <= kControlFd) {
+    const int moved = fcntl(child_fd, F_DUPFD_CLOEXEC, kControlFd + 1);
+    close(child_fd);
+    if (moved < 0) {
+      return Status::Internal("worker: fcntl: " +
+                              std::string(std::strerror(errno)));
+    }
+    child_fd = moved;
+  }
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
     close(child_fd);
@@ -222,6 +235,11 @@ void WorkerProcess::Forward(int out_fd, bool to_end) {
       (void)!write(STDERR_FILENO, line.data(), line.size());
     }
     partial_.erase(0, start);
+    if (partial_.size() > kMaxLine) {  // output without newlines: cut it
+      const std::string line = spec_.prefix + partial_ + "\n";
+      (void)!write(STDERR_FILENO, line.data(), line.size());
+      partial_.clear();
+    }
     if (!to_end) break;  // one read per wake-up
   }
   if (to_end && !partial_.empty()) {
@@ -257,8 +275,12 @@ void WorkerProcess::Reap(bool planned) {
     if (r == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (r == 0) {
-    kill(pid, SIGKILL);
+    Signal(SIGKILL);
     r = waitpid(pid, &st, 0);
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    reaped_ = true;  // the pid may be another process's from now on
   }
   Status death = r == pid ? Describe(st)
                           : Status::Internal("the worker process (pid " +
@@ -291,6 +313,11 @@ Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
     calls_[id] = &slot;
   }
   Status sent = channel_.Send(*req, pass_fd);
+  if (sent.code() == StatusCode::kInvalidArgument) {  // too large: not sent
+    std::lock_guard<std::mutex> l(mu_);
+    calls_.erase(id);
+    return sent.WithContext(doing + ": ");
+  }
   std::unique_lock<std::mutex> l(mu_);
   auto ready = [&] {
     return slot.done || dead_.load(std::memory_order_acquire);
@@ -327,6 +354,7 @@ void WorkerProcess::Send(const v1::HostMessage& msg) {
 
 Status WorkerProcess::Stop(int timeout_ms) {
   if (dead_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> j(join_mu_);
     if (supervisor_.joinable()) supervisor_.join();
     return Status::OK();
   }
@@ -349,16 +377,26 @@ Status WorkerProcess::Stop(int timeout_ms) {
       Kill();
     }
   }
+  std::lock_guard<std::mutex> j(join_mu_);
   if (supervisor_.joinable()) supervisor_.join();
   return s;
 }
 
+// The worker's process group too: programs a UDF started die with it.
+// Under mu_, and only before the reap: a reaped pid may be reused.
+void WorkerProcess::Signal(int sig) {
+  std::lock_guard<std::mutex> l(mu_);
+  const pid_t p = pid();
+  if (p <= 0 || reaped_) return;
+  kill(-p, sig);
+  kill(p, sig);
+}
+
 void WorkerProcess::Kill() {
   planned_.store(true, std::memory_order_release);
-  if (pid() > 0 && !dead_.load(std::memory_order_acquire)) {
-    kill(pid(), SIGKILL);
-  }
-  channel_.Shutdown();  // the supervisor's poll returns
+  Signal(SIGKILL);
+  channel_.Shutdown();                      // the supervisor's poll returns
+  std::lock_guard<std::mutex> j(join_mu_);  // Cancel and a timeout at once
   if (supervisor_.joinable() &&
       supervisor_.get_id() != std::this_thread::get_id()) {
     supervisor_.join();

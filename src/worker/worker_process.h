@@ -85,6 +85,7 @@ class WorkerProcess {
   void Forward(int out_fd, bool to_end);
   void Reap(bool planned);
   Status Describe(int wait_status) const;
+  void Signal(int sig);
 
   const WorkerSpec spec_;
   Channel channel_;
@@ -97,6 +98,8 @@ class WorkerProcess {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool started_ = false;  // Hello arrived (or the start failed)
+  bool reaped_ = false;   // waitpid returned it: never signal the pid again
+  std::mutex join_mu_;    // one joiner of the supervisor
   Status start_status_;
   Status death_;
   // Calls in flight: id -> reply slot.

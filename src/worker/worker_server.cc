@@ -5,6 +5,7 @@
 // thread a UDF keeps them on), lent_mu_ the blocks lent to the host.
 #include "worker/worker_server.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -95,6 +96,7 @@ int WorkerServer::Run() {
       Exit(0);
     }
     if (m.has_release()) {
+      if (fd >= 0) close(fd);
       OnRelease(m.release());
       continue;
     }
@@ -106,6 +108,7 @@ int WorkerServer::Run() {
 
 void WorkerServer::ExecLoop() {
   util::SetCurrentThreadName("wk-exec");
+  exec_thread_ = std::this_thread::get_id();
   for (;;) {
     std::pair<v1::HostMessage, int> item;
     {
@@ -136,7 +139,13 @@ void WorkerServer::Handle(const v1::HostMessage& m, int fd) {
         ToDone(Status::InvalidArgument("worker: an unknown request"));
   }
   if (fd >= 0 && !m.has_load()) close(fd);
-  (void)channel_.Send(reply);
+  Status sent = channel_.Send(reply);
+  if (!sent.ok()) {
+    // The host waits for this reply: a death it sees beats a silence.
+    std::fprintf(stderr, "hflow-worker: cannot reply (%s); exiting\n",
+                 sent.ToString().c_str());
+    Exit(3);
+  }
 }
 
 v1::Done WorkerServer::Load(const v1::Load& load, int fd) {
@@ -156,6 +165,13 @@ Status WorkerServer::SetUp(const v1::Load& load, int fd) {
   if (load.host_bytes() >= load.segment_bytes()) {
     close(fd);
     return Status::InvalidArgument("worker: a segment without a worker part");
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || uint64_t(st.st_size) < load.segment_bytes()) {
+    close(fd);
+    return Status::InvalidArgument(
+        "worker: the segment is smaller than Load "
+        "says");
   }
   HFLOW_RETURN_IF_ERROR(Segment::Map(fd, load.segment_bytes(), &segment_));
   host_bytes_ = load.host_bytes();
@@ -229,7 +245,7 @@ Status WorkerServer::SetUp(const v1::Load& load, int fd) {
 
 Status WorkerServer::OutputOf(uint32_t index,
                               std::shared_ptr<flow_func::MbufFlowMsg> msg) {
-  if (!in_proc_) {
+  if (!in_proc_ || std::this_thread::get_id() != exec_thread_) {
     return Status::NotSupported(
         "an isolated UDF's output outside Proc (in Init, or from a thread "
         "of its own) is not delivered; emit it from Proc, or run the node "
@@ -296,13 +312,20 @@ v1::ProcDone WorkerServer::Proc(const v1::Proc& proc) {
     return done;
   }
   std::vector<std::shared_ptr<FlowFunc::FlowMsg>> msgs;
-  for (const v1::Msg& w : proc.inputs()) {
+  for (int i = 0; i < proc.inputs_size(); ++i) {
     Status s;
-    services::MbufPtr m = Over(w, &s);
+    services::MbufPtr m = Over(proc.inputs(i), &s);
     if (!s.ok()) {
       std::fprintf(stderr, "hflow-worker: %s\n", s.ToString().c_str());
       done.set_rc(FLOW_FUNC_FAILED);
       msgs.clear();
+      // The host lent every input: those not held here go back at once.
+      std::lock_guard<std::mutex> l(released_mu_);
+      for (int j = i; j < proc.inputs_size(); ++j) {
+        if (proc.inputs(j).offset() < host_bytes_) {
+          released_.push_back(proc.inputs(j).offset());
+        }
+      }
       break;
     }
     auto msg = flow_func::MbufFlowMsg::FromMbuf(std::move(m));

@@ -65,7 +65,8 @@ class WorkerServer {
   std::shared_ptr<SegmentArena> arena_;  // the worker's part
   uint64_t host_bytes_ = 0;
   std::unique_ptr<flow_func::Instance> instance_;
-  bool in_proc_ = false;
+  bool in_proc_ = false;         // executor thread only
+  std::thread::id exec_thread_;  // set before any request runs
   std::vector<std::pair<uint32_t, services::MbufPtr>> outputs_;
   // Host blocks of inputs whose last worker reference went.
   std::mutex released_mu_;
