@@ -4,7 +4,8 @@
 // a UDF that segfaults there fails the run with exit code 1 and a message
 // naming node, device and signal, instead of killing hflow; and a host
 // killed with SIGKILL leaves no worker behind (the workers' parent-death
-// signal). On device sets with and without device 0.
+// signal); with --restart a dead worker is started again and the run
+// goes on. On device sets with and without device 0.
 //
 // Thread-safety: each test drives its commands from the test thread.
 #include <gmock/gmock.h>
@@ -32,7 +33,7 @@ using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-bool Alive(int64_t pid) { return pid > 0 && kill(pid_t(pid), 0) == 0; }
+using testing::Alive;
 
 class WorkerCliTest
     : public testing::CliTest,
@@ -85,6 +86,24 @@ TEST_P(WorkerCliTest, ACrashInAnIsolatedUdfFailsTheRunNotHflow) {
   EXPECT_EQ(r.code, 128 + SIGSEGV) << r.err;
 }
 
+// --restart: the worker that dies on the first message is started again;
+// that message comes back as lost (564003), the others with results, and
+// the run fails naming it rather than stopping at it.
+TEST_P(WorkerCliTest, WithRestartTheRunGoesOnAndNamesTheLostMessage) {
+  const std::string once = R"("once_file":")" + dir_ + R"(/once")";
+  testing::CliResult r = Run("run '" + Graph(false, "segv", 2, once) +
+                             "' --isolate --restart 1 --repeat 3 --devices " +
+                             Devices() + " --input x=int64:2");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("is started again at its next call"));
+  EXPECT_THAT(r.err, HasSubstr("transaction 1 came back with ret code 564003 "
+                               "(FLOW_FUNC_STATUS_REDEPLOYING) from node "
+                               "'frag'"));
+  EXPECT_THAT(r.out, HasSubstr(R"("trans_id":1,"ret_code":564003)"));
+  EXPECT_THAT(r.out, HasSubstr(R"("trans_id":2,"ret_code":0)"));
+  EXPECT_THAT(r.out, HasSubstr(R"("trans_id":3,"ret_code":0)"));
+}
+
 TEST_P(WorkerCliTest, AHostKilledWithSigkillLeavesNoWorker) {
   const std::string pid_file = dir_ + "/worker.pid";
   const std::string graph =
@@ -117,9 +136,7 @@ TEST_P(WorkerCliTest, AHostKilledWithSigkillLeavesNoWorker) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DeviceSets, WorkerCliTest,
-                         ::testing::Values(std::vector<int32_t>{2, 3, 4, 5},
-                                           std::vector<int32_t>{3, 6, 7},
-                                           std::vector<int32_t>{0, 1, 2}),
+                         ::testing::ValuesIn(testing::WorkerDeviceSets()),
                          [](const auto& info) {
                            return testing::DevicesName(info.param);
                          });

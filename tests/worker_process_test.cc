@@ -33,7 +33,6 @@
 namespace hflow {
 namespace {
 
-namespace fs = std::filesystem;
 using ::hflow::testing::I64;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
@@ -41,32 +40,11 @@ using std::chrono::milliseconds;
 
 constexpr int32_t kIoMs = 10000;
 
-bool Alive(int64_t pid) { return pid > 0 && kill(pid_t(pid), 0) == 0; }
+using testing::Alive;
+using testing::Gone;
 
-// Whether `pid` is gone within two seconds.
-bool Gone(int64_t pid) {
-  return testing::WaitFor([pid] { return !Alive(pid); }, milliseconds(2000));
-}
-
-class WorkerProcessTest
-    : public ::testing::TestWithParam<std::vector<int32_t>> {
+class WorkerProcessTest : public testing::WorkerTest {
  protected:
-  void SetUp() override {
-    // A sanitizer's own SIGSEGV and SIGABRT handlers, inherited by the
-    // workers, would turn their deaths into reports and exit codes (and
-    // TSan's exit would sleep a second first).
-    testing::LeaveCrashSignalsToTheProcess();
-    (void)Finalize();
-    dir_ = fs::temp_directory_path() /
-           ("hflow_worker_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    (void)Finalize();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
   void Init(bool isolate = false, int32_t stop_timeout_ms = 10000) {
     Options o;
     o.cluster = MakeLocalCluster(GetParam());
@@ -82,21 +60,7 @@ class WorkerProcessTest
   // `at` (0: in Init).
   FlowGraph Graph(const std::string& mode, int64_t at, bool heavy = true,
                   const std::string& pid_file = "") {
-    const std::vector<int32_t>& d = GetParam();
-    FlowData x("x", 0);
-    FlowNode id = testing::FuncNode("id", "_BuiltIn_Identity");
-    id.SetInput(0, x);
-    FunctionPp pp("frag_pp");
-    pp.SetCompileConfig(Config(heavy));
-    pp.SetInitParam("mode", mode);
-    pp.SetInitParam("at", at);
-    if (!pid_file.empty()) pp.SetInitParam("pid_file", pid_file);
-    FlowNode frag("frag", 1, 1);
-    frag.AddPp(pp);
-    frag.SetInput(0, id, 0);
-    FlowGraph g("fragile");
-    g.SetInputs({x}).SetOutputs({frag});
-    return testing::Place(g, {{"id", {d.front()}}, {"frag", {d.back()}}});
+    return testing::FragileGraph(GetParam(), Config(heavy), mode, at, pid_file);
   }
 
   // Feeds `v` and fetches its result; returns the pid that ran Proc.
@@ -136,8 +100,6 @@ class WorkerProcessTest
     EXPECT_THAT(st.message(), HasSubstr(cause));
     EXPECT_THAT(st.message(), HasSubstr(call));
   }
-
-  fs::path dir_;
 };
 
 TEST_P(WorkerProcessTest, HeavyLoadRunsInAWorkerThatEndsWithItsGraph) {
@@ -317,9 +279,7 @@ TEST_P(WorkerProcessTest, AHungProcIsEndedAtRemoveGraph) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DeviceSets, WorkerProcessTest,
-                         ::testing::Values(std::vector<int32_t>{2, 3, 4, 5},
-                                           std::vector<int32_t>{3, 6, 7},
-                                           std::vector<int32_t>{0, 1, 2}),
+                         ::testing::ValuesIn(testing::WorkerDeviceSets()),
                          [](const auto& info) {
                            return testing::DevicesName(info.param);
                          });

@@ -1,14 +1,25 @@
-// Shared builders of the worker-process tests: compile configs and graph
-// files of the Fragile UDF library (tests/worker_udfs/fragile.cpp).
+// Shared builders of the worker-process tests: compile configs, graphs
+// and graph files of the Fragile UDF library (tests/worker_udfs/
+// fragile.cpp), the device sets they run on, and process checks.
 //
-// Thread-safety: plain functions writing the files they are given.
+// Thread-safety: plain functions (writing the files they are given).
 #ifndef HFLOW_TESTS_WORKER_TEST_UTIL_H_
 #define HFLOW_TESTS_WORKER_TEST_UTIL_H_
 
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
+
+#include "hflow/hflow.h"
+#include "test_graphs.h"
+#include "test_util.h"
 
 #ifndef HFLOW_TEST_FRAGILE_UDF
 #error "HFLOW_TEST_FRAGILE_UDF must name the built Fragile UDF library"
@@ -30,6 +41,68 @@ inline std::string FragileConfig(const std::filesystem::path& dir, bool heavy) {
                       << R"(", "heavy_load": )" << (heavy ? "true" : "false")
                       << "}";
   return file.string();
+}
+
+// Every worker test runs on device sets without device 0 and with it.
+inline std::vector<std::vector<int32_t>> WorkerDeviceSets() {
+  return {{2, 3, 4, 5}, {3, 6, 7}, {0, 1, 2}};
+}
+
+inline bool Alive(int64_t pid) { return pid > 0 && kill(pid_t(pid), 0) == 0; }
+
+// Whether `pid` is gone within two seconds.
+inline bool Gone(int64_t pid) {
+  return WaitFor([pid] { return !Alive(pid); },
+                 std::chrono::milliseconds(2000));
+}
+
+// The fixture of the worker tests, over a device set: hflow finalized
+// around each test, a scratch folder `dir_` for configs and flag files.
+class WorkerTest : public ::testing::TestWithParam<std::vector<int32_t>> {
+ protected:
+  void SetUp() override {
+    // A sanitizer's own SIGSEGV and SIGABRT handlers, inherited by the
+    // workers, would turn their deaths into reports and exit codes (and
+    // TSan's exit would sleep a second first).
+    LeaveCrashSignalsToTheProcess();
+    (void)Finalize();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("hflow_worker_test_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    (void)Finalize();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  std::filesystem::path dir_;
+};
+
+// x ── id@devices.front() ── frag@devices.back() ── out: frag (Fragile,
+// its compile config `config`) faults in `mode` on input `at` (0: in
+// Init), once across its workers when `once_file` is given, and writes
+// its pid to `pid_file` when one is given.
+inline FlowGraph FragileGraph(const std::vector<int32_t>& devices,
+                              const std::string& config,
+                              const std::string& mode, int64_t at,
+                              const std::string& pid_file = "",
+                              const std::string& once_file = "") {
+  FlowData x("x", 0);
+  FlowNode id = FuncNode("id", "_BuiltIn_Identity");
+  id.SetInput(0, x);
+  FunctionPp pp("frag_pp");
+  pp.SetCompileConfig(config);
+  pp.SetInitParam("mode", mode);
+  pp.SetInitParam("at", at);
+  if (!pid_file.empty()) pp.SetInitParam("pid_file", pid_file);
+  if (!once_file.empty()) pp.SetInitParam("once_file", once_file);
+  FlowNode frag("frag", 1, 1);
+  frag.AddPp(pp);
+  frag.SetInput(0, id, 0);
+  FlowGraph g("fragile");
+  g.SetInputs({x}).SetOutputs({frag});
+  return Place(g, {{"id", {devices.front()}}, {"frag", {devices.back()}}});
 }
 
 // A graph file: x ── frag (Fragile, `mode` on input `at`, placed on

@@ -158,6 +158,21 @@ size_t DataTypeSize(DataType dt);
 const char* DataTypeName(DataType dt);
 bool ParseDataTypeName(const std::string& name, DataType* out);
 
+// What a UDF's worker process dying does (Options::udf_isolation,
+// heavy_load; docs/user_guide.md "Isolating UDFs").
+enum class RestartPolicy {
+  // The graph fails with a status naming the node, device, signal or exit
+  // code and transaction; ResetGraph starts the worker again and the graph
+  // runs on (GE's suspend, clear, recover).
+  kNever,
+  // The worker is started again at the instance's next call and the graph
+  // runs on: only the transaction in flight is lost (its fetch has
+  // ret_code FLOW_FUNC_STATUS_REDEPLOYING, 564003) and what the UDF kept
+  // between calls (the new worker Inits a new object); up to
+  // Options::max_worker_restarts times per instance, then as kNever.
+  kRestart,
+};
+
 struct Options {
   std::string backend = "sim";
   ClusterConfig cluster = DefaultClusterConfig();
@@ -207,6 +222,10 @@ struct Options {
   // UDFs"). A node whose compile config says "heavy_load": true runs in one
   // whatever this says. Built-ins stay in the host.
   bool udf_isolation = false;
+  RestartPolicy restart_policy = RestartPolicy::kNever;
+  // Restarts per instance under kRestart (ResetGraph gives them back);
+  // at least 1.
+  int32_t max_worker_restarts = 3;
 };
 
 // Starts hflow: creates the device runtime `options.backend` names over
@@ -253,6 +272,9 @@ Status RegisterHostMemory(const void* ptr, size_t bytes);
 // range is free (it runs after hflow's last hold goes).
 Status UnregisterHostMemory(const void* ptr);
 
+// contexts_created and implicit_bindings count every process that ran
+// the graphs' UDFs: the host's runtime and the worker processes' own
+// (Options::udf_isolation, heavy_load), whether they still run or not.
 struct DeviceReport {
   int32_t id = 0;
   uint64_t contexts_created = 0;
@@ -467,7 +489,8 @@ class Session {
   // each UDF instance's ResetFlowFuncState; an instance that does not
   // return success from it (the default returns FLOW_FUNC_ERR_NOT_SUPPORT)
   // is destroyed, created again and Init'ed. Transaction ids start at 1
-  // again. A graph that failed (a UDF's runtime error) runs again after it.
+  // again. A graph that failed (a UDF's runtime error, a worker process's
+  // death: the worker is started again) runs again after it.
   // An unbuilt graph has nothing to reset (OK).
   // Errors: kNotFound for an unknown graph; kTimeout when a UDF is still in
   // Proc after stop_timeout_ms, or in ResetFlowFuncState or Init after

@@ -19,6 +19,7 @@
 #include "hflow/device_runtime.h"
 #include "hflow/session.h"
 #include "rt/device_binding.h"
+#include "rt/foreign_counters.h"
 #include "services/exchange_service.h"
 #include "session/host_memory.h"
 
@@ -40,6 +41,10 @@ struct Environment {
   // service's memory groups, which messages may keep alive.
   std::shared_ptr<rt::DeviceContexts> contexts;
   std::unique_ptr<services::ExchangeService> svc;
+  // The worker processes' runtime counters (contexts created, implicit
+  // bindings), summed into the device reports with the host's own.
+  std::shared_ptr<rt::ForeignCounters> worker_counters =
+      std::make_shared<rt::ForeignCounters>();
   // Host memory registered for zero-copy feeds (RegisterHostMemory).
   std::unique_ptr<HostMemory> host_memory;
   // A graph of this environment was abandoned: its stuck thread may still
@@ -73,8 +78,9 @@ void KeepForever(std::shared_ptr<Environment> env,
 Status GetEnvironment(std::shared_ptr<Environment>* out);
 
 // A row per device of env's cluster with the runtime's counters (contexts,
-// implicit bindings) and the peak pool memory in use of graphs already
-// removed; submodels and queues zero (live graphs add theirs).
+// implicit bindings: the host's and its workers') and the peak pool memory in
+// use of graphs already removed; submodels and queues zero (live graphs add
+// theirs).
 std::vector<DeviceReport> RuntimeReports(const Environment& env);
 
 // Sessions register so Finalize can tear their graphs down.

@@ -12,12 +12,12 @@
 #include <set>
 
 #include "deploy/graph_def.h"
-#include "flow_func/lib/flow_func_internal.h"
 #include "hflow/context_guard.h"
 #include "hflow/rt.h"
 #include "rt/sim/sim_runtime.h"
 #include "session/environment.h"
 #include "session/graph_state.h"
+#include "session/options_check.h"
 #include "util/crash_report.h"
 #include "util/mutex.h"
 #include "util/thread_annotations.h"
@@ -51,6 +51,7 @@ struct Kept {
 
 std::vector<DeviceReport> RuntimeReports(const Environment& env) {
   std::vector<DeviceReport> rows;
+  const rt::ForeignCounters::PerDevice workers = env.worker_counters->Totals();
   for (int32_t d : env.options.cluster.LocalDeviceIds()) {
     DeviceReport r;
     r.id = d;
@@ -58,6 +59,10 @@ std::vector<DeviceReport> RuntimeReports(const Environment& env) {
     if (env.runtime->GetDeviceStats(d, &st).ok()) {
       r.contexts_created = st.contexts_created;
       r.implicit_bindings = st.implicit_bindings;
+    }
+    if (auto w = workers.find(d); w != workers.end()) {
+      r.contexts_created += w->second.contexts_created;
+      r.implicit_bindings += w->second.implicit_bindings;
     }
     r.peak_mem_bytes = env.PeakInUse(d);
     rows.push_back(r);
@@ -124,49 +129,8 @@ Status Initialize(const Options& options) {
     return Status::FailedPrecondition(
         "hflow::Initialize: already initialized; call Finalize first");
   }
-  if (options.alloc_timeout_ms < 0) {
-    return Status::InvalidArgument(
-        "hflow::Initialize: alloc_timeout_ms is " +
-        std::to_string(options.alloc_timeout_ms) +
-        "; give 0 or more ms (an executor thread never waits forever for "
-        "memory: it may be the one that would free it)");
-  }
-  if (!options.udf_log_level.empty()) {
-    static const std::pair<const char*, FlowFunc::FlowFuncLogLevel> kLevels[] =
-        {{"debug", FlowFunc::FlowFuncLogLevel::DEBUG},
-         {"info", FlowFunc::FlowFuncLogLevel::INFO},
-         {"warn", FlowFunc::FlowFuncLogLevel::WARN},
-         {"error", FlowFunc::FlowFuncLogLevel::ERROR}};
-    bool known = false;
-    if (options.udf_log_level == "off") {
-      // One above ERROR: the loggers' "nothing enabled" level.
-      FlowFunc::internal::SetLogLevel(
-          static_cast<FlowFunc::FlowFuncLogLevel>(4));
-      known = true;
-    }
-    for (const auto& [name, level] : kLevels) {
-      if (options.udf_log_level == name) {
-        FlowFunc::internal::SetLogLevel(level);
-        known = true;
-      }
-    }
-    if (!known) {
-      return Status::InvalidArgument(
-          "hflow::Initialize: udf_log_level '" + options.udf_log_level +
-          "' is not one of debug, info, warn, error, off");
-    }
-  }
-  for (const auto& [name, value] :
-       {std::pair<const char*, int32_t>{"init_timeout_ms",
-                                        options.init_timeout_ms},
-        {"stop_timeout_ms", options.stop_timeout_ms}}) {
-    if (value < -1) {
-      return Status::InvalidArgument(
-          std::string("hflow::Initialize: Options::") + name + " is " +
-          std::to_string(value) +
-          "; give a number of milliseconds, or -1 to wait forever");
-    }
-  }
+  HFLOW_RETURN_IF_ERROR(session::CheckOptions(options));
+  session::ApplyUdfLogLevel(options.udf_log_level);
   auto env = std::make_shared<Environment>();
   env->options = options;
   rt::RuntimeOptions ro;

@@ -140,6 +140,10 @@ Status Prepare(const RunArgs& args, std::ostream& out, Prepared* p) {
                                    : std::min(args.timeout_ms, kTeardownMs);
   p->options.crash_report = true;
   p->options.udf_isolation = args.isolate;
+  if (args.restart > 0) {
+    p->options.restart_policy = RestartPolicy::kRestart;
+    p->options.max_worker_restarts = args.restart;
+  }
   return Status::OK();
 }
 
@@ -404,6 +408,13 @@ void AddRunCommand(CLI::App* app) {
                 "Run every UDF from a UDF library in a worker process of its "
                 "own: a crashing UDF fails the run, naming its node, instead "
                 "of ending hflow");
+  cmd->add_option("--restart", args->restart,
+                  "Start a UDF's worker process again when it dies, up to N "
+                  "times per instance; the message it was processing is "
+                  "lost (its result is an error, code 564003) and the run "
+                  "goes on (default 0: the first death fails the run)")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([args] {
     int code = RunRun(*args, std::cout, std::cerr);
     if (code != 0) throw CLI::RuntimeError(code);

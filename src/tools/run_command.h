@@ -41,6 +41,9 @@ struct RunArgs {
   // --isolate: every UDF from a library runs in a worker process
   // (Options::udf_isolation).
   bool isolate = false;
+  // --restart N: a worker that dies is started again up to N times per
+  // instance (RestartPolicy::kRestart); 0: the run fails at the first.
+  int32_t restart = 0;
 };
 
 // Registers the `run` subcommand and its callback on `app`.

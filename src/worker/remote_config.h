@@ -15,6 +15,7 @@
 
 #include "hflow/status.h"
 #include "rt/device_binding.h"
+#include "rt/foreign_counters.h"
 
 namespace hflow {
 namespace worker {
@@ -32,7 +33,15 @@ struct RemoteConfig {
   // host memory of that runtime while any message over it lives, so
   // the host's device copies (fetches, copies to other devices) read it.
   std::shared_ptr<rt::DeviceContexts> contexts;
-  // Told once when the worker dies on its own (not at Stop or Cancel).
+  // Where the workers' runtime counters are summed for the host's device
+  // reports (null: nowhere).
+  std::shared_ptr<rt::ForeignCounters> counters;
+  // Times a dead worker is started again before a death fails the graph
+  // (Options::max_worker_restarts under RestartPolicy::kRestart; 0: the
+  // first death does).
+  int32_t max_restarts = 0;
+  // Told once when a worker dies on its own (not at Stop or Cancel) with
+  // no restart left; the status names the worker, the cause and the call.
   std::function<void(const Status&)> on_death;
 };
 

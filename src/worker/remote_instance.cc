@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "flow_func/flow_func_defines.h"
@@ -68,6 +69,26 @@ Status FromDone(const v1::Done& d) {
 
 }  // namespace
 
+// Note [Restarting a worker]
+// GE answers a recoverable fault by redeploying: fetches return
+// FLOW_FUNC_STATUS_REDEPLOYING meanwhile and the model's UDFs are reset
+// (ResetFlowFuncState). hflow restarts only the instance whose worker
+// died, so less is lost:
+//   - lost: the transaction in flight in the dead worker (the call
+//     returns FLOW_FUNC_STATUS_REDEPLOYING, which travels to its fetch as
+//     the transaction's ret_code with the node's name, like any failed
+//     Proc), and whatever the UDF kept between calls (the new worker has
+//     a new object, Init'ed, as ResetGraph makes for a UDF without
+//     ResetFlowFuncState);
+//   - kept: messages queued in front of the instance (host queues),
+//     outputs the dead worker had delivered (their segment stays mapped in
+//     the host while any of them lives), every other instance's state.
+// The restart happens at the instance's next call, on the executor thread
+// that makes it, with the device bound: the supervisor thread that sees
+// the death is bound to nothing and must not block on a spawn. Restarts
+// are counted per instance (a crash loop ends): with none left the death
+// fails the graph as without the policy; a restarted worker whose Init
+// fails fails it too. ResetState gives the restarts back.
 Status RemoteInstance::Create(std::vector<flow_func::FuncDesc> funcs,
                               flow_func::InstanceEnv env, RemoteConfig config,
                               std::unique_ptr<RemoteInstance>* out) {
@@ -75,6 +96,8 @@ Status RemoteInstance::Create(std::vector<flow_func::FuncDesc> funcs,
   r->funcs_ = std::move(funcs);
   r->env_ = std::move(env);
   r->config_ = std::move(config);
+  r->host_bytes_ = r->config_.segment_bytes / 2;
+  r->restarts_left_.store(std::max(0, r->config_.max_restarts));
   for (const auto& f : r->funcs_) {
     if (f.stream_input) {
       return Status::NotSupported(
@@ -83,48 +106,101 @@ Status RemoteInstance::Create(std::vector<flow_func::FuncDesc> funcs,
           "only; take it out of the worker (heavy_load, udf_isolation)");
     }
   }
+  HFLOW_RETURN_IF_ERROR(r->Launch());
+  *out = std::move(r);
+  return Status::OK();
+}
+
+Status RemoteInstance::Launch() {
+  auto p = std::make_shared<Process>();
   // The name labels the mapping in /proc/<pid>/maps (memfd: at most 249).
-  const std::string name = "hflow-" + r->env_.node.substr(0, 200);
+  const std::string name = "hflow-" + env_.node.substr(0, 200);
   HFLOW_RETURN_IF_ERROR(
-      Segment::Create(name, r->config_.segment_bytes, &r->segment_));
-  if (r->config_.contexts) {
-    rt::DeviceRuntime* rt = r->config_.contexts->runtime();
+      Segment::Create(name, config_.segment_bytes, &p->segment));
+  if (config_.contexts) {
+    rt::DeviceRuntime* rt = config_.contexts->runtime();
     HFLOW_RETURN_IF_ERROR(
-        rt->HostRegister(r->segment_->base(), r->segment_->bytes())
-            .WithContext("node '" + r->env_.node +
+        rt->HostRegister(p->segment->base(), p->segment->bytes())
+            .WithContext("node '" + env_.node +
                          "': registering its worker's segment: "));
-    r->segment_->SetOnUnmap(
-        [contexts = r->config_.contexts, base = r->segment_->base()] {
+    p->segment->SetOnUnmap(
+        [contexts = config_.contexts, base = p->segment->base()] {
           (void)contexts->runtime()->HostUnregister(base);
         });
   }
-  r->arena_ = std::make_shared<SegmentArena>(r->segment_, 0,
-                                             r->config_.segment_bytes / 2);
+  p->arena = std::make_shared<SegmentArena>(p->segment, 0, host_bytes_);
   WorkerSpec spec;
-  spec.binary = r->config_.binary;
-  spec.what = r->What();
-  spec.tag = r->env_.node.substr(0, 12);
-  spec.prefix = "[worker " + r->env_.node + "@device" +
-                std::to_string(r->env_.device) + "] ";
-  RemoteInstance* raw = r.get();
-  auto on_death = r->config_.on_death;
-  spec.on_death = [raw, on_death](const Status& death) {
-    raw->arena_->Cancel();
-    if (on_death) {
-      on_death(Status(death.code(), death.message() + " " + raw->Doing()));
-    }
+  spec.binary = config_.binary;
+  spec.what = What();
+  spec.tag = env_.node.substr(0, 12);
+  spec.prefix =
+      "[worker " + env_.node + "@device" + std::to_string(env_.device) + "] ";
+  spec.on_death = [this, arena = p->arena](const Status& death) {
+    arena->Cancel();  // nothing will give host blocks back any more
+    Died(Status(death.code(), death.message() + " " + Doing()));
   };
-  HFLOW_RETURN_IF_ERROR(WorkerProcess::Start(std::move(spec), &r->worker_));
-  *out = std::move(r);
+  HFLOW_RETURN_IF_ERROR(WorkerProcess::Start(std::move(spec), &p->worker));
+  if (config_.counters) {
+    p->counters_id =
+        config_.counters->Add([w = std::weak_ptr<WorkerProcess>(p->worker)] {
+          rt::ForeignCounters::PerDevice out;
+          if (auto worker = w.lock()) {
+            for (const auto& [d, c] : worker->counters()) {
+              out[d] = {c.contexts_created(), c.implicit_bindings()};
+            }
+          }
+          return out;
+        });
+  }
+  std::lock_guard<std::mutex> l(proc_mu_);
+  proc_ = std::move(p);
   return Status::OK();
+}
+
+void RemoteInstance::Retire(const Process& p) {
+  if (config_.counters && p.counters_id != 0) {
+    config_.counters->Retire(p.counters_id);
+  }
+}
+
+void RemoteInstance::Died(const Status& death) {
+  const int32_t left = restarts_left_.load();
+  if (left > 0) {
+    const std::string line =
+        "hflow: " + death.message() +
+        "; it is started again at its next call (" + std::to_string(left) +
+        " restart(s) left, Options::max_worker_restarts)\n";
+    (void)!write(STDERR_FILENO, line.data(), line.size());
+    return;
+  }
+  const int32_t used = restarts_.load();
+  if (config_.on_death) {
+    config_.on_death(
+        used == 0 ? death
+                  : Status(death.code(),
+                           death.message() + " (after " + std::to_string(used) +
+                               " restart(s): Options::max_worker_restarts)"));
+  }
 }
 
 // Half the stop timeout for the worker's own Stop (its destructors), so
 // that killing it still fits in the undeploy's wait for this instance.
 RemoteInstance::~RemoteInstance() {
-  if (!worker_) return;
+  std::shared_ptr<const Process> p = Current();
+  if (!p || !p->worker) return;
   const int32_t t = config_.stop_timeout_ms;
-  (void)worker_->Stop(t < 0 ? -1 : t / 2);
+  (void)p->worker->Stop(t < 0 ? -1 : t / 2);
+  Retire(*p);  // after Stop: its reply reports the destructors' work
+}
+
+std::shared_ptr<const RemoteInstance::Process> RemoteInstance::Current() const {
+  std::lock_guard<std::mutex> l(proc_mu_);
+  return proc_;
+}
+
+pid_t RemoteInstance::pid() const {
+  std::shared_ptr<const Process> p = Current();
+  return p && p->worker ? p->worker->pid() : -1;
 }
 
 std::string RemoteInstance::What() const {
@@ -147,7 +223,12 @@ std::string RemoteInstance::Doing() const {
 }
 
 Status RemoteInstance::Init(const rt::ScopedDevice& bound) {
+  return Load(bound);
+}
+
+Status RemoteInstance::Load(const rt::ScopedDevice& bound) {
   HFLOW_RETURN_IF_ERROR(bound.Require(env_.device));
+  std::shared_ptr<const Process> p = Current();
   v1::HostMessage req;
   v1::Load* load = req.mutable_load();
   load->set_node(env_.node);
@@ -170,37 +251,53 @@ Status RemoteInstance::Init(const rt::ScopedDevice& bound) {
   for (int32_t d : config_.runtime_devices) load->add_runtime_devices(d);
   load->set_default_device(config_.default_device);
   load->set_segment_bytes(config_.segment_bytes);
-  load->set_host_bytes(config_.segment_bytes / 2);
+  load->set_host_bytes(host_bytes_);
   load->set_max_message_bytes(config_.max_message_bytes);
   load->set_alloc_timeout_ms(config_.alloc_timeout_ms);
   phase_.store(uint32_t(util::UdfPhase::kInit));
   v1::WorkerMessage reply;
-  Status s = worker_->Call(&req, &reply, config_.init_timeout_ms, "Init",
-                           segment_->fd());
+  Status s = p->worker->Call(&req, &reply, config_.init_timeout_ms, "Init",
+                             p->segment->fd());
   phase_.store(0);
   HFLOW_RETURN_IF_ERROR(s);
   return FromDone(reply.done());
 }
 
-Status RemoteInstance::PutInput(const FlowFunc::FlowMsg& in, v1::Msg* out) {
+Status RemoteInstance::Restart(const rt::ScopedDevice& bound) {
+  std::lock_guard<std::mutex> l(restart_mu_);
+  std::shared_ptr<const Process> dead = Current();
+  if (dead->worker->alive()) return Status::OK();
+  Retire(*dead);
+  {
+    std::lock_guard<std::mutex> lent(lent_mu_);
+    lent_.clear();  // the dead worker reads none of them any more
+  }
+  HFLOW_RETURN_IF_ERROR(Launch());
+  return Load(bound);
+}
+
+Status RemoteInstance::PutInput(const Process& p, const FlowFunc::FlowMsg& in,
+                                v1::Msg* out) {
   const auto& msg = static_cast<const flow_func::MbufFlowMsg&>(in);
   const services::MbufPtr& m = msg.mbuf();
   HeadToWire(m->head(), out->mutable_head());
   out->set_size(m->size());
   std::shared_ptr<void> block;
-  if (m->size() > 0 && segment_->Contains(m->data(), m->size())) {
-    out->set_offset(segment_->OffsetOf(m->data()));  // already shared
-    if (out->offset() >= config_.segment_bytes / 2) return Status::OK();
+  if (m->size() > 0 && p.segment->Contains(m->data(), m->size())) {
+    out->set_offset(p.segment->OffsetOf(m->data()));  // already shared
+    if (out->offset() >= host_bytes_) return Status::OK();
     block = std::shared_ptr<void>(m, nullptr);  // a host block: keep it
   } else {
     uint64_t at = 0;
-    HFLOW_RETURN_IF_ERROR(arena_->Take(m->size(), config_.alloc_timeout_ms, &at)
-                              .WithContext(What() + ": an input of " +
-                                           std::to_string(m->size()) +
-                                           " bytes: "));
-    if (m->size() > 0) std::memcpy(segment_->base() + at, m->data(), m->size());
+    HFLOW_RETURN_IF_ERROR(
+        p.arena->Take(m->size(), config_.alloc_timeout_ms, &at)
+            .WithContext(What() + ": an input of " + std::to_string(m->size()) +
+                         " bytes: "));
+    if (m->size() > 0) {
+      std::memcpy(p.segment->base() + at, m->data(), m->size());
+    }
     out->set_offset(at);
-    block = std::make_shared<HostBlock>(arena_, at, m->size());
+    block = std::make_shared<HostBlock>(p.arena, at, m->size());
   }
   std::lock_guard<std::mutex> l(lent_mu_);
   lent_.emplace(out->offset(), std::move(block));
@@ -211,17 +308,34 @@ int32_t RemoteInstance::Proc(
     const rt::ScopedDevice& bound, size_t index,
     const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
     uint64_t trans) {
-  (void)bound;
+  std::shared_ptr<const Process> p = Current();
+  if (!p->worker->alive()) {
+    // Dead between calls, or in the last one: with no restart left the
+    // graph has failed (Died).
+    if (restarts_left_.load() <= 0) return FLOW_FUNC_FAILED;
+    restarts_left_.fetch_sub(1);
+    restarts_.fetch_add(1);
+    trans_.store(trans);
+    Status s = Restart(bound);
+    if (!s.ok()) {
+      restarts_left_.store(0);  // a worker that cannot start: no loop
+      if (config_.on_death) {
+        config_.on_death(s.WithContext(What() + ": starting its worker again"
+                                                " after a death: "));
+      }
+      return FLOW_FUNC_FAILED;
+    }
+    p = Current();
+  }
   v1::HostMessage req;
-  v1::Proc* p = req.mutable_proc();
-  p->set_func(uint32_t(index));
-  p->set_trans(trans);
+  req.mutable_proc()->set_func(uint32_t(index));
+  req.mutable_proc()->set_trans(trans);
   // In a call from here on: a stop that times out cancels a wait for
   // segment memory too.
   trans_.store(trans);
   phase_.store(uint32_t(util::UdfPhase::kProc));
   for (const auto& in : inputs) {
-    Status s = PutInput(*in, p->add_inputs());
+    Status s = PutInput(*p, *in, req.mutable_proc()->add_inputs());
     if (!s.ok()) {
       phase_.store(0);
       Report(s);
@@ -229,13 +343,15 @@ int32_t RemoteInstance::Proc(
     }
   }
   v1::WorkerMessage reply;
-  Status s = worker_->Call(&req, &reply, -1, "Proc");
+  Status s = p->worker->Call(&req, &reply, -1, "Proc");
   phase_.store(0);
   if (!s.ok()) {
-    // Dead (on_death reports the cause, or a stop killed it): nothing
-    // will give host blocks back any more.
-    if (!worker_->alive()) arena_->Cancel();
-    return FLOW_FUNC_FAILED;
+    // Dead (Died reports the cause, or a stop killed it): nothing will
+    // give host blocks back any more.
+    if (p->worker->alive()) return FLOW_FUNC_FAILED;
+    p->arena->Cancel();
+    return restarts_left_.load() > 0 ? FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING
+                                     : FLOW_FUNC_FAILED;
   }
   if (!reply.has_proc_done()) {
     Report(Status::Internal(What() + ": the worker answered Proc with "
@@ -243,7 +359,7 @@ int32_t RemoteInstance::Proc(
     return FLOW_FUNC_FAILED;
   }
   const v1::ProcDone& done = reply.proc_done();
-  Status out = TakeOutputs(done);
+  Status out = TakeOutputs(*p, done);
   Released(done);  // after TakeOutputs: an output may be a released input
   if (!out.ok()) {
     Report(out);
@@ -254,15 +370,16 @@ int32_t RemoteInstance::Proc(
 
 // Every output is checked before any is taken: a bad report takes none,
 // and the worker's blocks among them go back at once.
-Status RemoteInstance::CheckOutputs(const v1::ProcDone& done) const {
+Status RemoteInstance::CheckOutputs(const Process& p,
+                                    const v1::ProcDone& done) const {
   if (done.output_index_size() != done.outputs_size()) {
     return Status::Internal(What() +
                             ": the worker reported outputs "
                             "without their indexes");
   }
   for (const v1::Msg& w : done.outputs()) {
-    if (w.size() > segment_->bytes() ||
-        w.offset() > segment_->bytes() - w.size() ||
+    if (w.size() > p.segment->bytes() ||
+        w.offset() > p.segment->bytes() - w.size() ||
         w.head().data_offset() > w.size() ||
         w.head().user_data().size() > services::kMaxUserData) {
       return Status::Internal(What() +
@@ -280,24 +397,23 @@ Status RemoteInstance::CheckOutputs(const v1::ProcDone& done) const {
   return Status::OK();
 }
 
-Status RemoteInstance::TakeOutputs(const v1::ProcDone& done) {
-  const uint64_t host_bytes = config_.segment_bytes / 2;
-  if (Status bad = CheckOutputs(done); !bad.ok()) {
+Status RemoteInstance::TakeOutputs(const Process& p, const v1::ProcDone& done) {
+  if (Status bad = CheckOutputs(p, done); !bad.ok()) {
     v1::HostMessage back;
     for (const v1::Msg& w : done.outputs()) {
-      if (w.offset() >= host_bytes) {
+      if (w.offset() >= host_bytes_) {
         back.mutable_release()->add_offsets(w.offset());
       }
     }
-    if (back.has_release()) worker_->Send(back);
+    if (back.has_release()) p.worker->Send(back);
     return bad;
   }
   Status last;
   for (int i = 0; i < done.outputs_size(); ++i) {
     const v1::Msg& w = done.outputs(i);
     std::shared_ptr<const void> keep;
-    if (w.offset() >= host_bytes) {
-      keep = std::make_shared<Loan>(worker_, segment_, w.offset());
+    if (w.offset() >= host_bytes_) {
+      keep = std::make_shared<Loan>(p.worker, p.segment, w.offset());
     } else {
       std::lock_guard<std::mutex> l(lent_mu_);
       auto it = lent_.find(w.offset());
@@ -310,7 +426,7 @@ Status RemoteInstance::TakeOutputs(const v1::ProcDone& done) {
       keep = it->second;
     }
     services::MbufPtr m = services::MakeHostMbuf(
-        env_.device, segment_->base() + w.offset(), w.size(), std::move(keep));
+        env_.device, p.segment->base() + w.offset(), w.size(), std::move(keep));
     (void)HeadFromWire(w.head(), &m->head());  // checked: cannot fail
     const int32_t rc = env_.output(
         done.output_index(i), flow_func::MbufFlowMsg::FromMbuf(std::move(m)));
@@ -337,15 +453,25 @@ int32_t RemoteInstance::ProcQueues(
   return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;  // refused at Create
 }
 
+// A dead worker (the graph failed with it, or died with restarts left)
+// is started again: a new object, Init'ed, as GE recreates an instance
+// whose reset it cannot do.
 Status RemoteInstance::ResetState(const rt::ScopedDevice& bound,
                                   bool* recreated) {
   HFLOW_RETURN_IF_ERROR(bound.Require(env_.device));
+  restarts_left_.store(std::max(0, config_.max_restarts));
+  std::shared_ptr<const Process> p = Current();
+  if (!p->worker->alive()) {
+    if (recreated != nullptr) *recreated = true;
+    return Restart(bound).WithContext(What() +
+                                      ": starting its dead worker again: ");
+  }
   v1::HostMessage req;
   req.mutable_reset();
   phase_.store(uint32_t(util::UdfPhase::kReset));
   v1::WorkerMessage reply;
-  Status s = worker_->Call(&req, &reply, config_.stop_timeout_ms,
-                           "ResetFlowFuncState");
+  Status s = p->worker->Call(&req, &reply, config_.stop_timeout_ms,
+                             "ResetFlowFuncState");
   phase_.store(0);
   HFLOW_RETURN_IF_ERROR(s);
   if (recreated != nullptr) *recreated = reply.done().recreated();
@@ -359,9 +485,10 @@ bool RemoteInstance::InCall(std::string* what) const {
 }
 
 void RemoteInstance::Cancel() {
-  if (!worker_ || phase_.load() == 0) return;
-  arena_->Cancel();  // a Proc waiting for segment memory
-  worker_->Kill();
+  std::shared_ptr<const Process> p = Current();
+  if (!p || phase_.load() == 0) return;
+  p->arena->Cancel();  // a Proc waiting for segment memory
+  p->worker->Kill();
 }
 
 }  // namespace worker

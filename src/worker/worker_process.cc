@@ -208,12 +208,18 @@ void WorkerProcess::OnMessage(v1::WorkerMessage msg) {
     cv_.notify_all();
     return;
   }
+  for (const v1::DeviceCounters& c : msg.counters()) counters_[c.device()] = c;
   auto it = calls_.find(msg.id());
   if (it == calls_.end()) return;  // a call that timed out
   it->second->reply = std::move(msg);
   it->second->done = true;
   calls_.erase(it);
   cv_.notify_all();
+}
+
+std::map<int32_t, v1::DeviceCounters> WorkerProcess::counters() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return counters_;
 }
 
 // Writes whole lines of the worker's output to stderr under its prefix.

@@ -71,6 +71,9 @@ class WorkerProcess {
   // SIGKILL now (planned: no on_death); returns when it is reaped.
   void Kill();
 
+  // The worker runtime's counters as its last reply reported them.
+  std::map<int32_t, v1::DeviceCounters> counters() const;
+
   pid_t pid() const { return pid_.load(std::memory_order_acquire); }
   bool alive() const { return !dead_.load(std::memory_order_acquire); }
   // How the worker died (OK while it lives).
@@ -108,6 +111,7 @@ class WorkerProcess {
     v1::WorkerMessage reply;
   };
   std::map<uint64_t, Slot*> calls_;
+  std::map<int32_t, v1::DeviceCounters> counters_;
   std::string partial_;  // an output line without its newline yet
 };
 

@@ -132,6 +132,7 @@ void WorkerServer::Handle(const v1::HostMessage& m, int fd) {
     *reply.mutable_done() = Reset();
   } else if (m.has_stop()) {
     instance_.reset();  // user destructors, bound to the device
+    AddCounters(&reply);
     (void)channel_.Send(reply);
     Exit(0);
   } else {
@@ -139,12 +140,30 @@ void WorkerServer::Handle(const v1::HostMessage& m, int fd) {
         ToDone(Status::InvalidArgument("worker: an unknown request"));
   }
   if (fd >= 0 && !m.has_load()) close(fd);
+  AddCounters(&reply);
   Status sent = channel_.Send(reply);
   if (!sent.ok()) {
     // The host waits for this reply: a death it sees beats a silence.
     std::fprintf(stderr, "hflow-worker: cannot reply (%s); exiting\n",
                  sent.ToString().c_str());
     Exit(3);
+  }
+}
+
+void WorkerServer::AddCounters(v1::WorkerMessage* reply) {
+  if (!runtime_) return;
+  for (int32_t d : devices_) {
+    rt::DeviceStats st;
+    if (!runtime_->GetDeviceStats(d, &st).ok()) continue;
+    const std::pair<uint64_t, uint64_t> now{st.contexts_created,
+                                            st.implicit_bindings};
+    auto it = sent_.find(d);
+    if (it != sent_.end() && it->second == now) continue;
+    sent_[d] = now;
+    v1::DeviceCounters* c = reply->add_counters();
+    c->set_device(d);
+    c->set_contexts_created(now.first);
+    c->set_implicit_bindings(now.second);
   }
 }
 
@@ -185,6 +204,7 @@ Status WorkerServer::SetUp(const v1::Load& load, int fd) {
   ro.default_device = load.default_device();
   HFLOW_RETURN_IF_ERROR(
       rt::InitializeRuntime(ro, &runtime_).WithContext("worker: runtime: "));
+  devices_.assign(load.runtime_devices().begin(), load.runtime_devices().end());
   device_ = load.device();
   contexts_ = std::make_unique<rt::DeviceContexts>(runtime_);
   bound_ = std::make_unique<rt::ScopedDevice>(contexts_.get(), device_,

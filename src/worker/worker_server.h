@@ -48,6 +48,8 @@ class WorkerServer {
   Status Wire(const services::MbufPtr& m, v1::Msg* out);
   services::MbufPtr Over(const v1::Msg& w, Status* s);
   void OnRelease(const v1::Release& r);
+  // Adds the runtime's counters that changed since the last reply.
+  void AddCounters(v1::WorkerMessage* reply);
 
   Channel channel_;
   // Work for the executor thread: a message and its passed descriptor.
@@ -61,6 +63,8 @@ class WorkerServer {
   std::unique_ptr<rt::DeviceContexts> contexts_;
   std::unique_ptr<rt::ScopedDevice> bound_;
   int32_t device_ = -1;
+  std::vector<int32_t> devices_;  // the runtime's (Load)
+  std::map<int32_t, std::pair<uint64_t, uint64_t>> sent_;  // AddCounters
   std::shared_ptr<Segment> segment_;
   std::shared_ptr<SegmentArena> arena_;  // the worker's part
   uint64_t host_bytes_ = 0;

@@ -11,6 +11,10 @@
 //   print  prints "fragile prints <x>" on stdout and "fragile warns <x>"
 //          on stderr, then passes as usual
 // The string attr "pid_file", when given, gets the process id at Init.
+// The string attr "once_file", when given, makes the fault happen once
+// across processes (a restarted worker): only while that file does not
+// exist; it is created just before the fault.
+#include <fcntl.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,7 +76,11 @@ class Fragile : public MetaFlowFunc {
         std::fclose(f);
       }
     }
-    return at_ == 0 ? Fault(mode_) : FLOW_FUNC_SUCCESS;
+    AscendString once;
+    if (context_->GetAttr("once_file", once) == FLOW_FUNC_SUCCESS) {
+      once_file_ = once.GetString();
+    }
+    return at_ == 0 ? MaybeFault() : FLOW_FUNC_SUCCESS;
   }
 
   int32_t Proc(const std::vector<std::shared_ptr<FlowMsg> >& in) override {
@@ -83,7 +91,7 @@ class Fragile : public MetaFlowFunc {
         *static_cast<const int64_t*>(in[0]->GetTensor()->GetData());
     if (mode_ == "print") Print(v);
     if (v == at_) {
-      const int32_t rc = Fault(mode_);
+      const int32_t rc = MaybeFault();
       if (rc != FLOW_FUNC_SUCCESS) return rc;
     }
     std::shared_ptr<FlowMsg> out =
@@ -96,7 +104,19 @@ class Fragile : public MetaFlowFunc {
   }
 
  private:
+  // O_EXCL: of two processes racing, one faults.
+  int32_t MaybeFault() {
+    if (!once_file_.empty()) {
+      const int fd =
+          open(once_file_.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
+      if (fd < 0) return FLOW_FUNC_SUCCESS;
+      close(fd);
+    }
+    return Fault(mode_);
+  }
+
   std::string mode_ = "pass";
+  std::string once_file_;
   int64_t at_ = -1;
 };
 
