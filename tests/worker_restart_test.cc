@@ -47,19 +47,7 @@ class WorkerRestartTest : public testing::WorkerTest {
   // x ── id ── frag (in a worker) ── out; frag segfaults on input `at`,
   // once across its workers when `once` (its flag file in dir_).
   void Build(Session& s, int64_t at, bool once) {
-    const std::string config = testing::FragileConfig(dir_, /*heavy=*/true);
-    FlowGraph g = testing::FragileGraph(GetParam(), config, "segv", at, "",
-                                        once ? (dir_ / "once").string() : "");
-    ASSERT_TRUE(s.AddGraph(1, g).ok());
-    Status st = s.BuildGraph(1);
-    ASSERT_TRUE(st.ok()) << st.ToString();
-  }
-
-  void Feed(Session& s, uint64_t trans, int64_t v) {
-    FlowInfo in;
-    in.transaction_id = trans;
-    Status st = s.FeedData(1, {I64(v)}, in, kIoMs);
-    ASSERT_TRUE(st.ok()) << st.ToString();
+    BuildFragile(s, "segv", at, once ? (dir_ / "once").string() : "");
   }
 
   struct Result {
@@ -199,16 +187,35 @@ INSTANTIATE_TEST_SUITE_P(DeviceSets, WorkerRestartTest,
                            return testing::DevicesName(info.param);
                          });
 
-TEST(WorkerRestartOptionsTest, RestartWithoutRestartsIsRefused) {
-  (void)Finalize();
-  Options o;
-  o.restart_policy = RestartPolicy::kRestart;
-  o.max_worker_restarts = 0;
-  Status st = Initialize(o);
-  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
-  EXPECT_THAT(st.message(), HasSubstr("max_worker_restarts is 0"));
-  o.restart_policy = RestartPolicy::kNever;  // no restarts asked: fine
-  st = Initialize(o);
+// The worker options Initialize refuses, each named with its value; the
+// same values are fine where they mean "off".
+TEST(WorkerOptionsTest, BadValuesAreRefusedNamingTheField) {
+  struct Case {
+    void (*set)(Options*);
+    const char* says;
+  };
+  const Case bad[] = {
+      {[](Options* o) {
+         o->restart_policy = RestartPolicy::kRestart;
+         o->max_worker_restarts = 0;
+       },
+       "max_worker_restarts is 0"},
+      {[](Options* o) { o->worker_heartbeat_ms = 10; },
+       "worker_heartbeat_ms is 10"},
+  };
+  for (const Case& c : bad) {
+    SCOPED_TRACE(c.says);
+    (void)Finalize();
+    Options o;
+    c.set(&o);
+    Status st = Initialize(o);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+    EXPECT_THAT(st.message(), HasSubstr(c.says));
+  }
+  Options off;
+  off.max_worker_restarts = 0;  // kNever restarts nothing anyway
+  off.worker_heartbeat_ms = 0;  // no heartbeat
+  Status st = Initialize(off);
   EXPECT_TRUE(st.ok()) << st.ToString();
   EXPECT_TRUE(Finalize().ok());
 }

@@ -56,29 +56,6 @@ inline bool Gone(int64_t pid) {
                  std::chrono::milliseconds(2000));
 }
 
-// The fixture of the worker tests, over a device set: hflow finalized
-// around each test, a scratch folder `dir_` for configs and flag files.
-class WorkerTest : public ::testing::TestWithParam<std::vector<int32_t>> {
- protected:
-  void SetUp() override {
-    // A sanitizer's own SIGSEGV and SIGABRT handlers, inherited by the
-    // workers, would turn their deaths into reports and exit codes (and
-    // TSan's exit would sleep a second first).
-    LeaveCrashSignalsToTheProcess();
-    (void)Finalize();
-    dir_ = std::filesystem::temp_directory_path() /
-           ("hflow_worker_test_" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override {
-    (void)Finalize();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-
-  std::filesystem::path dir_;
-};
-
 // x ── id@devices.front() ── frag@devices.back() ── out: frag (Fragile,
 // its compile config `config`) faults in `mode` on input `at` (0: in
 // Init), once across its workers when `once_file` is given, and writes
@@ -104,6 +81,48 @@ inline FlowGraph FragileGraph(const std::vector<int32_t>& devices,
   g.SetInputs({x}).SetOutputs({frag});
   return Place(g, {{"id", {devices.front()}}, {"frag", {devices.back()}}});
 }
+
+// The fixture of the worker tests, over a device set: hflow finalized
+// around each test, a scratch folder `dir_` for configs and flag files.
+class WorkerTest : public ::testing::TestWithParam<std::vector<int32_t>> {
+ protected:
+  void SetUp() override {
+    // A sanitizer's own SIGSEGV and SIGABRT handlers, inherited by the
+    // workers, would turn their deaths into reports and exit codes (and
+    // TSan's exit would sleep a second first).
+    LeaveCrashSignalsToTheProcess();
+    (void)Finalize();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("hflow_worker_test_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    (void)Finalize();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  // Adds and builds graph 1 of `s`: FragileGraph with heavy_load.
+  void BuildFragile(Session& s, const std::string& mode, int64_t at,
+                    const std::string& once_file = "") {
+    const std::string config = FragileConfig(dir_, /*heavy=*/true);
+    ASSERT_TRUE(
+        s.AddGraph(1, FragileGraph(GetParam(), config, mode, at, "", once_file))
+            .ok());
+    Status st = s.BuildGraph(1);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+
+  // Feeds `v` to graph 1 as transaction `trans`.
+  void Feed(Session& s, uint64_t trans, int64_t v) {
+    FlowInfo in;
+    in.transaction_id = trans;
+    Status st = s.FeedData(1, {I64(v)}, in, 10000);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+
+  std::filesystem::path dir_;
+};
 
 // A graph file: x ── frag (Fragile, `mode` on input `at`, placed on
 // `device`) ── out; `params` adds init params (`"k": v, ...`).

@@ -226,6 +226,11 @@ struct Options {
   // Restarts per instance under kRestart (ResetGraph gives them back);
   // at least 1.
   int32_t max_worker_restarts = 3;
+  // A worker process that sends nothing for this long (it beats every
+  // fifth of it, from a thread no UDF holds, so a long Proc does not
+  // count) has stopped answering: it is killed, and its death handled as
+  // any (restart_policy). 0: never. At least 50 otherwise.
+  int32_t worker_heartbeat_ms = 1000;
 };
 
 // Starts hflow: creates the device runtime `options.backend` names over

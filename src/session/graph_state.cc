@@ -101,6 +101,7 @@ Status GraphState::Build() {
   dopts.worker.default_device = dd.value_or(-1);
   dopts.worker.segment_bytes = 2 * o.mbuf_pool_bytes;
   dopts.worker.counters = env_->worker_counters;
+  dopts.worker.heartbeat_ms = o.worker_heartbeat_ms;
   dopts.worker.max_restarts =
       o.restart_policy == RestartPolicy::kRestart ? o.max_worker_restarts : 0;
   dopts.on_abandon = [env = env_](std::unique_ptr<deploy::Deployment> d) {

@@ -62,6 +62,13 @@ Status CheckOptions(const Options& options) {
         " with RestartPolicy::kRestart; give 1 or more (RestartPolicy::kNever "
         "restarts no worker)");
   }
+  if (options.worker_heartbeat_ms != 0 && options.worker_heartbeat_ms < 50) {
+    return Status::InvalidArgument(
+        "hflow::Initialize: Options::worker_heartbeat_ms is " +
+        std::to_string(options.worker_heartbeat_ms) +
+        "; give 50 ms or more (a worker beats every fifth of it), or 0 for "
+        "no heartbeat");
+  }
   return Status::OK();
 }
 

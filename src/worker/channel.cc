@@ -53,7 +53,21 @@ Status Channel::Send(const google::protobuf::MessageLite& msg, int pass_fd) {
         "worker channel: a control message of " + std::to_string(bytes.size()) +
         " bytes cannot be sent (at most " + std::to_string(kMaxDatagram) + ")");
   }
-  iovec iov{bytes.data(), bytes.size()};
+  return SendBytes(bytes, pass_fd, 0);
+}
+
+Status Channel::TrySend(const google::protobuf::MessageLite& msg) {
+  std::string bytes;
+  if (!msg.SerializeToString(&bytes) || bytes.size() > kMaxDatagram) {
+    return Status::InvalidArgument("worker channel: a control message of " +
+                                   std::to_string(bytes.size()) +
+                                   " bytes cannot be sent");
+  }
+  return SendBytes(bytes, -1, MSG_DONTWAIT);
+}
+
+Status Channel::SendBytes(const std::string& bytes, int pass_fd, int flags) {
+  iovec iov{const_cast<char*>(bytes.data()), bytes.size()};
   msghdr mh{};
   mh.msg_iov = &iov;
   mh.msg_iovlen = 1;
@@ -69,7 +83,12 @@ Status Channel::Send(const google::protobuf::MessageLite& msg, int pass_fd) {
   }
   for (;;) {
     // MSG_NOSIGNAL: a dead peer is an error here, not a SIGPIPE.
-    if (sendmsg(fd_, &mh, MSG_NOSIGNAL) >= 0) return Status::OK();
+    if (sendmsg(fd_, &mh, MSG_NOSIGNAL | flags) >= 0) return Status::OK();
+    if ((flags & MSG_DONTWAIT) != 0 &&
+        (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      return Status::ResourceExhausted(
+          "worker channel: the socket's buffer is full");
+    }
     if (errno == EMSGSIZE) {
       return Status::InvalidArgument("worker channel: a control message of " +
                                      std::to_string(bytes.size()) +

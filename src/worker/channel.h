@@ -39,6 +39,9 @@ class Channel {
   static Status Pair(Channel* host, int* child_fd);
 
   Status Send(const google::protobuf::MessageLite& msg, int pass_fd = -1);
+  // Send without waiting: kUnavailable when the socket's buffer is full
+  // (a heartbeat that cannot go now is not worth blocking for).
+  Status TrySend(const google::protobuf::MessageLite& msg);
   // Waits for a datagram (-1: forever); kTimeout, or kCancelled when the
   // peer closed its end (or died). `*got_fd` (may be null) receives a
   // passed descriptor or -1.
@@ -51,6 +54,8 @@ class Channel {
   int fd() const { return fd_; }
 
  private:
+  Status SendBytes(const std::string& bytes, int pass_fd, int flags);
+
   int fd_ = -1;
   std::string buf_;  // Recv's buffer (one reader)
 };

@@ -40,6 +40,8 @@ struct RemoteConfig {
   // (Options::max_worker_restarts under RestartPolicy::kRestart; 0: the
   // first death does).
   int32_t max_restarts = 0;
+  // A worker silent this long is killed as hung (WorkerSpec); 0: never.
+  int32_t heartbeat_ms = 1000;
   // Told once when a worker dies on its own (not at Stop or Cancel) with
   // no restart left; the status names the worker, the cause and the call.
   std::function<void(const Status&)> on_death;

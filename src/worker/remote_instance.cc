@@ -133,6 +133,7 @@ Status RemoteInstance::Launch() {
   spec.binary = config_.binary;
   spec.what = What();
   spec.tag = env_.node.substr(0, 12);
+  spec.heartbeat_ms = config_.heartbeat_ms;
   spec.prefix =
       "[worker " + env_.node + "@device" + std::to_string(env_.device) + "] ";
   spec.on_death = [this, arena = p->arena](const Status& death) {

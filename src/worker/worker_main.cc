@@ -2,6 +2,8 @@
 // outside the host (docs/architecture.md, "Worker processes"). Arguments:
 //   --control-fd=N   the inherited end of the control socket pair
 //   --parent-pid=P   the host; the worker dies with it
+//   --heartbeat-ms=H the host kills a worker silent for H ms; it beats
+//                    every H/5 ms (0, the default: no beats)
 // It is not meant to be started by hand: without a host on the control
 // socket it exits at once.
 //
@@ -34,9 +36,11 @@ bool Flag(const char* arg, const char* name, long* value) {
 int main(int argc, char** argv) {
   long fd = -1;
   long parent = -1;
+  long heartbeat = 0;
   for (int i = 1; i < argc; ++i) {
     if (!Flag(argv[i], "--control-fd", &fd) &&
-        !Flag(argv[i], "--parent-pid", &parent)) {
+        !Flag(argv[i], "--parent-pid", &parent) &&
+        !Flag(argv[i], "--heartbeat-ms", &heartbeat)) {
       std::fprintf(stderr,
                    "hflow-worker: unknown argument '%s'; hflow starts this "
                    "program itself (--control-fd=N --parent-pid=P)\n",
@@ -57,6 +61,7 @@ int main(int argc, char** argv) {
   // Programs a UDF starts must not hold the control socket open: the host
   // sees this worker's death as the socket closing.
   fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
-  hflow::worker::WorkerServer server(static_cast<int>(fd));
+  hflow::worker::WorkerServer server(static_cast<int>(fd),
+                                     static_cast<int>(heartbeat));
   return server.Run();
 }

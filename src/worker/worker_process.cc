@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -144,9 +145,12 @@ Status WorkerProcess::Spawn(int child_fd, int out_child_fd) {
                                       POSIX_SPAWN_SETSIGDEF);
   const std::string parent = "--parent-pid=" + std::to_string(getpid());
   const std::string control = "--control-fd=" + std::to_string(kControlFd);
+  const std::string beat =
+      "--heartbeat-ms=" + std::to_string(std::max(0, spec_.heartbeat_ms));
   std::vector<char*> argv = {const_cast<char*>(spec_.binary.c_str()),
                              const_cast<char*>(control.c_str()),
-                             const_cast<char*>(parent.c_str()), nullptr};
+                             const_cast<char*>(parent.c_str()),
+                             const_cast<char*>(beat.c_str()), nullptr};
   pid_t pid = -1;
   const int rc =
       posix_spawn(&pid, spec_.binary.c_str(), &fa, &attr, argv.data(), environ);
@@ -175,10 +179,13 @@ void WorkerProcess::Supervise(int child_fd, int out_fd, int out_child_fd) {
     return;
   }
   bool out_open = true;
+  bool beating = false;  // Hello came: silence counts from here
+  auto heard = std::chrono::steady_clock::now();
   for (;;) {
     pollfd p[2] = {{channel_.fd(), POLLIN, 0}, {out_fd, POLLIN, 0}};
-    const int n = poll(p, out_open ? 2 : 1, -1);
+    const int n = poll(p, out_open ? 2 : 1, UntilSilence(beating, heard));
     if (n < 0 && errno == EINTR) continue;
+    if (n == 0) continue;  // UntilSilence decides
     if (out_open && (p[1].revents & (POLLIN | POLLHUP)) != 0) {
       Forward(out_fd, false);
       if ((p[1].revents & POLLIN) == 0) out_open = false;  // hung up
@@ -186,6 +193,9 @@ void WorkerProcess::Supervise(int child_fd, int out_fd, int out_child_fd) {
     if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
     v1::WorkerMessage msg;
     if (!channel_.Recv(&msg, 0).ok()) break;  // closed: the worker is gone
+    heard = std::chrono::steady_clock::now();
+    beating = beating || msg.has_hello();
+    if (msg.has_beat()) continue;
     OnMessage(std::move(msg));
   }
   Reap(planned_.load(std::memory_order_acquire));
@@ -215,6 +225,19 @@ void WorkerProcess::OnMessage(v1::WorkerMessage msg) {
   it->second->done = true;
   calls_.erase(it);
   cv_.notify_all();
+}
+
+int WorkerProcess::UntilSilence(bool beating,
+                                std::chrono::steady_clock::time_point heard) {
+  if (spec_.heartbeat_ms <= 0 || !beating || silent_.load()) return -1;
+  const auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::steady_clock::now() - heard)
+                         .count();
+  if (quiet < spec_.heartbeat_ms) return int(spec_.heartbeat_ms - quiet);
+  // Hung: the kill closes its socket, and the death is handled as any.
+  silent_.store(true);
+  Signal(SIGKILL);
+  return -1;
 }
 
 std::map<int32_t, v1::DeviceCounters> WorkerProcess::counters() const {
@@ -258,6 +281,12 @@ void WorkerProcess::Forward(int out_fd, bool to_end) {
 Status WorkerProcess::Describe(int st) const {
   const std::string who =
       "the worker process (pid " + std::to_string(pid()) + ") of " + spec_.what;
+  if (silent_.load() && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) {
+    return Status::Internal(
+        who + " stopped answering (nothing from it for " +
+        std::to_string(spec_.heartbeat_ms) +
+        " ms, Options::worker_heartbeat_ms) and was killed");
+  }
   if (WIFSIGNALED(st)) {
     return Status::Internal(who + " was killed by signal " +
                             SignalText(WTERMSIG(st)));

@@ -8,7 +8,9 @@
 // spawning from a deploy pool thread would kill the worker when that
 // thread ends. The supervisor waits (poll, no timeout) on the control
 // socket and on the pipe of the worker's stdout and stderr, whose lines it
-// writes to hflow's stderr under the worker's prefix. A worker that dies
+// writes to hflow's stderr under the worker's prefix, and kills a worker
+// that stops answering (no datagram, not even its Beat, for a whole
+// heartbeat: SIGSTOP, a deadlock outside the UDF). A worker that dies
 // closes its socket, so its death is seen at once, whatever the signal:
 // the supervisor reaps it, fails every call in flight with a status naming
 // the worker, the signal or exit code and the call, and tells `on_death`.
@@ -22,6 +24,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -43,6 +46,9 @@ struct WorkerSpec {
   std::string tag;     // supervisor thread name suffix (short)
   std::string prefix;  // prefix of the worker's output lines
   int32_t start_timeout_ms = 10000;
+  // A worker that says nothing (not even its Beat, every fifth of this)
+  // for this long once started is killed as hung; 0: never.
+  int32_t heartbeat_ms = 0;
   // Called once, on the supervisor thread, when the worker dies without
   // having been asked to stop; the status names the worker and the cause.
   std::function<void(const Status&)> on_death;
@@ -83,6 +89,9 @@ class WorkerProcess {
   explicit WorkerProcess(WorkerSpec spec) : spec_(std::move(spec)) {}
   // The supervisor thread: spawn, then serve until the worker is gone.
   void Supervise(int child_fd, int out_fd, int out_child_fd);
+  // poll's timeout for the next wait: until the heartbeat runs out (-1:
+  // none); kills the worker when it has.
+  int UntilSilence(bool beating, std::chrono::steady_clock::time_point heard);
   Status Spawn(int child_fd, int out_child_fd);
   void OnMessage(v1::WorkerMessage msg);
   void Forward(int out_fd, bool to_end);
@@ -96,6 +105,7 @@ class WorkerProcess {
   std::atomic<pid_t> pid_{-1};  // set by the supervisor once spawned
   std::atomic<bool> dead_{false};
   std::atomic<bool> planned_{false};  // Stop/Kill asked: not a failure
+  std::atomic<bool> silent_{false};   // killed for missing its heartbeat
   std::atomic<uint64_t> next_id_{1};
 
   mutable std::mutex mu_;

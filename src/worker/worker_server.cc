@@ -8,7 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "flow_func/flow_func_defines.h"
@@ -16,6 +19,7 @@
 #include "flow_func/udf_library.h"
 #include "hflow/cluster.h"
 #include "hflow/rt.h"
+#include "rt/sim/sim_runtime.h"
 #include "util/thread_name.h"
 #include "worker/wire.h"
 
@@ -71,6 +75,32 @@ struct HostHold {
   }
 };
 
+// Note [Faults in a worker]
+// The host's tests fail the k-th call of the host's sim runtime
+// (SimRuntime::InjectFault); a worker's runtime is out of their reach, so
+// HFLOW_WORKER_FAULT=k, inherited from the host's environment, fails the
+// k-th faultable call of every worker's runtime counted from its creation
+// (the binding of its device, then what its UDF does) with kInternal. A
+// test hook: the fault sweep's isolated mode (tests/worker_fault_test.cc).
+void ArmFault(rt::DeviceRuntime* runtime) {
+  const char* v = std::getenv("HFLOW_WORKER_FAULT");
+  if (v == nullptr || *v == '\0') return;
+  char* end = nullptr;
+  const unsigned long long k = std::strtoull(v, &end, 10);
+  auto* sim = dynamic_cast<rt::SimRuntime*>(runtime);
+  if (*end != '\0' || k == 0 || sim == nullptr) {
+    std::fprintf(stderr,
+                 "hflow-worker: HFLOW_WORKER_FAULT='%s' is not a call number "
+                 "(1, 2, ...) for the sim runtime; ignored\n",
+                 v);
+    return;
+  }
+  sim->InjectFault(rt::kAnyOp, k,
+                   Status::Internal("a fault injected into the worker's "
+                                    "runtime (HFLOW_WORKER_FAULT=" +
+                                    std::string(v) + ")"));
+}
+
 [[noreturn]] void Exit(int code) {
   std::fflush(stdout);
   std::fflush(stderr);
@@ -87,10 +117,23 @@ int WorkerServer::Run() {
   if (!channel_.Send(hello).ok()) return 1;
   std::thread exec([this] { ExecLoop(); });
   exec.detach();  // the process ends with _exit, wherever it is
+  // Beats come from this thread, which a UDF never holds: a Proc that
+  // runs long is still a worker that answers.
+  const int beat_ms = heartbeat_ms_ > 0 ? std::max(1, heartbeat_ms_ / 5) : -1;
+  auto last_beat = std::chrono::steady_clock::now();
   for (;;) {
     v1::HostMessage m;
     int fd = -1;
-    if (!channel_.Recv(&m, -1, &fd).ok()) {
+    const Status got = channel_.Recv(&m, beat_ms, &fd);
+    const auto now = std::chrono::steady_clock::now();
+    if (beat_ms > 0 && now - last_beat >= std::chrono::milliseconds(beat_ms)) {
+      v1::WorkerMessage beat;
+      beat.mutable_beat();
+      (void)channel_.TrySend(beat);  // a full socket: the host is reading
+      last_beat = now;
+    }
+    if (got.IsTimeout()) continue;
+    if (!got.ok()) {
       // The host is gone (or shut the channel to end this worker): nobody
       // can use what runs here any more.
       Exit(0);
@@ -204,6 +247,7 @@ Status WorkerServer::SetUp(const v1::Load& load, int fd) {
   ro.default_device = load.default_device();
   HFLOW_RETURN_IF_ERROR(
       rt::InitializeRuntime(ro, &runtime_).WithContext("worker: runtime: "));
+  ArmFault(runtime_.get());
   devices_.assign(load.runtime_devices().begin(), load.runtime_devices().end());
   device_ = load.device();
   contexts_ = std::make_unique<rt::DeviceContexts>(runtime_);

@@ -33,7 +33,9 @@ namespace worker {
 
 class WorkerServer {
  public:
-  explicit WorkerServer(int control_fd) : channel_(control_fd) {}
+  // `heartbeat_ms` > 0: the main thread sends a Beat every fifth of it.
+  WorkerServer(int control_fd, int heartbeat_ms)
+      : channel_(control_fd), heartbeat_ms_(heartbeat_ms) {}
   // Serves until Stop or the host's end; returns the exit code.
   int Run();
 
@@ -52,6 +54,7 @@ class WorkerServer {
   void AddCounters(v1::WorkerMessage* reply);
 
   Channel channel_;
+  const int heartbeat_ms_;
   // Work for the executor thread: a message and its passed descriptor.
   std::mutex mu_;
   std::condition_variable cv_;
