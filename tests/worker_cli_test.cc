@@ -17,6 +17,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,29 @@ TEST_P(WorkerCliTest, WithRestartTheRunGoesOnAndNamesTheLostMessage) {
   EXPECT_THAT(r.out, HasSubstr(R"("trans_id":1,"ret_code":564003)"));
   EXPECT_THAT(r.out, HasSubstr(R"("trans_id":2,"ret_code":0)"));
   EXPECT_THAT(r.out, HasSubstr(R"("trans_id":3,"ret_code":0)"));
+}
+
+// --stats counts the worker's runtime with the host's: frag's device got
+// two contexts (the host's and the worker's) instead of one, and nothing
+// was bound implicitly anywhere.
+TEST_P(WorkerCliTest, StatsCountTheWorkersContexts) {
+  const std::string g = Graph(false, "pass", -1);
+  for (bool isolate : {false, true}) {
+    SCOPED_TRACE(isolate ? "isolated" : "in the host");
+    const std::string stats = dir_ + "/stats.json";
+    testing::CliResult r =
+        Run("run '" + g + "'" + (isolate ? " --isolate" : "") + " --devices " +
+            Devices() + " --input x=int64:3 --stats '" + stats + "'");
+    ASSERT_EQ(r.code, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(Read(stats), nullptr, false);
+    ASSERT_FALSE(j.is_discarded());
+    for (const auto& d : j["devices"]) {
+      const bool frag = d["id"].get<int>() == GetParam().back();
+      EXPECT_EQ(d["contexts_created"].get<int>(), frag ? (isolate ? 2 : 1) : 0)
+          << "device " << d["id"];
+      EXPECT_EQ(d["implicit_bindings"].get<int>(), 0) << "device " << d["id"];
+    }
+  }
 }
 
 TEST_P(WorkerCliTest, AHostKilledWithSigkillLeavesNoWorker) {
