@@ -264,10 +264,14 @@ Status RemoteInstance::Load(const rt::ScopedDevice& bound) {
   return FromDone(reply.done());
 }
 
-Status RemoteInstance::Restart(const rt::ScopedDevice& bound) {
+Status RemoteInstance::Restart(const rt::ScopedDevice& bound, bool spend) {
   std::lock_guard<std::mutex> l(restart_mu_);
   std::shared_ptr<const Process> dead = Current();
   if (dead->worker->alive()) return Status::OK();
+  if (spend) {  // here: of two calls finding it dead, one restarts it
+    restarts_left_.fetch_sub(1);
+    restarts_.fetch_add(1);
+  }
   Retire(*dead);
   {
     std::lock_guard<std::mutex> lent(lent_mu_);
@@ -314,10 +318,8 @@ int32_t RemoteInstance::Proc(
     // Dead between calls, or in the last one: with no restart left the
     // graph has failed (Died).
     if (restarts_left_.load() <= 0) return FLOW_FUNC_FAILED;
-    restarts_left_.fetch_sub(1);
-    restarts_.fetch_add(1);
     trans_.store(trans);
-    Status s = Restart(bound);
+    Status s = Restart(bound, /*spend=*/true);
     if (!s.ok()) {
       restarts_left_.store(0);  // a worker that cannot start: no loop
       if (config_.on_death) {
@@ -464,8 +466,8 @@ Status RemoteInstance::ResetState(const rt::ScopedDevice& bound,
   std::shared_ptr<const Process> p = Current();
   if (!p->worker->alive()) {
     if (recreated != nullptr) *recreated = true;
-    return Restart(bound).WithContext(What() +
-                                      ": starting its dead worker again: ");
+    return Restart(bound, /*spend=*/false)
+        .WithContext(What() + ": starting its dead worker again: ");
   }
   v1::HostMessage req;
   req.mutable_reset();

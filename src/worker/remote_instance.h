@@ -88,8 +88,9 @@ class RemoteInstance final : public flow_func::Instance {
   // The worker's counters join the retired sum (it ended, or is replaced).
   void Retire(const Process& p);
   // A new worker for a dead one, loaded and Init'ed; OK when the worker
-  // in use is alive (another call restarted it).
-  Status Restart(const rt::ScopedDevice& bound);
+  // in use is alive (another call restarted it). `spend`: it counts
+  // against max_restarts.
+  Status Restart(const rt::ScopedDevice& bound, bool spend);
   Status Load(const rt::ScopedDevice& bound);
   // The supervisor's report of a death it was not asked for.
   void Died(const Status& death);
