@@ -225,8 +225,10 @@ TEST_F(DeviceLossTest, WhileAFetchIsBlocked) {
     util::SetCurrentThreadName("test-fetcher");
     std::vector<Tensor> out;
     FlowInfo info;
-    waiting.set_value();
+    // Read before signalling: a fetcher descheduled between the two would
+    // start its clock after the loss's 100 ms had begun.
     auto t0 = Clock::now();
+    waiting.set_value();
     Status st = s.FetchData(1, &out, &info, kTimeoutMs);
     return std::make_pair(st, Clock::now() - t0);
   });

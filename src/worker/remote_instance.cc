@@ -278,7 +278,12 @@ Status RemoteInstance::Restart(const rt::ScopedDevice& bound, bool spend) {
     lent_.clear();  // the dead worker reads none of them any more
   }
   HFLOW_RETURN_IF_ERROR(Launch());
-  return Load(bound);
+  Status loaded = Load(bound);
+  // A worker whose Init failed must not serve on (a later reset would run
+  // ResetFlowFuncState on an object that never initialised): the next
+  // reset starts another.
+  if (!loaded.ok()) Current()->worker->Kill();
+  return loaded;
 }
 
 Status RemoteInstance::PutInput(const Process& p, const FlowFunc::FlowMsg& in,
@@ -313,6 +318,19 @@ int32_t RemoteInstance::Proc(
     const rt::ScopedDevice& bound, size_t index,
     const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
     uint64_t trans) {
+  bool delivered = true;
+  const int32_t rc = ProcOnce(bound, index, inputs, trans, &delivered);
+  // A worker that died before this call (its death not yet seen when the
+  // call began) never saw the request: with a restart left this is a
+  // death between calls, which loses nothing; try once more.
+  if (delivered || rc != FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING) return rc;
+  return ProcOnce(bound, index, inputs, trans, &delivered);
+}
+
+int32_t RemoteInstance::ProcOnce(
+    const rt::ScopedDevice& bound, size_t index,
+    const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
+    uint64_t trans, bool* delivered) {
   std::shared_ptr<const Process> p = Current();
   if (!p->worker->alive()) {
     // Dead between calls, or in the last one: with no restart left the
@@ -341,12 +359,15 @@ int32_t RemoteInstance::Proc(
     Status s = PutInput(*p, *in, req.mutable_proc()->add_inputs());
     if (!s.ok()) {
       phase_.store(0);
+      if (!p->worker->alive() && restarts_left_.load() > 0) {
+        return FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING;  // it died meanwhile
+      }
       Report(s);
       return FLOW_FUNC_FAILED;
     }
   }
   v1::WorkerMessage reply;
-  Status s = p->worker->Call(&req, &reply, -1, "Proc");
+  Status s = p->worker->Call(&req, &reply, -1, "Proc", -1, delivered);
   phase_.store(0);
   if (!s.ok()) {
     // Dead (Died reports the cause, or a stop killed it): nothing will

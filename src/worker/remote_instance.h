@@ -92,6 +92,11 @@ class RemoteInstance final : public flow_func::Instance {
   // against max_restarts.
   Status Restart(const rt::ScopedDevice& bound, bool spend);
   Status Load(const rt::ScopedDevice& bound);
+  // One Proc; `*delivered`: whether its request reached the worker.
+  int32_t ProcOnce(
+      const rt::ScopedDevice& bound, size_t index,
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
+      uint64_t trans, bool* delivered);
   // The supervisor's report of a death it was not asked for.
   void Died(const Status& death);
   Status PutInput(const Process& p, const FlowFunc::FlowMsg& in, v1::Msg* out);

@@ -15,8 +15,9 @@ namespace hflow {
 namespace worker {
 
 // The wire's protocol version (Hello): bumped on any change a peer of the
-// previous version would misread.
-inline constexpr uint32_t kProtocolVersion = 1;
+// previous version would misread. 2: workers beat (Beat) and report their
+// runtime's counters; a version-1 worker would be killed as silent.
+inline constexpr uint32_t kProtocolVersion = 2;
 
 void HeadToWire(const services::MbufHead& h, v1::MsgHead* out);
 // kInvalidArgument for user data over 64 bytes.

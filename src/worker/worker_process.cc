@@ -336,7 +336,8 @@ void WorkerProcess::Reap(bool planned) {
 
 Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
                            int timeout_ms, const std::string& doing,
-                           int pass_fd) {
+                           int pass_fd, bool* delivered) {
+  if (delivered != nullptr) *delivered = false;
   Slot slot;
   const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
   req->set_id(id);
@@ -348,6 +349,7 @@ Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
     calls_[id] = &slot;
   }
   Status sent = channel_.Send(*req, pass_fd);
+  if (delivered != nullptr) *delivered = sent.ok();
   if (sent.code() == StatusCode::kInvalidArgument) {  // too large: not sent
     std::lock_guard<std::mutex> l(mu_);
     calls_.erase(id);

@@ -67,8 +67,11 @@ class WorkerProcess {
   // dies first fails the call with its death; a timeout kills the worker
   // (a hung worker is never left running) and returns kTimeout naming
   // `doing`.
+  // `*delivered` (may be null): whether the request reached the socket; a
+  // worker already gone never saw it.
   Status Call(v1::HostMessage* req, v1::WorkerMessage* reply, int timeout_ms,
-              const std::string& doing, int pass_fd = -1);
+              const std::string& doing, int pass_fd = -1,
+              bool* delivered = nullptr);
   // One message with no reply (Release); a dead worker ignores it.
   void Send(const v1::HostMessage& msg);
   // Asks the worker to finish (its destructors run) and waits up to
