@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/mbuf_msg.h"
@@ -359,8 +361,17 @@ int32_t RemoteInstance::ProcOnce(
     Status s = PutInput(*p, *in, req.mutable_proc()->add_inputs());
     if (!s.ok()) {
       phase_.store(0);
-      if (!p->worker->alive() && restarts_left_.load() > 0) {
-        return FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING;  // it died meanwhile
+      if (s.code() == StatusCode::kCancelled) {
+        // The worker died (its arena is cancelled before its death is
+        // marked): it never saw this request, so wait for the mark and let
+        // Proc try again in a new worker.
+        for (int i = 0; i < 2000 && p->worker->alive(); ++i) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        if (!p->worker->alive() && restarts_left_.load() > 0) {
+          *delivered = false;
+          return FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING;
+        }
       }
       Report(s);
       return FLOW_FUNC_FAILED;
