@@ -2,7 +2,10 @@
 // each next to its peer in the same run:
 //
 //   Chain4Isolated   x ─[pass]─[pass]─[pass]─[pass]─ out  on device 2, 64 B,
-//                    every stage in a worker process of its own (heavy_load)
+//                    under Options::udf_isolation: the four stages in the
+//                    device's one shared worker process
+//   Chain4HeavyLoad  the same, every stage in a worker of its own
+//                    (heavy_load)
 //   Chain4InProcess  the same chain and library, in the host
 //   Hop1MiBIsolated  x ─[pass @2]─[pass @3]─ … ─ out (8 nodes, workers),
 //                    1 MiB views: bytes moved across devices per second
@@ -79,27 +82,46 @@ hflow::FlowGraph Chain(const std::string& name, int nodes, bool heavy,
   return g;
 }
 
-hflow::Session& S() {
-  static hflow::Session* s = [] {
-    (void)hflow::Initialize(hflow::Options{});
-    return new hflow::Session();
-  }();
+// The session of the benchmarks, under udf_isolation or not: switching
+// finalizes hflow and initializes it again (outside the timed loops), and
+// forgets the graphs built so far.
+std::map<uint32_t, Status>& BuiltGraphs() {
+  static std::map<uint32_t, Status> built;
+  return built;
+}
+
+hflow::Session& S(bool isolate = false) {
+  static hflow::Session* s = nullptr;
+  static bool isolated = false;
+  if (s == nullptr || isolated != isolate) {
+    delete s;
+    (void)hflow::Finalize();
+    hflow::Options o;
+    o.udf_isolation = isolate;
+    (void)hflow::Initialize(o);
+    s = new hflow::Session();
+    isolated = isolate;
+    BuiltGraphs().clear();
+  }
   return *s;
 }
 
-bool Built(benchmark::State& state, uint32_t id, hflow::FlowGraph (*make)()) {
-  static std::map<uint32_t, Status> built;
+bool Built(benchmark::State& state, uint32_t id, hflow::FlowGraph (*make)(),
+           bool isolate = false) {
+  hflow::Session& s = S(isolate);
+  auto& built = BuiltGraphs();
   auto it = built.find(id);
   if (it == built.end()) {
-    Status st = S().AddGraph(id, make());
-    if (st.ok()) st = S().BuildGraph(id);
+    Status st = s.AddGraph(id, make());
+    if (st.ok()) st = s.BuildGraph(id);
     it = built.emplace(id, st).first;
   }
   if (!it->second.ok()) state.SkipWithError(it->second.ToString().c_str());
   return it->second.ok();
 }
 
-void RunChain(benchmark::State& state, uint32_t id) {
+void RunChain(benchmark::State& state, uint32_t id, bool isolate = false) {
+  hflow::Session& s = S(isolate);
   Tensor t;
   t.dtype = DataType::kUint8;
   t.shape = {64};
@@ -111,10 +133,10 @@ void RunChain(benchmark::State& state, uint32_t id) {
     int fed = 0;
     for (int got = 0; got < kBatch; ++got) {
       for (; fed < kBatch && fed - got < kWindow; ++fed) {
-        Status st = S().FeedData(id, in, FlowInfo{}, 10000);
+        Status st = s.FeedData(id, in, FlowInfo{}, 10000);
         if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
       }
-      Status st = S().FetchData(id, &out, &info, 10000);
+      Status st = s.FetchData(id, &out, &info, 10000);
       if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
     }
   }
@@ -122,11 +144,20 @@ void RunChain(benchmark::State& state, uint32_t id) {
 }
 
 void BM_Chain4Isolated(benchmark::State& state) {
-  if (!Built(state, 1, [] { return Chain("chain4_iso", 4, true, {2}); }))
+  if (!Built(
+          state, 4, [] { return Chain("chain4_shared", 4, false, {2}); },
+          /*isolate=*/true))
+    return;
+  RunChain(state, 4, /*isolate=*/true);
+}
+BENCHMARK(BM_Chain4Isolated)->UseRealTime();
+
+void BM_Chain4HeavyLoad(benchmark::State& state) {
+  if (!Built(state, 1, [] { return Chain("chain4_heavy", 4, true, {2}); }))
     return;
   RunChain(state, 1);
 }
-BENCHMARK(BM_Chain4Isolated)->UseRealTime();
+BENCHMARK(BM_Chain4HeavyLoad)->UseRealTime();
 
 void BM_Chain4InProcess(benchmark::State& state) {
   if (!Built(state, 2, [] { return Chain("chain4_host", 4, false, {2}); }))

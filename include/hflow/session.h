@@ -167,9 +167,9 @@ enum class RestartPolicy {
   kNever,
   // The worker is started again at the instance's next call and the graph
   // runs on: only the transaction in flight is lost (its fetch has
-  // ret_code FLOW_FUNC_STATUS_REDEPLOYING, 564003) and what the UDF kept
-  // between calls (the new worker Inits a new object); up to
-  // Options::max_worker_restarts times per instance, then as kNever.
+  // ret_code FLOW_FUNC_STATUS_REDEPLOYING, 564003) and what the UDFs in it
+  // kept between calls (the new worker Inits a new object of each); up to
+  // Options::max_worker_restarts times per worker, then as kNever.
   kRestart,
 };
 
@@ -216,14 +216,16 @@ struct Options {
   // transaction the crashing thread was running (hflow run turns it on).
   bool crash_report = false;
   // Runs every UDF from a UDF library (a compile config's) in a worker
-  // process of its own, hflow-worker, as GE runs its UDFs in executor
+  // process, hflow-worker, one per device of a graph shared by that
+  // device's isolated instances, as GE runs its UDFs in executor
   // processes: a UDF that crashes fails its graph, naming the node, device
   // and signal, and the program goes on (docs/user_guide.md "Isolating
-  // UDFs"). A node whose compile config says "heavy_load": true runs in one
-  // whatever this says. Built-ins stay in the host.
+  // UDFs"). An instance of a node whose compile config says "heavy_load":
+  // true runs in a worker of its own whatever this says. Built-ins stay in
+  // the host.
   bool udf_isolation = false;
   RestartPolicy restart_policy = RestartPolicy::kNever;
-  // Restarts per instance under kRestart (ResetGraph gives them back);
+  // Restarts per worker under kRestart (ResetGraph gives them back);
   // at least 1.
   int32_t max_worker_restarts = 3;
   // A worker process that sends nothing for this long (it beats every

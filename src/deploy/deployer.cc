@@ -282,8 +282,9 @@ Status Deployment::LoadOne(DeployedInstance* inst,
       svc_->runtime()->DriverCall(d, rt::Op::kModelLoad).WithContext(where));
   inst->loaded = true;
   std::unique_ptr<flow_func::Instance> udf;
-  if (Isolated(*inst)) {
-    HFLOW_RETURN_IF_ERROR(CreateRemote(*inst, &udf).WithContext(where));
+  bool own = false;
+  if (Isolated(*inst, &own)) {
+    HFLOW_RETURN_IF_ERROR(CreateRemote(*inst, own, &udf).WithContext(where));
   } else {
     std::unique_ptr<flow_func::UdfInstance> local;
     HFLOW_RETURN_IF_ERROR(

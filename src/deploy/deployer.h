@@ -38,6 +38,9 @@
 #include "worker/remote_config.h"
 
 namespace hflow {
+namespace worker {
+class SharedWorker;
+}  // namespace worker
 namespace deploy {
 
 class Deployment;
@@ -85,11 +88,12 @@ struct DeployOptions {
   // lives (an abandoned deployment's instances may still emit). Null: the
   // UDFs' outputs are not supported (a deployment nothing executes).
   std::shared_ptr<OutputWiring> outputs;
-  // Worker processes (Note [heavy_load] in deployer.cc): instances of
-  // heavy_load nodes always run in one, and with isolate_udfs
-  // (Options::udf_isolation) every node whose functions come from UDF
-  // libraries. `worker` gives the executable (empty: FindWorkerBinary) and
-  // the segment size; the timeouts above apply to the workers too.
+  // Worker processes (Note [heavy_load] in deployment_remote.cc):
+  // instances of heavy_load nodes always run in one of their own, and with
+  // isolate_udfs (Options::udf_isolation) every node whose functions come
+  // from UDF libraries, in its device's shared one. `worker` gives the
+  // executable (empty: FindWorkerBinary) and the segment size; the timeouts
+  // above apply to the workers too.
   bool isolate_udfs = false;
   worker::RemoteConfig worker;
 };
@@ -191,9 +195,14 @@ class Deployment {
   // A pool task: `bound` is the pool's binding of the instance's device.
   Status LoadOne(DeployedInstance* inst, const rt::ScopedDevice& bound);
   flow_func::InstanceEnv MakeEnv(const DeployedInstance& inst);
-  bool Isolated(const DeployedInstance& inst) const;
-  Status CreateRemote(const DeployedInstance& inst,
+  // Whether `inst` runs in a worker; `*own`: in one of its own
+  // (heavy_load), not its device's shared one.
+  bool Isolated(const DeployedInstance& inst, bool* own = nullptr) const;
+  Status CreateRemote(const DeployedInstance& inst, bool own,
                       std::unique_ptr<flow_func::Instance>* out);
+  // The worker seat an isolated instance of `device` joins.
+  Status SeatFor(int32_t device, bool own,
+                 std::shared_ptr<worker::SharedWorker>* out);
   // Starts failing the graph when one of its devices is lost.
   Status WatchDeviceLoss();
 
@@ -225,6 +234,9 @@ class Deployment {
   // several pool threads at once).
   std::shared_ptr<LossWatch> Watch();
   int loss_listener_ = 0;
+  // The shared worker of each device (its instances keep it alive).
+  std::mutex seats_mu_;
+  std::map<int32_t, std::weak_ptr<worker::SharedWorker>> seats_;
   mutable std::mutex fail_mu_;
   Status failure_;  // guarded by fail_mu_
 };

@@ -4,35 +4,41 @@
 // watch through which device losses and worker deaths reach it.
 //
 // Thread-safety: Isolated and CreateRemote run on deploy pool tasks, one
-// per instance, concurrently; Watch may be called from any of them.
+// per instance, concurrently; SeatFor and Watch may be called from any of
+// them (seats_mu_, watch_mu_).
 #include "deploy/deployer.h"
 #include "worker/remote_instance.h"
+#include "worker/shared_worker.h"
 
 namespace hflow {
 namespace deploy {
 
 // Note [heavy_load]
-// GE runs every UDF instance in an executor process of its own, and its
-// compile-config field "heavy_load" asks for host CPU resources (the UDF
-// runs on the host, its queues proxied to the NPU). hflow's devices are
-// simulated on the host, so where the UDF runs is always the host; what
-// it keeps of the field is the isolation GE's UDFs always have: an
-// instance of a heavy_load node runs in an hflow-worker process of its
-// own, as GE's executor would. Options::udf_isolation does the same for
-// every node whose functions come from a UDF library. Built-ins stay in
-// the host: they are hflow's own code, and the batchers emit outside Proc
-// (their timers), which a worker does not deliver yet.
-bool Deployment::Isolated(const DeployedInstance& inst) const {
+// GE runs UDF instances in executor processes its deployer starts per
+// device, and its compile-config field "heavy_load" asks for host CPU
+// resources (the UDF runs on the host, its queues proxied to the NPU).
+// hflow's devices are simulated on the host, so where the UDF runs is
+// always the host; what it keeps of the field is isolation: an instance of
+// a heavy_load node runs in an hflow-worker process of its own, so that
+// nothing else shares its fate or its CPU. Options::udf_isolation puts
+// every node whose functions come from a UDF library in a worker too, one
+// per device shared by that device's isolated instances (each on a thread
+// of its own there), as GE's executors are: fewer processes and segments,
+// and a message between two of them never leaves the segment. Built-ins
+// stay in the host: they are hflow's own code, and the batchers emit
+// outside Proc (their timers), which a worker does not deliver yet.
+bool Deployment::Isolated(const DeployedInstance& inst, bool* own) const {
   bool heavy = false;
   bool library = !inst.funcs.empty();
   for (const auto& f : inst.funcs) {
     heavy = heavy || f.heavy_load;
     library = library && !f.library.empty();
   }
+  if (own != nullptr) *own = heavy;
   return heavy || (opts_.isolate_udfs && library);
 }
 
-Status Deployment::CreateRemote(const DeployedInstance& inst,
+Status Deployment::CreateRemote(const DeployedInstance& inst, bool own,
                                 std::unique_ptr<flow_func::Instance>* out) {
   for (const auto& f : inst.funcs) {
     if (f.library.empty()) {
@@ -42,6 +48,22 @@ Status Deployment::CreateRemote(const DeployedInstance& inst,
           "a worker process cannot load it; build it as a UDF library "
           "(compile config), or drop heavy_load");
     }
+  }
+  std::shared_ptr<worker::SharedWorker> seat;
+  HFLOW_RETURN_IF_ERROR(SeatFor(inst.plan.device, own, &seat));
+  std::unique_ptr<worker::RemoteInstance> remote;
+  HFLOW_RETURN_IF_ERROR(worker::RemoteInstance::Create(
+      inst.funcs, MakeEnv(inst), std::move(seat), &remote));
+  *out = std::move(remote);
+  return Status::OK();
+}
+
+Status Deployment::SeatFor(int32_t device, bool own,
+                           std::shared_ptr<worker::SharedWorker>* out) {
+  std::unique_lock<std::mutex> lock(seats_mu_, std::defer_lock);
+  if (!own) {
+    lock.lock();
+    if ((*out = seats_[device].lock())) return Status::OK();
   }
   worker::RemoteConfig cfg = opts_.worker;
   if (cfg.binary.empty()) {
@@ -57,10 +79,9 @@ Status Deployment::CreateRemote(const DeployedInstance& inst,
     std::lock_guard<std::mutex> lock(watch->mu);
     if (watch->owner != nullptr) watch->owner->Fail(death);
   };
-  std::unique_ptr<worker::RemoteInstance> remote;
-  HFLOW_RETURN_IF_ERROR(worker::RemoteInstance::Create(
-      inst.funcs, MakeEnv(inst), std::move(cfg), &remote));
-  *out = std::move(remote);
+  HFLOW_RETURN_IF_ERROR(
+      worker::SharedWorker::Create(std::move(cfg), device, out));
+  if (!own) seats_[device] = *out;
   return Status::OK();
 }
 

@@ -27,7 +27,7 @@ using FlowFunc::FLOW_FUNC_SUCCESS;
 // Keeps a worker block alive in the worker while a host message reads it;
 // its end tells the worker (Release). Made in place, never copied: a
 // copy's end would release the block twice (Note [One end per hold] in
-// worker_server.cc).
+// worker_data.cc).
 struct Loan {
   Loan(std::weak_ptr<WorkerProcess> w, std::shared_ptr<Segment> s, uint64_t off)
       : worker(std::move(w)), segment(std::move(s)), offset(off) {}
@@ -72,14 +72,12 @@ Status FromDone(const v1::Done& d) {
 }  // namespace
 
 Status RemoteInstance::Create(std::vector<flow_func::FuncDesc> funcs,
-                              flow_func::InstanceEnv env, RemoteConfig config,
+                              flow_func::InstanceEnv env,
+                              std::shared_ptr<SharedWorker> seat,
                               std::unique_ptr<RemoteInstance>* out) {
   std::unique_ptr<RemoteInstance> r(new RemoteInstance());
   r->funcs_ = std::move(funcs);
   r->env_ = std::move(env);
-  r->config_ = std::move(config);
-  r->host_bytes_ = r->config_.segment_bytes / 2;
-  r->restarts_left_.store(std::max(0, r->config_.max_restarts));
   for (const auto& f : r->funcs_) {
     if (f.stream_input) {
       return Status::NotSupported(
@@ -88,88 +86,48 @@ Status RemoteInstance::Create(std::vector<flow_func::FuncDesc> funcs,
           "only; take it out of the worker (heavy_load, udf_isolation)");
     }
   }
-  HFLOW_RETURN_IF_ERROR(r->Launch());
+  r->seat_ = std::move(seat);
+  r->slot_ = r->seat_->Join(r.get());
+  // Joined first: a worker started here is named after this instance.
+  HFLOW_RETURN_IF_ERROR(r->seat_->Start());
   *out = std::move(r);
   return Status::OK();
 }
 
-Status RemoteInstance::Launch() {
-  auto p = std::make_shared<Process>();
-  // The name labels the mapping in /proc/<pid>/maps (memfd: at most 249).
-  const std::string name = "hflow-" + env_.node.substr(0, 200);
-  HFLOW_RETURN_IF_ERROR(
-      Segment::Create(name, config_.segment_bytes, &p->segment));
-  if (config_.contexts) {
-    rt::DeviceRuntime* rt = config_.contexts->runtime();
-    HFLOW_RETURN_IF_ERROR(
-        rt->HostRegister(p->segment->base(), p->segment->bytes())
-            .WithContext("node '" + env_.node +
-                         "': registering its worker's segment: "));
-    p->segment->SetOnUnmap(
-        [contexts = config_.contexts, base = p->segment->base()] {
-          (void)contexts->runtime()->HostUnregister(base);
-        });
-  }
-  p->arena = std::make_shared<SegmentArena>(p->segment, 0, host_bytes_);
-  WorkerSpec spec;
-  spec.binary = config_.binary;
-  spec.what = What();
-  spec.tag = env_.node.substr(0, 12);
-  spec.heartbeat_ms = config_.heartbeat_ms;
-  spec.prefix =
-      "[worker " + env_.node + "@device" + std::to_string(env_.device) + "] ";
-  spec.on_death = [this, arena = p->arena](const Status& death) {
-    arena->Cancel();  // nothing will give host blocks back any more
-    Died(Status(death.code(), death.message() + " " + Doing()));
-  };
-  HFLOW_RETURN_IF_ERROR(WorkerProcess::Start(std::move(spec), &p->worker));
-  if (config_.counters) {
-    p->counters_id =
-        config_.counters->Add([w = std::weak_ptr<WorkerProcess>(p->worker)] {
-          rt::ForeignCounters::PerDevice out;
-          if (auto worker = w.lock()) {
-            for (const auto& [d, c] : worker->counters()) {
-              out[d] = {c.contexts_created(), c.implicit_bindings()};
-            }
-          }
-          return out;
-        });
-  }
-  std::lock_guard<std::mutex> l(proc_mu_);
-  proc_ = std::move(p);
-  return Status::OK();
-}
-
-void RemoteInstance::Retire(const Process& p) {
-  if (config_.counters && p.counters_id != 0) {
-    config_.counters->Retire(p.counters_id);
-  }
-}
-
-// Half the stop timeout for the worker's own Stop (its destructors), so
-// that killing it still fits in the undeploy's wait for this instance.
+// The user's destructors run in the worker now, with half the stop
+// timeout (the seat's own Stop has the other half).
 RemoteInstance::~RemoteInstance() {
-  std::shared_ptr<const Process> p = Current();
-  if (!p || !p->worker) return;
-  const int32_t t = config_.stop_timeout_ms;
-  (void)p->worker->Stop(t < 0 ? -1 : t / 2);
-  Retire(*p);  // after Stop: its reply reports the destructors' work
+  if (!seat_) return;
+  std::shared_ptr<const Life> p = seat_->Current();
+  if (p && p->process->alive() && loaded_.load() == p->number) {
+    v1::HostMessage req = Request();
+    req.mutable_unload();
+    v1::WorkerMessage reply;
+    const int32_t t = config().stop_timeout_ms;
+    (void)p->process->Call(&req, &reply, t < 0 ? -1 : t / 2,
+                           "unloading " + What());
+  }
+  seat_->Leave(this);
 }
 
-std::shared_ptr<const RemoteInstance::Process> RemoteInstance::Current() const {
-  std::lock_guard<std::mutex> l(proc_mu_);
-  return proc_;
+v1::HostMessage RemoteInstance::Request() const {
+  v1::HostMessage req;
+  req.set_slot(slot_);
+  return req;
 }
 
 pid_t RemoteInstance::pid() const {
-  std::shared_ptr<const Process> p = Current();
-  return p && p->worker ? p->worker->pid() : -1;
+  std::shared_ptr<const Life> p = seat_->Current();
+  return p && p->process ? p->process->pid() : -1;
+}
+
+std::string RemoteInstance::Name() const {
+  return "node '" + env_.node + "' (replica " +
+         std::to_string(env_.instance_id) + ")";
 }
 
 std::string RemoteInstance::What() const {
-  return "node '" + env_.node + "' (replica " +
-         std::to_string(env_.instance_id) + ") on device " +
-         std::to_string(env_.device);
+  return Name() + " on device " + std::to_string(env_.device);
 }
 
 std::string RemoteInstance::Doing() const {
@@ -186,13 +144,14 @@ std::string RemoteInstance::Doing() const {
 }
 
 Status RemoteInstance::Init(const rt::ScopedDevice& bound) {
-  return Load(bound);
+  std::shared_ptr<const Life> p = seat_->Current();
+  return Load(bound, *p);
 }
 
-Status RemoteInstance::Load(const rt::ScopedDevice& bound) {
+Status RemoteInstance::Load(const rt::ScopedDevice& bound, const Life& life) {
   HFLOW_RETURN_IF_ERROR(bound.Require(env_.device));
-  std::shared_ptr<const Process> p = Current();
-  v1::HostMessage req;
+  const RemoteConfig& cfg = config();
+  v1::HostMessage req = Request();
   v1::Load* load = req.mutable_load();
   load->set_node(env_.node);
   load->set_work_path(env_.work_path);
@@ -211,46 +170,48 @@ Status RemoteInstance::Load(const rt::ScopedDevice& bound) {
     for (int32_t i : f.outputs_index) w->add_outputs_index(i);
     w->set_library(f.library);
   }
-  for (int32_t d : config_.runtime_devices) load->add_runtime_devices(d);
-  load->set_default_device(config_.default_device);
-  load->set_segment_bytes(config_.segment_bytes);
-  load->set_host_bytes(host_bytes_);
-  load->set_max_message_bytes(config_.max_message_bytes);
-  load->set_alloc_timeout_ms(config_.alloc_timeout_ms);
+  for (int32_t d : cfg.runtime_devices) load->add_runtime_devices(d);
+  load->set_default_device(cfg.default_device);
+  load->set_segment_bytes(cfg.segment_bytes);
+  load->set_host_bytes(seat_->host_bytes());
+  load->set_max_message_bytes(cfg.max_message_bytes);
+  load->set_alloc_timeout_ms(cfg.alloc_timeout_ms);
   phase_.store(uint32_t(util::UdfPhase::kInit));
   v1::WorkerMessage reply;
-  Status s = p->worker->Call(&req, &reply, config_.init_timeout_ms, "Init",
-                             p->segment->fd());
+  Status s = life.process->Call(&req, &reply, cfg.init_timeout_ms, "Init",
+                                life.segment->fd());
   phase_.store(0);
   HFLOW_RETURN_IF_ERROR(s);
-  return FromDone(reply.done());
+  HFLOW_RETURN_IF_ERROR(FromDone(reply.done()));
+  loaded_.store(life.number);
+  return Status::OK();
 }
 
-Status RemoteInstance::PutInput(const Process& p, const FlowFunc::FlowMsg& in,
+Status RemoteInstance::PutInput(const Life& life, const FlowFunc::FlowMsg& in,
                                 v1::Msg* out) {
   const auto& msg = static_cast<const flow_func::MbufFlowMsg&>(in);
   const services::MbufPtr& m = msg.mbuf();
   HeadToWire(m->head(), out->mutable_head());
   out->set_size(m->size());
+  const uint64_t host_bytes = seat_->host_bytes();
   std::shared_ptr<void> block;
-  if (m->size() > 0 && p.segment->Contains(m->data(), m->size())) {
-    out->set_offset(p.segment->OffsetOf(m->data()));  // already shared
-    if (out->offset() >= host_bytes_) return Status::OK();
+  if (m->size() > 0 && life.segment->Contains(m->data(), m->size())) {
+    out->set_offset(life.segment->OffsetOf(m->data()));  // already shared
+    if (out->offset() >= host_bytes) return Status::OK();
     block = std::shared_ptr<void>(m, nullptr);  // a host block: keep it
   } else {
     uint64_t at = 0;
     HFLOW_RETURN_IF_ERROR(
-        p.arena->Take(m->size(), config_.alloc_timeout_ms, &at)
+        life.arena->Take(m->size(), config().alloc_timeout_ms, &at)
             .WithContext(What() + ": an input of " + std::to_string(m->size()) +
                          " bytes: "));
     if (m->size() > 0) {
-      std::memcpy(p.segment->base() + at, m->data(), m->size());
+      std::memcpy(life.segment->base() + at, m->data(), m->size());
     }
     out->set_offset(at);
-    block = std::make_shared<HostBlock>(p.arena, at, m->size());
+    block = std::make_shared<HostBlock>(life.arena, at, m->size());
   }
-  std::lock_guard<std::mutex> l(lent_mu_);
-  lent_.emplace(out->offset(), std::move(block));
+  life.Lend(out->offset(), std::move(block));
   return Status::OK();
 }
 
@@ -267,28 +228,25 @@ int32_t RemoteInstance::Proc(
   return ProcOnce(bound, index, inputs, trans, &delivered);
 }
 
+// The arena is cancelled before the death is marked (the seat's OnDeath
+// runs first), so a caller that found it cancelled waits for the mark.
+bool RemoteInstance::AwaitDeath(const Life& life) {
+  for (int i = 0; i < 2000 && life.process->alive(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return !life.process->alive();
+}
+
 int32_t RemoteInstance::ProcOnce(
     const rt::ScopedDevice& bound, size_t index,
     const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
     uint64_t trans, bool* delivered) {
-  std::shared_ptr<const Process> p = Current();
-  if (!p->worker->alive()) {
-    // Dead between calls, or in the last one: with no restart left the
-    // graph has failed (Died).
-    if (restarts_left_.load() <= 0) return FLOW_FUNC_FAILED;
-    trans_.store(trans);
-    Status s = Restart(bound, /*spend=*/true);
-    if (!s.ok()) {
-      restarts_left_.store(0);  // a worker that cannot start: no loop
-      if (config_.on_death) {
-        config_.on_death(s.WithContext(What() + ": starting its worker again"
-                                                " after a death: "));
-      }
-      return FLOW_FUNC_FAILED;
-    }
-    p = Current();
+  std::shared_ptr<const Life> p = seat_->Current();
+  if (!p->process->alive() || loaded_.load() != p->number) {
+    const int32_t rc = Recover(bound, trans, &p);
+    if (rc != FLOW_FUNC_SUCCESS) return rc;
   }
-  v1::HostMessage req;
+  v1::HostMessage req = Request();
   req.mutable_proc()->set_func(uint32_t(index));
   req.mutable_proc()->set_trans(trans);
   // In a call from here on: a stop that times out cancels a wait for
@@ -299,32 +257,27 @@ int32_t RemoteInstance::ProcOnce(
     Status s = PutInput(*p, *in, req.mutable_proc()->add_inputs());
     if (!s.ok()) {
       phase_.store(0);
-      if (s.code() == StatusCode::kCancelled) {
-        // The worker died (its arena is cancelled before its death is
-        // marked): it never saw this request, so wait for the mark and let
-        // Proc try again in a new worker.
-        for (int i = 0; i < 2000 && p->worker->alive(); ++i) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-        if (!p->worker->alive() && restarts_left_.load() > 0) {
-          *delivered = false;
-          return FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING;
-        }
+      // A dead worker (cancelled arena) never saw this request: let Proc
+      // try again in a new one.
+      if (s.code() == StatusCode::kCancelled && AwaitDeath(*p) &&
+          seat_->restarts_left()) {
+        *delivered = false;
+        return FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING;
       }
       Report(s);
       return FLOW_FUNC_FAILED;
     }
   }
   v1::WorkerMessage reply;
-  Status s = p->worker->Call(&req, &reply, -1, "Proc", -1, delivered);
+  Status s = p->process->Call(&req, &reply, -1, "Proc", -1, delivered);
   phase_.store(0);
   if (!s.ok()) {
-    // Dead (Died reports the cause, or a stop killed it): nothing will
-    // give host blocks back any more.
-    if (p->worker->alive()) return FLOW_FUNC_FAILED;
+    // Dead (the seat reports the cause, or a stop killed it): nothing
+    // will give host blocks back any more.
+    if (p->process->alive()) return FLOW_FUNC_FAILED;
     p->arena->Cancel();
-    return restarts_left_.load() > 0 ? FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING
-                                     : FLOW_FUNC_FAILED;
+    return seat_->restarts_left() ? FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING
+                                  : FLOW_FUNC_FAILED;
   }
   if (!reply.has_proc_done()) {
     Report(Status::Internal(What() + ": the worker answered Proc with "
@@ -333,7 +286,7 @@ int32_t RemoteInstance::ProcOnce(
   }
   const v1::ProcDone& done = reply.proc_done();
   Status out = TakeOutputs(*p, done);
-  Released(done);  // after TakeOutputs: an output may be a released input
+  p->Released(done);  // after TakeOutputs: an output may be a released input
   if (!out.ok()) {
     Report(out);
     return FLOW_FUNC_FAILED;
@@ -343,16 +296,16 @@ int32_t RemoteInstance::ProcOnce(
 
 // Every output is checked before any is taken: a bad report takes none,
 // and the worker's blocks among them go back at once.
-Status RemoteInstance::CheckOutputs(const Process& p,
+Status RemoteInstance::CheckOutputs(const Life& life,
                                     const v1::ProcDone& done) const {
   if (done.output_index_size() != done.outputs_size()) {
     return Status::Internal(What() +
                             ": the worker reported outputs "
                             "without their indexes");
   }
+  const uint64_t bytes = life.segment->bytes();
   for (const v1::Msg& w : done.outputs()) {
-    if (w.size() > p.segment->bytes() ||
-        w.offset() > p.segment->bytes() - w.size() ||
+    if (w.size() > bytes || w.offset() > bytes - w.size() ||
         w.head().data_offset() > w.size() ||
         w.head().user_data().size() > services::kMaxUserData) {
       return Status::Internal(What() +
@@ -370,36 +323,35 @@ Status RemoteInstance::CheckOutputs(const Process& p,
   return Status::OK();
 }
 
-Status RemoteInstance::TakeOutputs(const Process& p, const v1::ProcDone& done) {
-  if (Status bad = CheckOutputs(p, done); !bad.ok()) {
+Status RemoteInstance::TakeOutputs(const Life& life, const v1::ProcDone& done) {
+  const uint64_t host_bytes = seat_->host_bytes();
+  if (Status bad = CheckOutputs(life, done); !bad.ok()) {
     v1::HostMessage back;
     for (const v1::Msg& w : done.outputs()) {
-      if (w.offset() >= host_bytes_) {
+      if (w.offset() >= host_bytes) {
         back.mutable_release()->add_offsets(w.offset());
       }
     }
-    if (back.has_release()) p.worker->Send(back);
+    if (back.has_release()) life.process->Send(back);
     return bad;
   }
   Status last;
   for (int i = 0; i < done.outputs_size(); ++i) {
     const v1::Msg& w = done.outputs(i);
     std::shared_ptr<const void> keep;
-    if (w.offset() >= host_bytes_) {
-      keep = std::make_shared<Loan>(p.worker, p.segment, w.offset());
+    if (w.offset() >= host_bytes) {
+      keep = std::make_shared<Loan>(life.process, life.segment, w.offset());
     } else {
-      std::lock_guard<std::mutex> l(lent_mu_);
-      auto it = lent_.find(w.offset());
-      if (it == lent_.end()) {
+      if (!life.Lent(w.offset(), &keep)) {
         last = Status::Internal(What() +
                                 ": the worker reported an output "
                                 "in a host block it was not lent");
         continue;
       }
-      keep = it->second;
     }
-    services::MbufPtr m = services::MakeHostMbuf(
-        env_.device, p.segment->base() + w.offset(), w.size(), std::move(keep));
+    services::MbufPtr m =
+        services::MakeHostMbuf(env_.device, life.segment->base() + w.offset(),
+                               w.size(), std::move(keep));
     (void)HeadFromWire(w.head(), &m->head());  // checked: cannot fail
     const int32_t rc = env_.output(
         done.output_index(i), flow_func::MbufFlowMsg::FromMbuf(std::move(m)));
@@ -412,43 +364,10 @@ Status RemoteInstance::TakeOutputs(const Process& p, const v1::ProcDone& done) {
   return last;
 }
 
-void RemoteInstance::Released(const v1::ProcDone& done) {
-  std::lock_guard<std::mutex> l(lent_mu_);
-  for (uint64_t off : done.released()) {
-    auto it = lent_.find(off);
-    if (it != lent_.end()) lent_.erase(it);
-  }
-}
-
 int32_t RemoteInstance::ProcQueues(
     const rt::ScopedDevice&, size_t,
     const std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>>&) {
   return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;  // refused at Create
-}
-
-// A dead worker (the graph failed with it, or died with restarts left)
-// is started again: a new object, Init'ed, as GE recreates an instance
-// whose reset it cannot do.
-Status RemoteInstance::ResetState(const rt::ScopedDevice& bound,
-                                  bool* recreated) {
-  HFLOW_RETURN_IF_ERROR(bound.Require(env_.device));
-  restarts_left_.store(std::max(0, config_.max_restarts));
-  std::shared_ptr<const Process> p = Current();
-  if (!p->worker->alive()) {
-    if (recreated != nullptr) *recreated = true;
-    return Restart(bound, /*spend=*/false)
-        .WithContext(What() + ": starting its dead worker again: ");
-  }
-  v1::HostMessage req;
-  req.mutable_reset();
-  phase_.store(uint32_t(util::UdfPhase::kReset));
-  v1::WorkerMessage reply;
-  Status s = p->worker->Call(&req, &reply, config_.stop_timeout_ms,
-                             "ResetFlowFuncState");
-  phase_.store(0);
-  HFLOW_RETURN_IF_ERROR(s);
-  if (recreated != nullptr) *recreated = reply.done().recreated();
-  return FromDone(reply.done());
 }
 
 bool RemoteInstance::InCall(std::string* what) const {
@@ -458,10 +377,10 @@ bool RemoteInstance::InCall(std::string* what) const {
 }
 
 void RemoteInstance::Cancel() {
-  std::shared_ptr<const Process> p = Current();
+  std::shared_ptr<const Life> p = seat_->Current();
   if (!p || phase_.load() == 0) return;
   p->arena->Cancel();  // a Proc waiting for segment memory
-  p->worker->Kill();
+  p->process->Kill();
 }
 
 }  // namespace worker

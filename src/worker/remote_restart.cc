@@ -1,11 +1,11 @@
-// RemoteInstance's restart of a dead worker (remote_instance.h):
-// Note [Restarting a worker], the restart itself and the report of a
-// death. The rest of the instance is in remote_instance.cc.
+// RemoteInstance's side of a worker's restart (remote_instance.h):
+// Note [Restarting a worker], the recovery at an instance's next call and
+// ResetState. The seat's new life itself is SharedWorker::Revive.
 //
-// Thread-safety: Restart runs on the thread calling the instance, under
-// restart_mu_; Died on the dead worker's supervisor thread.
-#include <unistd.h>
-
+// Thread-safety: Recover and ResetState run on the thread calling the
+// instance; the seat serializes the restarts of its members.
+#include "flow_func/flow_func_defines.h"
+#include "util/crash_report.h"
 #include "worker/remote_instance.h"
 
 namespace hflow {
@@ -14,63 +14,89 @@ namespace worker {
 // Note [Restarting a worker]
 // GE answers a recoverable fault by redeploying: fetches return
 // FLOW_FUNC_STATUS_REDEPLOYING meanwhile and the model's UDFs are reset
-// (ResetFlowFuncState). hflow restarts only the instance whose worker
-// died, so less is lost:
-//   - lost: the transaction in flight in the dead worker (the call
-//     returns FLOW_FUNC_STATUS_REDEPLOYING, which travels to its fetch as
-//     the transaction's ret_code with the node's name, like any failed
-//     Proc), and whatever the UDF kept between calls (the new worker has
-//     a new object, Init'ed, as ResetGraph makes for a UDF without
-//     ResetFlowFuncState);
-//   - kept: messages queued in front of the instance (host queues),
+// (ResetFlowFuncState). hflow restarts only the worker that died, so less
+// is lost:
+//   - lost: the transactions in flight in the dead worker, one per member
+//     that was in Proc (each such call returns FLOW_FUNC_STATUS_REDEPLOYING,
+//     which travels to its fetch as the transaction's ret_code with the
+//     node's name, like any failed Proc), and whatever its members' UDFs
+//     kept between calls (each member Inits a new object in the new
+//     worker, as ResetGraph makes for a UDF without ResetFlowFuncState);
+//   - kept: messages queued in front of the instances (host queues),
 //     outputs the dead worker had delivered (their segment stays mapped in
-//     the host while any of them lives), every other instance's state.
-// The restart happens at the instance's next call, on the executor thread
-// that makes it, with the device bound: the supervisor thread that sees
-// the death is bound to nothing and must not block on a spawn. Restarts
-// are counted per instance (a crash loop ends): with none left the death
-// fails the graph as without the policy; a restarted worker whose Init
-// fails fails it too. ResetState gives the restarts back.
-Status RemoteInstance::Restart(const rt::ScopedDevice& bound, bool spend) {
-  std::lock_guard<std::mutex> l(restart_mu_);
-  std::shared_ptr<const Process> dead = Current();
-  if (dead->worker->alive()) return Status::OK();
-  if (spend) {  // here: of two calls finding it dead, one restarts it
-    restarts_left_.fetch_sub(1);
-    restarts_.fetch_add(1);
+//     the host while any of them lives), the state of every instance in
+//     other workers (other devices, heavy_load nodes).
+// The restart happens at a member's next call, on the executor thread that
+// makes it, with the device bound: the supervisor thread that sees the
+// death is bound to nothing and must not block on a spawn. The first
+// member to call starts the new worker (counted once per death against
+// max_restarts, per seat: a crash loop ends); each member loads itself
+// into it at its own next call. With no restart left the death fails the
+// graph as without the policy; a member whose Init fails in the new
+// worker fails it too. ResetState gives the seat its restarts back.
+int32_t RemoteInstance::Recover(const rt::ScopedDevice& bound, uint64_t trans,
+                                std::shared_ptr<const Life>* life) {
+  const auto fail = [&](const Status& s) {
+    seat_->NoMoreRestarts();  // a worker that cannot start: no loop
+    if (config().on_death) config().on_death(s);
+    return FlowFunc::FLOW_FUNC_FAILED;
+  };
+  trans_.store(trans);
+  if (!(*life)->process->alive()) {
+    // Dead between calls, or in the last one: with no restart left the
+    // graph has failed (the seat's report).
+    if (!seat_->restarts_left()) return FlowFunc::FLOW_FUNC_FAILED;
+    Status s = seat_->Revive(bound, /*spend=*/true);
+    if (!s.ok()) {
+      return fail(s.WithContext(What() + ": starting its worker again after a "
+                                         "death: "));
+    }
+    *life = seat_->Current();
   }
-  Retire(*dead);
-  {
-    std::lock_guard<std::mutex> lent(lent_mu_);
-    lent_.clear();  // the dead worker reads none of them any more
+  if (loaded_.load() != (*life)->number) {
+    Status s = Load(bound, **life);
+    if (!s.ok()) {
+      // A worker where an Init failed must not serve on (a later reset
+      // would run ResetFlowFuncState on an object that never
+      // initialised): the next reset starts another.
+      seat_->Discard();
+      return fail(s.WithContext(What() + ": its Init in a restarted worker: "));
+    }
   }
-  HFLOW_RETURN_IF_ERROR(Launch());
-  Status loaded = Load(bound);
-  // A worker whose Init failed must not serve on (a later reset would run
-  // ResetFlowFuncState on an object that never initialised): the next
-  // reset starts another.
-  if (!loaded.ok()) Current()->worker->Kill();
-  return loaded;
+  return FlowFunc::FLOW_FUNC_SUCCESS;
 }
 
-void RemoteInstance::Died(const Status& death) {
-  const int32_t left = restarts_left_.load();
-  if (left > 0) {
-    const std::string line =
-        "hflow: " + death.message() +
-        "; it is started again at its next call (" + std::to_string(left) +
-        " restart(s) left, Options::max_worker_restarts)\n";
-    (void)!write(STDERR_FILENO, line.data(), line.size());
-    return;
+// A dead worker (the graph failed with it, or it died with restarts left)
+// is started again, and an instance not loaded into the current worker is
+// loaded: a new object, Init'ed, as GE recreates an instance whose reset it
+// cannot do.
+Status RemoteInstance::ResetState(const rt::ScopedDevice& bound,
+                                  bool* recreated) {
+  HFLOW_RETURN_IF_ERROR(bound.Require(env_.device));
+  seat_->GiveBackRestarts();
+  std::shared_ptr<const Life> p = seat_->Current();
+  if (!p->process->alive() || loaded_.load() != p->number) {
+    if (recreated != nullptr) *recreated = true;
+    if (!p->process->alive()) {
+      HFLOW_RETURN_IF_ERROR(
+          seat_->Revive(bound, /*spend=*/false)
+              .WithContext(What() + ": starting its dead worker again: "));
+      p = seat_->Current();
+    }
+    return Load(bound, *p).WithContext(What() + ": its Init in a new worker: ");
   }
-  const int32_t used = restarts_.load();
-  if (config_.on_death) {
-    config_.on_death(
-        used == 0 ? death
-                  : Status(death.code(),
-                           death.message() + " (after " + std::to_string(used) +
-                               " restart(s): Options::max_worker_restarts)"));
-  }
+  v1::HostMessage req = Request();
+  req.mutable_reset();
+  phase_.store(uint32_t(util::UdfPhase::kReset));
+  v1::WorkerMessage reply;
+  Status s = p->process->Call(&req, &reply, config().stop_timeout_ms,
+                              "ResetFlowFuncState");
+  phase_.store(0);
+  HFLOW_RETURN_IF_ERROR(s);
+  if (recreated != nullptr) *recreated = reply.done().recreated();
+  if (reply.done().code() == 0) return Status::OK();
+  return Status(static_cast<StatusCode>(reply.done().code()),
+                reply.done().message());
 }
 
 }  // namespace worker

@@ -16,8 +16,10 @@ namespace worker {
 
 // The wire's protocol version (Hello): bumped on any change a peer of the
 // previous version would misread. 2: workers beat (Beat) and report their
-// runtime's counters; a version-1 worker would be killed as silent.
-inline constexpr uint32_t kProtocolVersion = 2;
+// runtime's counters; a version-1 worker would be killed as silent. 3: a
+// worker serves several instances (HostMessage.slot, Unload); a version-2
+// worker would run every slot's requests on one instance.
+inline constexpr uint32_t kProtocolVersion = 3;
 
 void HeadToWire(const services::MbufHead& h, v1::MsgHead* out);
 // kInvalidArgument for user data over 64 bytes.

@@ -107,8 +107,7 @@ Status WorkerProcess::Start(WorkerSpec spec,
   if (!in_time) {
     l.unlock();
     w->Kill();
-    return Status::Timeout("worker for " + w->spec_.what +
-                           ": no Hello within " +
+    return Status::Timeout("worker for " + w->What() + ": no Hello within " +
                            std::to_string(w->spec_.start_timeout_ms) + " ms");
   }
   if (!w->start_status_.ok()) {
@@ -157,7 +156,7 @@ Status WorkerProcess::Spawn(int child_fd, int out_child_fd) {
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
-    return Status::Internal("worker for " + spec_.what + ": cannot start " +
+    return Status::Internal("worker for " + What() + ": cannot start " +
                             spec_.binary + ": " + std::strerror(rc));
   }
   pid_.store(pid, std::memory_order_release);
@@ -209,7 +208,7 @@ void WorkerProcess::OnMessage(v1::WorkerMessage msg) {
     started_ = true;
     if (msg.hello().protocol_version() != kProtocolVersion) {
       start_status_ = Status::FailedPrecondition(
-          "worker for " + spec_.what + ": " + spec_.binary +
+          "worker for " + What() + ": " + spec_.binary +
           " speaks protocol version " +
           std::to_string(msg.hello().protocol_version()) + ", this hflow " +
           std::to_string(kProtocolVersion) +
@@ -240,6 +239,22 @@ int WorkerProcess::UntilSilence(bool beating,
   return -1;
 }
 
+void WorkerProcess::SetLabel(std::string what, std::string prefix) {
+  std::lock_guard<std::mutex> l(label_mu_);
+  what_ = std::move(what);
+  prefix_ = std::move(prefix);
+}
+
+std::string WorkerProcess::What() const {
+  std::lock_guard<std::mutex> l(label_mu_);
+  return what_;
+}
+
+std::string WorkerProcess::Prefix() const {
+  std::lock_guard<std::mutex> l(label_mu_);
+  return prefix_;
+}
+
 std::map<int32_t, v1::DeviceCounters> WorkerProcess::counters() const {
   std::lock_guard<std::mutex> l(mu_);
   return counters_;
@@ -247,6 +262,7 @@ std::map<int32_t, v1::DeviceCounters> WorkerProcess::counters() const {
 
 // Writes whole lines of the worker's output to stderr under its prefix.
 void WorkerProcess::Forward(int out_fd, bool to_end) {
+  const std::string prefix = Prefix();
   char buf[4096];
   for (;;) {
     if (to_end) {
@@ -259,20 +275,19 @@ void WorkerProcess::Forward(int out_fd, bool to_end) {
     size_t start = 0;
     for (size_t nl; (nl = partial_.find('\n', start)) != std::string::npos;
          start = nl + 1) {
-      const std::string line =
-          spec_.prefix + partial_.substr(start, nl + 1 - start);
+      const std::string line = prefix + partial_.substr(start, nl + 1 - start);
       (void)!write(STDERR_FILENO, line.data(), line.size());
     }
     partial_.erase(0, start);
     if (partial_.size() > kMaxLine) {  // output without newlines: cut it
-      const std::string line = spec_.prefix + partial_ + "\n";
+      const std::string line = prefix + partial_ + "\n";
       (void)!write(STDERR_FILENO, line.data(), line.size());
       partial_.clear();
     }
     if (!to_end) break;  // one read per wake-up
   }
   if (to_end && !partial_.empty()) {
-    const std::string line = spec_.prefix + partial_ + "\n";
+    const std::string line = prefix + partial_ + "\n";
     (void)!write(STDERR_FILENO, line.data(), line.size());
     partial_.clear();
   }
@@ -280,7 +295,7 @@ void WorkerProcess::Forward(int out_fd, bool to_end) {
 
 Status WorkerProcess::Describe(int st) const {
   const std::string who =
-      "the worker process (pid " + std::to_string(pid()) + ") of " + spec_.what;
+      "the worker process (pid " + std::to_string(pid()) + ") of " + What();
   if (silent_.load() && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) {
     return Status::Internal(
         who + " stopped answering (nothing from it for " +
@@ -320,7 +335,7 @@ void WorkerProcess::Reap(bool planned) {
   Status death = r == pid ? Describe(st)
                           : Status::Internal("the worker process (pid " +
                                              std::to_string(pid) + ") of " +
-                                             spec_.what + " is gone");
+                                             What() + " is gone");
   // The owner hears of the death before any waiting call returns, so
   // what it reports still sees the call in flight.
   if (!planned && !planned_.load() && spec_.on_death) spec_.on_death(death);
@@ -379,7 +394,7 @@ Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
   if (!sent.ok()) return sent.WithContext(doing + ": ");
   Kill();
   return Status::Timeout(doing + ": the worker process (pid " +
-                         std::to_string(pid()) + ") of " + spec_.what +
+                         std::to_string(pid()) + ") of " + What() +
                          " did not answer within " +
                          std::to_string(timeout_ms) + " ms; it was killed");
 }
@@ -399,7 +414,7 @@ Status WorkerProcess::Stop(int timeout_ms) {
   v1::HostMessage req;
   req.mutable_stop();
   v1::WorkerMessage reply;
-  Status s = Call(&req, &reply, timeout_ms, "stopping " + spec_.what);
+  Status s = Call(&req, &reply, timeout_ms, "stopping " + What());
   if (s.ok() && reply.done().code() != 0) {
     s = Status(static_cast<StatusCode>(reply.done().code()),
                reply.done().message());

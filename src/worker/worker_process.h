@@ -43,6 +43,7 @@ namespace worker {
 struct WorkerSpec {
   std::string binary;  // the hflow-worker executable
   std::string what;    // "node 'n' (replica 0) on device 3", for messages
+                       // (SetLabel changes it and the prefix)
   std::string tag;     // supervisor thread name suffix (short)
   std::string prefix;  // prefix of the worker's output lines
   int32_t start_timeout_ms = 10000;
@@ -80,6 +81,10 @@ class WorkerProcess {
   // SIGKILL now (planned: no on_death); returns when it is reaped.
   void Kill();
 
+  // Names the worker anew in messages and its output lines (a shared
+  // worker's nodes change as instances join and leave).
+  void SetLabel(std::string what, std::string prefix);
+
   // The worker runtime's counters as its last reply reported them.
   std::map<int32_t, v1::DeviceCounters> counters() const;
 
@@ -89,7 +94,10 @@ class WorkerProcess {
   Status death() const;
 
  private:
-  explicit WorkerProcess(WorkerSpec spec) : spec_(std::move(spec)) {}
+  explicit WorkerProcess(WorkerSpec spec)
+      : spec_(std::move(spec)), what_(spec_.what), prefix_(spec_.prefix) {}
+  std::string What() const;
+  std::string Prefix() const;
   // The supervisor thread: spawn, then serve until the worker is gone.
   void Supervise(int child_fd, int out_fd, int out_child_fd);
   // poll's timeout for the next wait: until the heartbeat runs out (-1:
@@ -103,6 +111,9 @@ class WorkerProcess {
   void Signal(int sig);
 
   const WorkerSpec spec_;
+  mutable std::mutex label_mu_;
+  std::string what_;    // under label_mu_
+  std::string prefix_;  // under label_mu_
   Channel channel_;
   std::thread supervisor_;
   std::atomic<pid_t> pid_{-1};  // set by the supervisor once spawned

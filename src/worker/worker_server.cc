@@ -1,8 +1,9 @@
-// WorkerServer: see worker_server.h.
+// WorkerServer's control half (worker_server.h): the main thread's reading
+// and dispatch, the slots' executor threads, Load, Reset, Unload, Stop and
+// the counters every reply carries. The data half (Proc, the blocks) is in
+// worker_data.cc.
 //
-// Thread-safety: see worker_server.h. mu_ guards the work queue,
-// released_mu_ the released host blocks (input messages die on any
-// thread a UDF keeps them on), lent_mu_ the blocks lent to the host.
+// Thread-safety: see worker_server.h.
 #include "worker/worker_server.h"
 
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/udf_instance.h"
@@ -37,43 +39,6 @@ v1::Done ToDone(const Status& s) {
   d.set_message(s.message());
   return d;
 }
-
-// Note [One end per hold]
-// Each hold on a block (WorkerBlock, HostHold here; Loan, HostBlock in
-// remote_instance.cc) acts in its destructor: it gives the block back or
-// tells the other side. So a hold is made in place by make_shared and
-// never copied: a temporary moved into make_shared would act once as it
-// dies, freeing a block still in use (a later message would overwrite
-// it).
-
-// A worker block: back to the worker's part when its last message goes.
-struct WorkerBlock {
-  WorkerBlock(std::shared_ptr<SegmentArena> a, uint64_t off, uint64_t n)
-      : arena(std::move(a)), offset(off), bytes(n) {}
-  WorkerBlock(const WorkerBlock&) = delete;
-  WorkerBlock& operator=(const WorkerBlock&) = delete;
-  std::shared_ptr<SegmentArena> arena;
-  uint64_t offset;
-  uint64_t bytes;
-  ~WorkerBlock() { arena->Give(offset, bytes); }
-};
-
-// The worker's hold on a host block: its end is reported to the host.
-struct HostHold {
-  HostHold(std::mutex* m, std::vector<uint64_t>* r, std::shared_ptr<Segment> s,
-           uint64_t off)
-      : mu(m), released(r), segment(std::move(s)), offset(off) {}
-  HostHold(const HostHold&) = delete;
-  HostHold& operator=(const HostHold&) = delete;
-  std::mutex* mu;
-  std::vector<uint64_t>* released;
-  std::shared_ptr<Segment> segment;  // mapped while the message lives
-  uint64_t offset;
-  ~HostHold() {
-    std::lock_guard<std::mutex> l(*mu);
-    released->push_back(offset);
-  }
-};
 
 // Note [Faults in a worker]
 // The host's tests fail the k-th call of the host's sim runtime
@@ -115,8 +80,6 @@ int WorkerServer::Run() {
   hello.mutable_hello()->set_protocol_version(kProtocolVersion);
   hello.mutable_hello()->set_pid(getpid());
   if (!channel_.Send(hello).ok()) return 1;
-  std::thread exec([this] { ExecLoop(); });
-  exec.detach();  // the process ends with _exit, wherever it is
   // Beats come from this thread, which a UDF never holds: a Proc that
   // runs long is still a worker that answers.
   const int beat_ms = heartbeat_ms_ > 0 ? std::max(1, heartbeat_ms_ / 5) : -1;
@@ -138,53 +101,111 @@ int WorkerServer::Run() {
       // can use what runs here any more.
       Exit(0);
     }
-    if (m.has_release()) {
-      if (fd >= 0) close(fd);
-      OnRelease(m.release());
-      continue;
-    }
-    std::lock_guard<std::mutex> l(mu_);
-    work_.emplace_back(std::move(m), fd);
-    cv_.notify_one();
+    Dispatch(std::move(m), fd);
   }
 }
 
-void WorkerServer::ExecLoop() {
-  util::SetCurrentThreadName("wk-exec");
-  exec_thread_ = std::this_thread::get_id();
+void WorkerServer::Dispatch(v1::HostMessage m, int fd) {
+  if (m.has_release()) {
+    if (fd >= 0) close(fd);
+    OnRelease(m.release());
+    return;
+  }
+  if (m.has_stop()) {
+    if (fd >= 0) close(fd);
+    StopAll(m);  // does not return
+  }
+  if (m.has_load()) {
+    Status s = Open(m.load(), fd);
+    if (!s.ok()) {
+      v1::WorkerMessage reply;
+      reply.set_id(m.id());
+      *reply.mutable_done() = ToDone(s);
+      Reply(&reply);
+      return;
+    }
+  } else if (fd >= 0) {
+    close(fd);
+  }
+  auto it = slots_.find(m.slot());
+  if (it == slots_.end()) {
+    if (!m.has_load()) {
+      v1::WorkerMessage reply;
+      reply.set_id(m.id());
+      *reply.mutable_done() = ToDone(Status::FailedPrecondition(
+          "worker: nothing loaded in slot " + std::to_string(m.slot())));
+      Reply(&reply);
+      return;
+    }
+    auto slot = std::make_unique<Slot>();
+    slot->id = m.slot();
+    Slot* raw = slot.get();
+    std::thread([this, raw] { ExecLoop(raw); }).detach();  // ends with _exit
+    it = slots_.emplace(m.slot(), std::move(slot)).first;
+  }
+  Slot* slot = it->second.get();
+  std::lock_guard<std::mutex> l(slot->mu);
+  slot->work.emplace_back(std::move(m), -1);
+  slot->cv.notify_one();
+}
+
+// Every instance still loaded is destroyed on its own thread (bound, as
+// its Init was), then the reply goes and the process ends. A slot stuck
+// in a Proc never finishes: the host's Stop times out and kills.
+void WorkerServer::StopAll(const v1::HostMessage& m) {
+  for (auto& [id, slot] : slots_) {
+    v1::HostMessage unload;  // id 0: no reply
+    unload.mutable_unload();
+    std::unique_lock<std::mutex> l(slot->mu);
+    slot->work.emplace_back(std::move(unload), -1);
+    slot->cv.notify_one();
+    slot->cv.wait(l, [&] { return slot->unloaded; });
+  }
+  v1::WorkerMessage reply;
+  reply.set_id(m.id());
+  reply.mutable_done();
+  Reply(&reply);
+  Exit(0);
+}
+
+void WorkerServer::ExecLoop(Slot* slot) {
+  util::SetCurrentThreadName("wk-exec-" + std::to_string(slot->id));
+  slot->thread = std::this_thread::get_id();
   for (;;) {
     std::pair<v1::HostMessage, int> item;
     {
-      std::unique_lock<std::mutex> l(mu_);
-      cv_.wait(l, [&] { return !work_.empty(); });
-      item = std::move(work_.front());
-      work_.pop_front();
+      std::unique_lock<std::mutex> l(slot->mu);
+      slot->cv.wait(l, [&] { return !slot->work.empty(); });
+      item = std::move(slot->work.front());
+      slot->work.pop_front();
     }
-    Handle(item.first, item.second);
+    Handle(slot, item.first, item.second);
   }
 }
 
-void WorkerServer::Handle(const v1::HostMessage& m, int fd) {
+void WorkerServer::Handle(Slot* slot, const v1::HostMessage& m, int fd) {
+  if (fd >= 0) close(fd);
   v1::WorkerMessage reply;
   reply.set_id(m.id());
   if (m.has_load()) {
-    *reply.mutable_done() = Load(m.load(), fd);
+    *reply.mutable_done() = Load(slot, m.load());
   } else if (m.has_proc()) {
-    *reply.mutable_proc_done() = Proc(m.proc());
+    *reply.mutable_proc_done() = Proc(slot, m.proc());
   } else if (m.has_reset()) {
-    *reply.mutable_done() = Reset();
-  } else if (m.has_stop()) {
-    instance_.reset();  // user destructors, bound to the device
-    AddCounters(&reply);
-    (void)channel_.Send(reply);
-    Exit(0);
+    *reply.mutable_done() = Reset(slot);
+  } else if (m.has_unload()) {
+    *reply.mutable_done() = Unload(slot);
+    if (m.id() == 0) return;  // StopAll's
   } else {
     *reply.mutable_done() =
         ToDone(Status::InvalidArgument("worker: an unknown request"));
   }
-  if (fd >= 0 && !m.has_load()) close(fd);
-  AddCounters(&reply);
-  Status sent = channel_.Send(reply);
+  Reply(&reply);
+}
+
+void WorkerServer::Reply(v1::WorkerMessage* reply) {
+  AddCounters(reply);
+  Status sent = channel_.Send(*reply);
   if (!sent.ok()) {
     // The host waits for this reply: a death it sees beats a silence.
     std::fprintf(stderr, "hflow-worker: cannot reply (%s); exiting\n",
@@ -195,6 +216,7 @@ void WorkerServer::Handle(const v1::HostMessage& m, int fd) {
 
 void WorkerServer::AddCounters(v1::WorkerMessage* reply) {
   if (!runtime_) return;
+  std::lock_guard<std::mutex> l(counters_mu_);
   for (int32_t d : devices_) {
     rt::DeviceStats st;
     if (!runtime_->GetDeviceStats(d, &st).ok()) continue;
@@ -210,51 +232,76 @@ void WorkerServer::AddCounters(v1::WorkerMessage* reply) {
   }
 }
 
-v1::Done WorkerServer::Load(const v1::Load& load, int fd) {
-  if (instance_) {
+// The first Load's segment and runtime serve every later Load, which must
+// describe the same (a worker serves one device's instances); its passed
+// descriptor is closed either way.
+Status WorkerServer::Open(const v1::Load& load, int fd) {
+  if (open_tried_) {
     if (fd >= 0) close(fd);
-    return ToDone(Status::FailedPrecondition("worker: already loaded"));
+    HFLOW_RETURN_IF_ERROR(opened_);
+    if (load.segment_bytes() != segment_bytes_ ||
+        load.host_bytes() != host_bytes_) {
+      return Status::InvalidArgument(
+          "worker: a Load for another segment than the first Load's");
+    }
+    return Status::OK();
   }
-  Status s = SetUp(load, fd);
-  if (s.ok()) s = instance_->Init(*bound_);
+  open_tried_ = true;
+  opened_ = [&]() -> Status {
+    if (fd < 0) {
+      return Status::InvalidArgument("worker: Load came without its segment");
+    }
+    if (load.host_bytes() >= load.segment_bytes()) {
+      close(fd);
+      return Status::InvalidArgument("worker: a segment without a worker part");
+    }
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || uint64_t(st.st_size) < load.segment_bytes()) {
+      close(fd);
+      return Status::InvalidArgument(
+          "worker: the segment is smaller than Load says");
+    }
+    HFLOW_RETURN_IF_ERROR(Segment::Map(fd, load.segment_bytes(), &segment_));
+    host_bytes_ = load.host_bytes();
+    segment_bytes_ = load.segment_bytes();
+    arena_ = std::make_shared<SegmentArena>(segment_, host_bytes_,
+                                            load.segment_bytes());
+    // The worker's own runtime, as the host's: the same devices and
+    // default device, so binding (and its mistakes) behave as there.
+    rt::RuntimeOptions ro;
+    ro.cluster = MakeLocalCluster(std::vector<int32_t>(
+        load.runtime_devices().begin(), load.runtime_devices().end()));
+    ro.default_device = load.default_device();
+    std::shared_ptr<rt::DeviceRuntime> runtime;
+    HFLOW_RETURN_IF_ERROR(
+        rt::InitializeRuntime(ro, &runtime).WithContext("worker: runtime: "));
+    ArmFault(runtime.get());
+    devices_.assign(load.runtime_devices().begin(),
+                    load.runtime_devices().end());
+    contexts_ = std::make_unique<rt::DeviceContexts>(runtime);
+    runtime_ = std::move(runtime);
+    return Status::OK();
+  }();
+  return opened_;
+}
+
+v1::Done WorkerServer::Load(Slot* slot, const v1::Load& load) {
+  if (slot->instance) {
+    return ToDone(Status::FailedPrecondition(
+        "worker: slot " + std::to_string(slot->id) + " is already loaded"));
+  }
+  Status s = SetUp(slot, load);
+  if (s.ok()) s = slot->instance->Init(*slot->bound);
   return ToDone(s);
 }
 
-Status WorkerServer::SetUp(const v1::Load& load, int fd) {
-  if (fd < 0) {
-    return Status::InvalidArgument("worker: Load came without its segment");
+Status WorkerServer::SetUp(Slot* slot, const v1::Load& load) {
+  if (!slot->bound || slot->device != load.device()) {
+    slot->device = load.device();
+    slot->bound = std::make_unique<rt::ScopedDevice>(
+        contexts_.get(), slot->device, rt::ScopedDevice::OnExit::kKeep);
   }
-  if (load.host_bytes() >= load.segment_bytes()) {
-    close(fd);
-    return Status::InvalidArgument("worker: a segment without a worker part");
-  }
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || uint64_t(st.st_size) < load.segment_bytes()) {
-    close(fd);
-    return Status::InvalidArgument(
-        "worker: the segment is smaller than Load "
-        "says");
-  }
-  HFLOW_RETURN_IF_ERROR(Segment::Map(fd, load.segment_bytes(), &segment_));
-  host_bytes_ = load.host_bytes();
-  arena_ = std::make_shared<SegmentArena>(segment_, host_bytes_,
-                                          load.segment_bytes());
-  // The worker's own runtime, as the host's: the same devices and default
-  // device, so binding (and its mistakes) behave as they would there.
-  rt::RuntimeOptions ro;
-  ro.cluster = MakeLocalCluster(std::vector<int32_t>(
-      load.runtime_devices().begin(), load.runtime_devices().end()));
-  ro.default_device = load.default_device();
-  HFLOW_RETURN_IF_ERROR(
-      rt::InitializeRuntime(ro, &runtime_).WithContext("worker: runtime: "));
-  ArmFault(runtime_.get());
-  devices_.assign(load.runtime_devices().begin(), load.runtime_devices().end());
-  device_ = load.device();
-  contexts_ = std::make_unique<rt::DeviceContexts>(runtime_);
-  bound_ = std::make_unique<rt::ScopedDevice>(contexts_.get(), device_,
-                                              rt::ScopedDevice::OnExit::kKeep);
-  HFLOW_RETURN_IF_ERROR(bound_->status().WithContext("worker: "));
-
+  HFLOW_RETURN_IF_ERROR(slot->bound->status().WithContext("worker: "));
   std::vector<flow_func::FuncDesc> funcs;
   for (const v1::FuncDesc& w : load.funcs()) {
     flow_func::FuncDesc f;
@@ -270,7 +317,7 @@ Status WorkerServer::SetUp(const v1::Load& load, int fd) {
   flow_func::InstanceEnv env;
   env.node = load.node();
   env.work_path = load.work_path();
-  env.device = device_;
+  env.device = slot->device;
   env.instance_id = load.instance_id();
   env.instance_num = load.instance_num();
   env.input_num = load.input_num();
@@ -278,24 +325,22 @@ Status WorkerServer::SetUp(const v1::Load& load, int fd) {
   env.balance = static_cast<flow_func::BalanceKind>(load.balance());
   HFLOW_RETURN_IF_ERROR(AttrsFromWire(load.attrs(), &env.attrs));
   auto arena = arena_;
-  auto segment = segment_;
-  const int32_t device = device_;
+  const int32_t device = slot->device;
   env.allocator = std::make_shared<flow_func::MsgAllocator>(
-      [arena, segment, device](uint64_t bytes, int32_t wait_ms,
-                               services::MbufPtr* out) -> Status {
+      [this, arena, device](uint64_t bytes, int32_t wait_ms,
+                            services::MbufPtr* out) -> Status {
         uint64_t at = 0;
         HFLOW_RETURN_IF_ERROR(arena->Take(bytes, wait_ms, &at));
-        auto block = std::make_shared<WorkerBlock>(arena, at, bytes);
-        *out = services::MakeHostMbuf(device, segment->base() + at, bytes,
-                                      std::move(block));
+        *out = BlockAt(device, at, bytes);
         return Status::OK();
       },
-      device_,
+      device,
       flow_func::MsgLimits{load.node(), load.max_message_bytes(),
                            load.alloc_timeout_ms()});
-  env.output = [this](uint32_t index,
-                      std::shared_ptr<flow_func::MbufFlowMsg> msg) -> int32_t {
-    Status s = OutputOf(index, std::move(msg));
+  env.output = [this, slot](
+                   uint32_t index,
+                   std::shared_ptr<flow_func::MbufFlowMsg> msg) -> int32_t {
+    Status s = OutputOf(slot, index, std::move(msg));
     if (s.ok()) return FLOW_FUNC_SUCCESS;
     std::fprintf(stderr, "hflow-worker: %s\n", s.ToString().c_str());
     return FLOW_FUNC_FAILED;
@@ -303,140 +348,29 @@ Status WorkerServer::SetUp(const v1::Load& load, int fd) {
   std::unique_ptr<flow_func::UdfInstance> udf;
   HFLOW_RETURN_IF_ERROR(
       flow_func::UdfInstance::Create(std::move(funcs), std::move(env), &udf));
-  instance_ = std::move(udf);
+  slot->instance = std::move(udf);
   return Status::OK();
 }
 
-Status WorkerServer::OutputOf(uint32_t index,
-                              std::shared_ptr<flow_func::MbufFlowMsg> msg) {
-  if (!in_proc_ || std::this_thread::get_id() != exec_thread_) {
-    return Status::NotSupported(
-        "an isolated UDF's output outside Proc (in Init, or from a thread "
-        "of its own) is not delivered; emit it from Proc, or run the node "
-        "in the host");
-  }
-  outputs_.emplace_back(index, msg->mbuf());
-  return Status::OK();
+// The user's destructors run bound, on the thread that ran the instance.
+v1::Done WorkerServer::Unload(Slot* slot) {
+  if (slot->bound && !slot->bound->Current()) (void)slot->bound->Reassert();
+  slot->instance.reset();
+  std::lock_guard<std::mutex> l(slot->mu);
+  slot->unloaded = true;
+  slot->cv.notify_all();
+  return ToDone(Status::OK());
 }
 
-services::MbufPtr WorkerServer::Over(const v1::Msg& w, Status* s) {
-  if (w.size() > segment_->bytes() ||
-      w.offset() > segment_->bytes() - w.size()) {
-    *s = Status::InvalidArgument("worker: an input outside the segment");
-    return nullptr;
-  }
-  std::shared_ptr<const void> keep;
-  if (w.offset() >= host_bytes_) {  // one of ours, lent to the host
-    std::lock_guard<std::mutex> l(lent_mu_);
-    auto it = lent_.find(w.offset());
-    if (it == lent_.end()) {
-      *s = Status::InvalidArgument("worker: an input in a block not lent");
-      return nullptr;
-    }
-    keep = it->second;
-  } else {
-    keep = std::make_shared<HostHold>(&released_mu_, &released_, segment_,
-                                      w.offset());
-  }
-  services::MbufPtr m = services::MakeHostMbuf(
-      device_, segment_->base() + w.offset(), w.size(), std::move(keep));
-  *s = HeadFromWire(w.head(), &m->head());
-  return m;
-}
-
-Status WorkerServer::Wire(const services::MbufPtr& m, v1::Msg* out) {
-  HeadToWire(m->head(), out->mutable_head());
-  out->set_size(m->size());
-  if (segment_->Contains(m->data(), m->size() == 0 ? 1 : m->size())) {
-    out->set_offset(segment_->OffsetOf(m->data()));
-    if (out->offset() >= host_bytes_) {
-      std::lock_guard<std::mutex> l(lent_mu_);
-      lent_.emplace(out->offset(), m);
-    }
-    return Status::OK();
-  }
-  // Not in the segment (a message the UDF got some other way): one copy.
-  uint64_t at = 0;
-  HFLOW_RETURN_IF_ERROR(arena_->Take(m->size(), 0, &at));
-  if (m->size() > 0) std::memcpy(segment_->base() + at, m->data(), m->size());
-  auto block = std::make_shared<WorkerBlock>(arena_, at, m->size());
-  services::MbufPtr copy = services::MakeHostMbuf(
-      device_, segment_->base() + at, m->size(), std::move(block));
-  copy->head() = m->head();
-  out->set_offset(at);
-  std::lock_guard<std::mutex> l(lent_mu_);
-  lent_.emplace(at, std::move(copy));
-  return Status::OK();
-}
-
-v1::ProcDone WorkerServer::Proc(const v1::Proc& proc) {
-  v1::ProcDone done;
-  if (!instance_ || proc.func() >= instance_->funcs().size()) {
-    done.set_rc(FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID);
-    return done;
-  }
-  std::vector<std::shared_ptr<FlowFunc::FlowMsg>> msgs;
-  for (int i = 0; i < proc.inputs_size(); ++i) {
-    Status s;
-    services::MbufPtr m = Over(proc.inputs(i), &s);
-    if (!s.ok()) {
-      std::fprintf(stderr, "hflow-worker: %s\n", s.ToString().c_str());
-      done.set_rc(FLOW_FUNC_FAILED);
-      msgs.clear();
-      // The host lent every input: those not held here go back at once.
-      std::lock_guard<std::mutex> l(released_mu_);
-      for (int j = i; j < proc.inputs_size(); ++j) {
-        if (proc.inputs(j).offset() < host_bytes_) {
-          released_.push_back(proc.inputs(j).offset());
-        }
-      }
-      break;
-    }
-    auto msg = flow_func::MbufFlowMsg::FromMbuf(std::move(m));
-    msg->MarkShared();  // host consumers may read the same block
-    msgs.push_back(std::move(msg));
-  }
-  if (done.rc() == 0) {
-    if (!bound_->Current()) (void)bound_->Reassert();  // a UDF switched it
-    in_proc_ = true;
-    done.set_rc(instance_->Proc(*bound_, proc.func(), msgs, proc.trans()));
-    in_proc_ = false;
-  }
-  msgs.clear();  // the inputs' holds end here unless the UDF kept them
-  for (auto& [index, m] : outputs_) {
-    Status s = Wire(m, done.add_outputs());
-    if (!s.ok()) {
-      std::fprintf(stderr, "hflow-worker: %s\n", s.ToString().c_str());
-      done.mutable_outputs()->RemoveLast();
-      done.set_rc(FLOW_FUNC_FAILED);
-      continue;
-    }
-    done.add_output_index(index);
-  }
-  outputs_.clear();
-  std::lock_guard<std::mutex> l(released_mu_);
-  for (uint64_t off : released_) done.add_released(off);
-  released_.clear();
-  return done;
-}
-
-v1::Done WorkerServer::Reset() {
-  if (!instance_) {
+v1::Done WorkerServer::Reset(Slot* slot) {
+  if (!slot->instance) {
     return ToDone(Status::FailedPrecondition("worker: nothing loaded"));
   }
-  if (!bound_->Current()) (void)bound_->Reassert();
+  if (!slot->bound->Current()) (void)slot->bound->Reassert();
   bool recreated = false;
-  v1::Done d = ToDone(instance_->ResetState(*bound_, &recreated));
+  v1::Done d = ToDone(slot->instance->ResetState(*slot->bound, &recreated));
   d.set_recreated(recreated);
   return d;
-}
-
-void WorkerServer::OnRelease(const v1::Release& r) {
-  std::lock_guard<std::mutex> l(lent_mu_);
-  for (uint64_t off : r.offsets()) {
-    auto it = lent_.find(off);
-    if (it != lent_.end()) lent_.erase(it);
-  }
 }
 
 }  // namespace worker

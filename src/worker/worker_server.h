@@ -1,15 +1,20 @@
 // WorkerServer: the hflow-worker side of the control protocol. It reads
-// the host's messages on its main thread (`hflow-worker`) and runs the
-// instance on one executor thread (`wk-exec`), bound to the instance's
-// device in the worker's own runtime for as long as the process lives:
-// Load creates the runtime, maps the segment, loads the UDF libraries,
-// creates the instance and runs Init; Proc wraps the inputs over the
-// segment and runs Proc; Reset and Stop as their names say. Release is
-// handled at once on the main thread, so a Proc waiting for segment memory
-// sees the host give it back.
+// the host's messages on its main thread (`hflow-worker`) and runs each
+// instance it serves on an executor thread of its own (`wk-exec-<slot>`),
+// bound to the instance's device in the worker's own runtime for as long
+// as the process lives. The first Load maps the shared segment and creates
+// the runtime (on the main thread, which binds nothing); every Load then
+// loads its UDF libraries, creates its instance and runs Init on its
+// slot's thread. Proc wraps the inputs over the segment and runs Proc;
+// Reset, Unload and Stop as their names say. Release is handled at once on
+// the main thread, so a Proc waiting for segment memory sees the host give
+// it back.
 //
-// Thread-safety: Run owns the process; the executor thread is the only one
-// that touches the instance.
+// Thread-safety: Run owns the process. A slot's instance is touched only
+// by its executor thread; slots_ only by the main thread. The segment,
+// arena and runtime
+// are made once, before any slot thread uses them; lent_, each slot's
+// released blocks and the counters have mutexes of their own.
 #ifndef HFLOW_WORKER_WORKER_SERVER_H_
 #define HFLOW_WORKER_WORKER_SERVER_H_
 
@@ -40,44 +45,71 @@ class WorkerServer {
   int Run();
 
  private:
-  void ExecLoop();
-  void Handle(const v1::HostMessage& m, int fd);
-  v1::Done Load(const v1::Load& load, int fd);
-  v1::ProcDone Proc(const v1::Proc& proc);
-  v1::Done Reset();
-  Status SetUp(const v1::Load& load, int fd);
-  Status OutputOf(uint32_t index, std::shared_ptr<flow_func::MbufFlowMsg> msg);
+  // One instance and the thread that runs it.
+  struct Slot {
+    uint32_t id = 0;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::pair<v1::HostMessage, int>> work;  // under mu
+    bool unloaded = false;                             // under mu (Stop)
+    // The executor thread's own.
+    std::thread::id thread;
+    std::unique_ptr<rt::ScopedDevice> bound;
+    int32_t device = -1;
+    std::unique_ptr<flow_func::Instance> instance;
+    bool in_proc = false;
+    std::vector<std::pair<uint32_t, services::MbufPtr>> outputs;
+    // Host blocks of this slot's inputs whose last worker reference went
+    // (input messages die on any thread a UDF keeps them on). Reported
+    // in this slot's replies only: the host must read an output over a
+    // block before it learns of its release (Note [Releases per slot]).
+    std::mutex released_mu;
+    std::vector<uint64_t> released;
+  };
+
+  void Dispatch(v1::HostMessage m, int fd);
+  void StopAll(const v1::HostMessage& m);
+  void ExecLoop(Slot* slot);
+  void Handle(Slot* slot, const v1::HostMessage& m, int fd);
+  void Reply(v1::WorkerMessage* reply);
+  // The segment and runtime, at the first Load (main thread).
+  Status Open(const v1::Load& load, int fd);
+  v1::Done Load(Slot* slot, const v1::Load& load);
+  Status SetUp(Slot* slot, const v1::Load& load);
+  v1::Done Unload(Slot* slot);
+  v1::ProcDone Proc(Slot* slot, const v1::Proc& proc);
+  v1::Done Reset(Slot* slot);
+  Status OutputOf(Slot* slot, uint32_t index,
+                  std::shared_ptr<flow_func::MbufFlowMsg> msg);
   Status Wire(const services::MbufPtr& m, v1::Msg* out);
-  services::MbufPtr Over(const v1::Msg& w, Status* s);
+  // A message over [at, at + bytes) of the worker's part, which goes back
+  // to the arena with its last reference.
+  services::MbufPtr BlockAt(int32_t device, uint64_t at, uint64_t bytes);
+  services::MbufPtr Over(Slot* slot, const v1::Msg& w, Status* s);
+  void ReleaseUnread(Slot* slot, const v1::Proc& proc, int from);
   void OnRelease(const v1::Release& r);
   // Adds the runtime's counters that changed since the last reply.
   void AddCounters(v1::WorkerMessage* reply);
 
   Channel channel_;
   const int heartbeat_ms_;
-  // Work for the executor thread: a message and its passed descriptor.
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::pair<v1::HostMessage, int>> work_;
-  bool host_gone_ = false;
 
-  // Touched by the executor thread only, except lent_ (OnRelease).
+  // Main thread only; a slot, once made, lives as long as the process.
+  std::map<uint32_t, std::unique_ptr<Slot>> slots_;
+
+  // Made by Open before any slot thread reads them.
+  Status opened_ = Status::FailedPrecondition("worker: nothing loaded");
+  bool open_tried_ = false;
   std::shared_ptr<rt::DeviceRuntime> runtime_;
   std::unique_ptr<rt::DeviceContexts> contexts_;
-  std::unique_ptr<rt::ScopedDevice> bound_;
-  int32_t device_ = -1;
   std::vector<int32_t> devices_;  // the runtime's (Load)
-  std::map<int32_t, std::pair<uint64_t, uint64_t>> sent_;  // AddCounters
   std::shared_ptr<Segment> segment_;
   std::shared_ptr<SegmentArena> arena_;  // the worker's part
   uint64_t host_bytes_ = 0;
-  std::unique_ptr<flow_func::Instance> instance_;
-  bool in_proc_ = false;         // executor thread only
-  std::thread::id exec_thread_;  // set before any request runs
-  std::vector<std::pair<uint32_t, services::MbufPtr>> outputs_;
-  // Host blocks of inputs whose last worker reference went.
-  std::mutex released_mu_;
-  std::vector<uint64_t> released_;
+  uint64_t segment_bytes_ = 0;
+
+  std::mutex counters_mu_;
+  std::map<int32_t, std::pair<uint64_t, uint64_t>> sent_;  // AddCounters
   // Worker blocks the host reads: offset -> one message per lending.
   std::mutex lent_mu_;
   std::multimap<uint64_t, services::MbufPtr> lent_;

@@ -10,6 +10,7 @@
 //   fail   returns FLOW_FUNC_FAILED (no death: an error code)
 //   print  prints "fragile prints <x>" on stdout and "fragile warns <x>"
 //          on stderr, then passes as usual
+//   forward sends its input message itself on, unchanged (no new output)
 // The string attr "pid_file", when given, gets the process id at Init.
 // The string attr "once_file", when given, makes the fault happen once
 // across processes (a restarted worker): only while that file does not
@@ -94,6 +95,7 @@ class Fragile : public MetaFlowFunc {
       const int32_t rc = MaybeFault();
       if (rc != FLOW_FUNC_SUCCESS) return rc;
     }
+    if (mode_ == "forward") return context_->SetOutput(0, in[0]);
     std::shared_ptr<FlowMsg> out =
         context_->AllocTensorMsg({2}, TensorDataType::DT_INT64);
     if (!out) return FLOW_FUNC_FAILED;

@@ -1,0 +1,265 @@
+// SharedWorker: see shared_worker.h.
+//
+// Thread-safety: see shared_worker.h. life_mu_ guards the current life,
+// members_mu_ the members; OnDeath runs on the dead worker's supervisor
+// thread and holds members_mu_ while it asks the members what they were
+// doing, so a member that leaves (its destructor) waits for it.
+#include "worker/shared_worker.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+
+namespace hflow {
+namespace worker {
+
+void SharedWorker::Life::Lend(uint64_t offset,
+                              std::shared_ptr<void> block) const {
+  std::lock_guard<std::mutex> l(lent_mu);
+  lent.emplace(offset, std::move(block));
+}
+
+bool SharedWorker::Life::Lent(uint64_t offset,
+                              std::shared_ptr<const void>* block) const {
+  std::lock_guard<std::mutex> l(lent_mu);
+  auto it = lent.find(offset);
+  if (it == lent.end()) return false;
+  *block = it->second;  // may hold a message with a null pointer: no test
+  return true;
+}
+
+// The worker reports every block it let go in any reply, whichever member
+// lent it: the lendings are the life's, not a member's.
+void SharedWorker::Life::Released(const v1::ProcDone& done) const {
+  std::lock_guard<std::mutex> l(lent_mu);
+  for (uint64_t off : done.released()) {
+    auto it = lent.find(off);
+    if (it != lent.end()) lent.erase(it);
+  }
+}
+
+SharedWorker::SharedWorker(RemoteConfig config, int32_t device)
+    : config_(std::move(config)),
+      device_(device),
+      host_bytes_(config_.segment_bytes / 2) {
+  restarts_left_.store(std::max(0, config_.max_restarts));
+}
+
+Status SharedWorker::Create(RemoteConfig config, int32_t device,
+                            std::shared_ptr<SharedWorker>* out) {
+  out->reset(new SharedWorker(std::move(config), device));
+  return Status::OK();
+}
+
+Status SharedWorker::Start() {
+  std::lock_guard<std::mutex> l(revive_mu_);
+  if (Current()) return Status::OK();
+  return Launch(1);
+}
+
+// Half the stop timeout for the worker's own Stop (the destructors of
+// instances not unloaded yet), so that killing it still fits in the
+// undeploy's wait.
+SharedWorker::~SharedWorker() {
+  std::shared_ptr<const Life> p = Current();
+  if (!p || !p->process) return;
+  const int32_t t = config_.stop_timeout_ms;
+  (void)p->process->Stop(t < 0 ? -1 : t / 2);
+  Retire(*p);  // after Stop: its reply reports the destructors' work
+}
+
+std::shared_ptr<const SharedWorker::Life> SharedWorker::Current() const {
+  std::lock_guard<std::mutex> l(life_mu_);
+  return life_;
+}
+
+Status SharedWorker::Launch(uint64_t number) {
+  auto p = std::make_shared<Life>();
+  p->number = number;
+  std::string prefix;
+  std::string what;
+  std::string tag = "dev" + std::to_string(device_);
+  {
+    std::lock_guard<std::mutex> l(members_mu_);
+    what = Label(&prefix);
+    if (members_.size() == 1) tag = members_[0].first->Node().substr(0, 12);
+  }
+  // The name labels the mapping in /proc/<pid>/maps.
+  HFLOW_RETURN_IF_ERROR(Segment::Create("hflow-device" + std::to_string(device_),
+                                        config_.segment_bytes, &p->segment));
+  if (config_.contexts) {
+    rt::DeviceRuntime* rt = config_.contexts->runtime();
+    HFLOW_RETURN_IF_ERROR(
+        rt->HostRegister(p->segment->base(), p->segment->bytes())
+            .WithContext(what + ": registering its worker's segment: "));
+    p->segment->SetOnUnmap(
+        [contexts = config_.contexts, base = p->segment->base()] {
+          (void)contexts->runtime()->HostUnregister(base);
+        });
+  }
+  p->arena = std::make_shared<SegmentArena>(p->segment, 0, host_bytes_);
+  WorkerSpec spec;
+  spec.binary = config_.binary;
+  spec.what = what;
+  spec.prefix = prefix;
+  spec.tag = tag;
+  spec.heartbeat_ms = config_.heartbeat_ms;
+  spec.on_death = [this, arena = p->arena](const Status& death) {
+    OnDeath(arena, death);
+  };
+  HFLOW_RETURN_IF_ERROR(WorkerProcess::Start(std::move(spec), &p->process));
+  if (config_.counters) {
+    p->counters_id =
+        config_.counters->Add([w = std::weak_ptr<WorkerProcess>(p->process)] {
+          rt::ForeignCounters::PerDevice out;
+          if (auto worker = w.lock()) {
+            for (const auto& [d, c] : worker->counters()) {
+              out[d] = {c.contexts_created(), c.implicit_bindings()};
+            }
+          }
+          return out;
+        });
+  }
+  {
+    std::lock_guard<std::mutex> l(life_mu_);
+    life_ = std::move(p);
+  }
+  Relabel();  // members that joined while it started
+  return Status::OK();
+}
+
+void SharedWorker::Retire(const Life& life) {
+  if (config_.counters && life.counters_id != 0) {
+    config_.counters->Retire(life.counters_id);
+  }
+}
+
+uint32_t SharedWorker::Join(SeatMember* m) {
+  uint32_t slot = 0;
+  {
+    std::lock_guard<std::mutex> l(members_mu_);
+    slot = next_slot_++;
+    members_.emplace_back(m, slot);
+  }
+  Relabel();
+  return slot;
+}
+
+void SharedWorker::Leave(SeatMember* m) {
+  {
+    std::lock_guard<std::mutex> l(members_mu_);
+    members_.erase(std::remove_if(members_.begin(), members_.end(),
+                                  [m](const auto& e) { return e.first == m; }),
+                   members_.end());
+  }
+  Relabel();
+}
+
+void SharedWorker::Relabel() {
+  std::string prefix;
+  std::string what;
+  {
+    std::lock_guard<std::mutex> l(members_mu_);
+    what = Label(&prefix);
+  }
+  if (auto p = Current()) p->process->SetLabel(std::move(what), prefix);
+}
+
+// One member: named as an instance of its own ("node 'n' (replica 0) on
+// device 3", "[worker n@device3] "), as a heavy_load worker always is;
+// several: their nodes, the first three in the prefix.
+std::string SharedWorker::Label(std::string* prefix) const {
+  const std::string dev = "device " + std::to_string(device_);
+  if (members_.empty()) {
+    *prefix = "[worker@device" + std::to_string(device_) + "] ";
+    return dev;
+  }
+  if (members_.size() == 1) {
+    *prefix = "[worker " + members_[0].first->Node() + "@device" +
+              std::to_string(device_) + "] ";
+    return members_[0].first->Name() + " on " + dev;
+  }
+  // Sorted: the members join in whatever order the deploy threads run.
+  std::vector<std::pair<std::string, std::string>> sorted;  // name, node
+  for (const auto& [m, slot] : members_) {
+    std::string name = m->Name();  // "node 'n' (replica r)": one "nodes"
+    if (name.rfind("node ", 0) == 0) name.erase(0, 5);
+    sorted.emplace_back(std::move(name), m->Node());
+  }
+  std::sort(sorted.begin(), sorted.end());
+  std::string names;
+  std::string short_names;
+  std::set<std::string> seen;
+  for (const auto& [name, node] : sorted) {
+    names += (names.empty() ? "nodes " : ", ") + name;
+    if (seen.insert(node).second && seen.size() <= 3) {
+      short_names += (short_names.empty() ? "" : ",") + node;
+    }
+  }
+  if (seen.size() > 3) short_names += ",+" + std::to_string(seen.size() - 3);
+  *prefix =
+      "[worker " + short_names + "@device" + std::to_string(device_) + "] ";
+  return names + " on " + dev;
+}
+
+Status SharedWorker::Revive(const rt::ScopedDevice& bound, bool spend) {
+  HFLOW_RETURN_IF_ERROR(bound.Require(device_));
+  std::lock_guard<std::mutex> l(revive_mu_);
+  std::shared_ptr<const Life> dead = Current();
+  if (!dead) return Launch(1);
+  if (dead->process->alive()) return Status::OK();
+  if (spend) {  // here: of two members finding it dead, one spends
+    restarts_left_.fetch_sub(1);
+    restarts_.fetch_add(1);
+  }
+  Retire(*dead);
+  return Launch(dead->number + 1);
+}
+
+void SharedWorker::Discard() {
+  if (auto p = Current()) p->process->Kill();
+}
+
+void SharedWorker::GiveBackRestarts() {
+  restarts_left_.store(std::max(0, config_.max_restarts));
+}
+
+void SharedWorker::OnDeath(const std::shared_ptr<SegmentArena>& arena,
+                           const Status& death) {
+  arena->Cancel();  // nothing will give host blocks back any more
+  std::string msg = death.message();
+  {
+    std::lock_guard<std::mutex> l(members_mu_);
+    if (members_.size() <= 1) {
+      msg += members_.empty() ? " between calls"
+                              : " " + members_[0].first->Doing();
+    } else {
+      std::string busy;
+      for (const auto& [m, slot] : members_) {
+        if (!m->Busy()) continue;
+        busy += (busy.empty() ? "" : "; ") + m->Name() + " " + m->Doing();
+      }
+      msg += busy.empty() ? " between calls" : ": " + busy;
+    }
+  }
+  const int32_t left = restarts_left_.load();
+  if (left > 0) {
+    const std::string line =
+        "hflow: " + msg + "; it is started again at its next call (" +
+        std::to_string(left) +
+        " restart(s) left, Options::max_worker_restarts)\n";
+    (void)!write(STDERR_FILENO, line.data(), line.size());
+    return;
+  }
+  const int32_t used = restarts_.load();
+  if (!config_.on_death) return;
+  config_.on_death(used == 0 ? Status(death.code(), msg)
+                             : Status(death.code(),
+                                      msg + " (after " + std::to_string(used) +
+                                          " restart(s): "
+                                          "Options::max_worker_restarts)"));
+}
+
+}  // namespace worker
+}  // namespace hflow

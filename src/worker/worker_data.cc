@@ -1,0 +1,208 @@
+// WorkerServer's data half (worker_server.h): a Proc's inputs wrapped over
+// the shared segment, its outputs described back to the host, and the
+// holds on blocks across the two processes. The control half is in
+// worker_server.cc.
+//
+// Thread-safety: see worker_server.h. A slot's released_mu guards its
+// released host blocks (input messages die on any thread a UDF keeps them
+// on), lent_mu_ the blocks lent to the host (Release arrives on the main
+// thread).
+#include <cstdio>
+#include <cstring>
+
+#include "flow_func/flow_func_defines.h"
+#include "worker/wire.h"
+#include "worker/worker_server.h"
+
+namespace hflow {
+namespace worker {
+
+namespace {
+
+using FlowFunc::FLOW_FUNC_FAILED;
+
+// Note [One end per hold]
+// Each hold on a block (WorkerBlock, HostHold here; Loan, HostBlock in
+// remote_instance.cc) acts in its destructor: it gives the block back or
+// tells the other side. So a hold is made in place by make_shared and
+// never copied: a temporary moved into make_shared would act once as it
+// dies, freeing a block still in use (a later message would overwrite
+// it).
+
+// A worker block: back to the worker's part when its last message goes.
+struct WorkerBlock {
+  WorkerBlock(std::shared_ptr<SegmentArena> a, uint64_t off, uint64_t n)
+      : arena(std::move(a)), offset(off), bytes(n) {}
+  WorkerBlock(const WorkerBlock&) = delete;
+  WorkerBlock& operator=(const WorkerBlock&) = delete;
+  std::shared_ptr<SegmentArena> arena;
+  uint64_t offset;
+  uint64_t bytes;
+  ~WorkerBlock() { arena->Give(offset, bytes); }
+};
+
+// The worker's hold on a host block: its end is reported to the host.
+struct HostHold {
+  HostHold(std::mutex* m, std::vector<uint64_t>* r, std::shared_ptr<Segment> s,
+           uint64_t off)
+      : mu(m), released(r), segment(std::move(s)), offset(off) {}
+  HostHold(const HostHold&) = delete;
+  HostHold& operator=(const HostHold&) = delete;
+  std::mutex* mu;
+  std::vector<uint64_t>* released;
+  std::shared_ptr<Segment> segment;  // mapped while the message lives
+  uint64_t offset;
+  ~HostHold() {
+    std::lock_guard<std::mutex> l(*mu);
+    released->push_back(offset);
+  }
+};
+
+// Note [Releases per slot]
+// The host lends a block once per input it sends (a block passed from one
+// instance to the next is lent again by the next), and takes an output
+// over a host block by finding a lending of it. A worker that reported a
+// release in any slot's reply could let the host drop the lending of an
+// output before the host has read that output's report (the releasing
+// slot's reply overtaking the reporting slot's): the output would be lost
+// as "not lent". Each slot reports only the holds made for its own
+// inputs, in its own replies, after (or with) the output that used them.
+
+}  // namespace
+
+services::MbufPtr WorkerServer::BlockAt(int32_t device, uint64_t at,
+                                        uint64_t bytes) {
+  auto block = std::make_shared<WorkerBlock>(arena_, at, bytes);
+  return services::MakeHostMbuf(device, segment_->base() + at, bytes,
+                                std::move(block));
+}
+
+Status WorkerServer::OutputOf(Slot* slot, uint32_t index,
+                              std::shared_ptr<flow_func::MbufFlowMsg> msg) {
+  if (!slot->in_proc || std::this_thread::get_id() != slot->thread) {
+    return Status::NotSupported(
+        "an isolated UDF's output outside Proc (in Init, or from a thread "
+        "of its own) is not delivered; emit it from Proc, or run the node "
+        "in the host");
+  }
+  slot->outputs.emplace_back(index, msg->mbuf());
+  return Status::OK();
+}
+
+services::MbufPtr WorkerServer::Over(Slot* slot, const v1::Msg& w,
+                                     Status* s) {
+  if (w.size() > segment_->bytes() ||
+      w.offset() > segment_->bytes() - w.size()) {
+    *s = Status::InvalidArgument("worker: an input outside the segment");
+    return nullptr;
+  }
+  std::shared_ptr<const void> keep;
+  if (w.offset() >= host_bytes_) {  // one of ours, lent to the host
+    std::lock_guard<std::mutex> l(lent_mu_);
+    auto it = lent_.find(w.offset());
+    if (it == lent_.end()) {
+      *s = Status::InvalidArgument("worker: an input in a block not lent");
+      return nullptr;
+    }
+    keep = it->second;
+  } else {
+    keep = std::make_shared<HostHold>(&slot->released_mu, &slot->released,
+                                      segment_, w.offset());
+  }
+  services::MbufPtr m = services::MakeHostMbuf(
+      slot->device, segment_->base() + w.offset(), w.size(), std::move(keep));
+  *s = HeadFromWire(w.head(), &m->head());
+  return m;
+}
+
+Status WorkerServer::Wire(const services::MbufPtr& m, v1::Msg* out) {
+  HeadToWire(m->head(), out->mutable_head());
+  out->set_size(m->size());
+  if (segment_->Contains(m->data(), m->size() == 0 ? 1 : m->size())) {
+    out->set_offset(segment_->OffsetOf(m->data()));
+    if (out->offset() >= host_bytes_) {
+      std::lock_guard<std::mutex> l(lent_mu_);
+      lent_.emplace(out->offset(), m);
+    }
+    return Status::OK();
+  }
+  // Not in the segment (a message the UDF got some other way): one copy.
+  uint64_t at = 0;
+  HFLOW_RETURN_IF_ERROR(arena_->Take(m->size(), 0, &at));
+  if (m->size() > 0) std::memcpy(segment_->base() + at, m->data(), m->size());
+  services::MbufPtr copy = BlockAt(m->device(), at, m->size());
+  copy->head() = m->head();
+  out->set_offset(at);
+  std::lock_guard<std::mutex> l(lent_mu_);
+  lent_.emplace(at, std::move(copy));
+  return Status::OK();
+}
+
+// The host lent every input: those from `from` on, not held here, go back
+// at once.
+void WorkerServer::ReleaseUnread(Slot* slot, const v1::Proc& proc, int from) {
+  std::lock_guard<std::mutex> l(slot->released_mu);
+  for (int j = from; j < proc.inputs_size(); ++j) {
+    if (proc.inputs(j).offset() < host_bytes_) {
+      slot->released.push_back(proc.inputs(j).offset());
+    }
+  }
+}
+
+v1::ProcDone WorkerServer::Proc(Slot* slot, const v1::Proc& proc) {
+  v1::ProcDone done;
+  if (!slot->instance || proc.func() >= slot->instance->funcs().size()) {
+    done.set_rc(FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID);
+    ReleaseUnread(slot, proc, 0);
+    return done;
+  }
+  std::vector<std::shared_ptr<FlowFunc::FlowMsg>> msgs;
+  for (int i = 0; i < proc.inputs_size(); ++i) {
+    Status s;
+    services::MbufPtr m = Over(slot, proc.inputs(i), &s);
+    if (!s.ok()) {
+      std::fprintf(stderr, "hflow-worker: %s\n", s.ToString().c_str());
+      done.set_rc(FLOW_FUNC_FAILED);
+      msgs.clear();
+      ReleaseUnread(slot, proc, i);
+      break;
+    }
+    auto msg = flow_func::MbufFlowMsg::FromMbuf(std::move(m));
+    msg->MarkShared();  // host consumers may read the same block
+    msgs.push_back(std::move(msg));
+  }
+  if (done.rc() == 0) {
+    rt::ScopedDevice& bound = *slot->bound;
+    if (!bound.Current()) (void)bound.Reassert();  // a UDF switched it
+    slot->in_proc = true;
+    done.set_rc(slot->instance->Proc(bound, proc.func(), msgs, proc.trans()));
+    slot->in_proc = false;
+  }
+  msgs.clear();  // the inputs' holds end here unless the UDF kept them
+  for (auto& [index, m] : slot->outputs) {
+    Status s = Wire(m, done.add_outputs());
+    if (!s.ok()) {
+      std::fprintf(stderr, "hflow-worker: %s\n", s.ToString().c_str());
+      done.mutable_outputs()->RemoveLast();
+      done.set_rc(FLOW_FUNC_FAILED);
+      continue;
+    }
+    done.add_output_index(index);
+  }
+  slot->outputs.clear();
+  std::lock_guard<std::mutex> l(slot->released_mu);
+  for (uint64_t off : slot->released) done.add_released(off);
+  slot->released.clear();
+  return done;
+}
+
+void WorkerServer::OnRelease(const v1::Release& r) {
+  std::lock_guard<std::mutex> l(lent_mu_);
+  for (uint64_t off : r.offsets()) {
+    auto it = lent_.find(off);
+    if (it != lent_.end()) lent_.erase(it);
+  }
+}
+
+}  // namespace worker
+}  // namespace hflow
