@@ -158,6 +158,16 @@ TEST_P(WorkerRestartTest, RestartsAreBoundedThenTheGraphFails) {
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_EQ(r.ret_code, FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING);
   EXPECT_NE(RoundTrip(s, 3, 5), pid);
+  // The count starts again at the reset: the second restart since is the
+  // last, and the failure names 2, not 4.
+  Feed(s, 4, 7);
+  r = Fetch(s);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.ret_code, FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING);
+  Feed(s, 5, 7);
+  r = Fetch(s);
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_THAT(r.status.message(), HasSubstr("after 2 restart(s)"));
 }
 
 // kNever: the death fails the graph; ResetGraph starts the worker again.

@@ -11,7 +11,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <map>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "flow_func/flow_func_defines.h"
@@ -93,9 +96,9 @@ class WorkerSharedTest : public testing::WorkerTest {
     b.SetInput(0, a, 0);
     FlowGraph g("chain");
     g.SetInputs({x}).SetOutputs({b});
-    return Place(g, {{"id", {GetParam().front()}},
-                     {"a", {Device()}},
-                     {"b", {Device()}}});
+    return Place(
+        g,
+        {{"id", {GetParam().front()}}, {"a", {Device()}}, {"b", {Device()}}});
   }
 
   void Build(Session& s, const FlowGraph& g) {
@@ -191,6 +194,51 @@ TEST_P(WorkerSharedTest, AMessagePassedOnThroughTheWorkerKeepsItsBlock) {
     ASSERT_FALSE(seen.at(size_t(v))) << "twice: " << v;
     seen[size_t(v)] = true;
   }
+}
+
+// x ── frag (a replica on every device) ── a (on Device()) ── out: a and
+// frag's replica on Device() share that device's worker; every
+// transaction arrives once.
+TEST_P(WorkerSharedTest, ReplicasInSharedWorkersDeliverEachTransactionOnce) {
+  Init();
+  FlowData x("x", 0);
+  FlowNode frag = Frag("frag", Light());
+  FlowNode a = Frag("a", Light(), "forward");
+  frag.SetInput(0, x);
+  a.SetInput(0, frag, 0);
+  FlowGraph g("replicas");
+  g.SetInputs({x}).SetOutputs({a});
+  Session s;
+  Build(s, Place(g, {{"frag", GetParam()}, {"a", {Device()}}}));
+  constexpr int64_t kN = 150;
+  std::thread feeder([&] {
+    for (int64_t v = 1; v <= kN; ++v) {
+      FlowInfo in;
+      in.transaction_id = uint64_t(v);
+      EXPECT_TRUE(s.FeedData(1, {I64(v)}, in, kIoMs).ok());
+    }
+  });
+  std::map<uint64_t, int> seen;
+  std::set<int64_t> pids;
+  for (int64_t i = 0; i < kN; ++i) {
+    std::vector<Tensor> out;
+    FlowInfo info;
+    Status st = s.FetchData(1, &out, &info, kIoMs);
+    if (!st.ok()) {
+      ADD_FAILURE() << st.ToString();
+      break;
+    }
+    const std::vector<int64_t> r = out.at(0).As<int64_t>();
+    EXPECT_EQ(r.at(0), 2 * int64_t(info.transaction_id));
+    ++seen[info.transaction_id];
+    pids.insert(r.at(1));
+  }
+  feeder.join();
+  EXPECT_EQ(seen.size(), size_t(kN));
+  for (const auto& [t, n] : seen) EXPECT_EQ(n, 1) << "transaction " << t;
+  // frag's pids (a forwards frag's message): one worker per device.
+  EXPECT_EQ(pids.size(), GetParam().size());
+  EXPECT_EQ(pids.count(int64_t(getpid())), 0u);
 }
 
 // b dies in Proc of transaction 2: the graph fails naming the shared

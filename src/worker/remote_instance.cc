@@ -7,9 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/mbuf_msg.h"
@@ -231,10 +229,7 @@ int32_t RemoteInstance::Proc(
 // The arena is cancelled before the death is marked (the seat's OnDeath
 // runs first), so a caller that found it cancelled waits for the mark.
 bool RemoteInstance::AwaitDeath(const Life& life) {
-  for (int i = 0; i < 2000 && life.process->alive(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return !life.process->alive();
+  return life.process->WaitDead(2000);
 }
 
 int32_t RemoteInstance::ProcOnce(
@@ -257,6 +252,8 @@ int32_t RemoteInstance::ProcOnce(
     Status s = PutInput(*p, *in, req.mutable_proc()->add_inputs());
     if (!s.ok()) {
       phase_.store(0);
+      req.mutable_proc()->mutable_inputs()->RemoveLast();  // not lent
+      Unlend(*p, req.proc());
       // A dead worker (cancelled arena) never saw this request: let Proc
       // try again in a new one.
       if (s.code() == StatusCode::kCancelled && AwaitDeath(*p) &&
@@ -272,9 +269,15 @@ int32_t RemoteInstance::ProcOnce(
   Status s = p->process->Call(&req, &reply, -1, "Proc", -1, delivered);
   phase_.store(0);
   if (!s.ok()) {
+    if (p->process->alive()) {
+      // Not sent (a request too large for the socket), or a stop's
+      // planned kill in progress: the worker never holds these inputs.
+      if (!*delivered) Unlend(*p, req.proc());
+      Report(s.WithContext(What() + ": "));
+      return FLOW_FUNC_FAILED;
+    }
     // Dead (the seat reports the cause, or a stop killed it): nothing
     // will give host blocks back any more.
-    if (p->process->alive()) return FLOW_FUNC_FAILED;
     p->arena->Cancel();
     return seat_->restarts_left() ? FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING
                                   : FLOW_FUNC_FAILED;
@@ -364,6 +367,14 @@ Status RemoteInstance::TakeOutputs(const Life& life, const v1::ProcDone& done) {
   return last;
 }
 
+// The request's host blocks the worker will never hold: their lendings
+// end here (the blocks return once no host message uses them).
+void RemoteInstance::Unlend(const Life& life, const v1::Proc& proc) const {
+  for (const v1::Msg& in : proc.inputs()) {
+    if (in.offset() < seat_->host_bytes()) life.Unlend(in.offset());
+  }
+}
+
 int32_t RemoteInstance::ProcQueues(
     const rt::ScopedDevice&, size_t,
     const std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>>&) {
@@ -376,11 +387,10 @@ bool RemoteInstance::InCall(std::string* what) const {
   return true;
 }
 
+// Ends the whole worker: its other members' calls fail too (a stop that
+// timed out ends them all anyway).
 void RemoteInstance::Cancel() {
-  std::shared_ptr<const Life> p = seat_->Current();
-  if (!p || phase_.load() == 0) return;
-  p->arena->Cancel();  // a Proc waiting for segment memory
-  p->process->Kill();
+  if (phase_.load() != 0) seat_->Cancel();
 }
 
 }  // namespace worker

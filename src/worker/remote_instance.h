@@ -99,6 +99,7 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   Status CheckOutputs(const Life& life, const v1::ProcDone& done) const;
   Status TakeOutputs(const Life& life, const v1::ProcDone& done);
   v1::HostMessage Request() const;  // with this instance's slot
+  void Unlend(const Life& life, const v1::Proc& proc) const;
 
   std::vector<flow_func::FuncDesc> funcs_;
   flow_func::InstanceEnv env_;

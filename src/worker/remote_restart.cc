@@ -42,20 +42,30 @@ int32_t RemoteInstance::Recover(const rt::ScopedDevice& bound, uint64_t trans,
     return FlowFunc::FLOW_FUNC_FAILED;
   };
   trans_.store(trans);
+  // In Init from here: a stop that times out while the worker starts
+  // ends the new one (SharedWorker::Cancel).
+  phase_.store(uint32_t(util::UdfPhase::kInit));
   if (!(*life)->process->alive()) {
     // Dead between calls, or in the last one: with no restart left the
     // graph has failed (the seat's report).
-    if (!seat_->restarts_left()) return FlowFunc::FLOW_FUNC_FAILED;
+    if (!seat_->restarts_left()) {
+      phase_.store(0);
+      return FlowFunc::FLOW_FUNC_FAILED;
+    }
     Status s = seat_->Revive(bound, /*spend=*/true);
     if (!s.ok()) {
+      phase_.store(0);
+      if (s.code() == StatusCode::kCancelled) return FlowFunc::FLOW_FUNC_FAILED;
       return fail(s.WithContext(What() + ": starting its worker again after a "
                                          "death: "));
     }
     *life = seat_->Current();
   }
   if (loaded_.load() != (*life)->number) {
-    Status s = Load(bound, **life);
+    Status s = Load(bound, **life);  // in Init until it returns
     if (!s.ok()) {
+      // A stop ended it (not a failure of the graph's).
+      if (seat_->cancelled()) return FlowFunc::FLOW_FUNC_FAILED;
       // A worker where an Init failed must not serve on (a later reset
       // would run ResetFlowFuncState on an object that never
       // initialised): the next reset starts another.
@@ -63,6 +73,7 @@ int32_t RemoteInstance::Recover(const rt::ScopedDevice& bound, uint64_t trans,
       return fail(s.WithContext(What() + ": its Init in a restarted worker: "));
     }
   }
+  phase_.store(0);
   return FlowFunc::FLOW_FUNC_SUCCESS;
 }
 

@@ -32,11 +32,13 @@ bool SharedWorker::Life::Lent(uint64_t offset,
 // The worker reports every block it let go in any reply, whichever member
 // lent it: the lendings are the life's, not a member's.
 void SharedWorker::Life::Released(const v1::ProcDone& done) const {
+  for (uint64_t off : done.released()) Unlend(off);
+}
+
+void SharedWorker::Life::Unlend(uint64_t offset) const {
   std::lock_guard<std::mutex> l(lent_mu);
-  for (uint64_t off : done.released()) {
-    auto it = lent.find(off);
-    if (it != lent.end()) lent.erase(it);
-  }
+  auto it = lent.find(offset);
+  if (it != lent.end()) lent.erase(it);
 }
 
 SharedWorker::SharedWorker(RemoteConfig config, int32_t device)
@@ -86,8 +88,9 @@ Status SharedWorker::Launch(uint64_t number) {
     if (members_.size() == 1) tag = members_[0].first->Node().substr(0, 12);
   }
   // The name labels the mapping in /proc/<pid>/maps.
-  HFLOW_RETURN_IF_ERROR(Segment::Create("hflow-device" + std::to_string(device_),
-                                        config_.segment_bytes, &p->segment));
+  HFLOW_RETURN_IF_ERROR(
+      Segment::Create("hflow-device" + std::to_string(device_),
+                      config_.segment_bytes, &p->segment));
   if (config_.contexts) {
     rt::DeviceRuntime* rt = config_.contexts->runtime();
     HFLOW_RETURN_IF_ERROR(
@@ -121,11 +124,17 @@ Status SharedWorker::Launch(uint64_t number) {
           return out;
         });
   }
+  const bool cancelled = cancelled_.load();
+  if (cancelled) p->process->Kill();  // Cancel came while it started
   {
     std::lock_guard<std::mutex> l(life_mu_);
     life_ = std::move(p);
   }
   Relabel();  // members that joined while it started
+  if (cancelled) {
+    return Status::Cancelled("the worker of " + what +
+                             " was started during a stop that ended it");
+  }
   return Status::OK();
 }
 
@@ -221,8 +230,19 @@ void SharedWorker::Discard() {
   if (auto p = Current()) p->process->Kill();
 }
 
+void SharedWorker::Cancel() {
+  cancelled_.store(true);
+  if (auto p = Current()) {
+    p->arena->Cancel();  // a Proc waiting for segment memory
+    p->process->Kill();
+  }
+}
+
+// "after N restart(s)" counts from here on.
 void SharedWorker::GiveBackRestarts() {
+  cancelled_.store(false);
   restarts_left_.store(std::max(0, config_.max_restarts));
+  restarts_.store(0);
 }
 
 void SharedWorker::OnDeath(const std::shared_ptr<SegmentArena>& arena,
@@ -254,11 +274,11 @@ void SharedWorker::OnDeath(const std::shared_ptr<SegmentArena>& arena,
   }
   const int32_t used = restarts_.load();
   if (!config_.on_death) return;
-  config_.on_death(used == 0 ? Status(death.code(), msg)
-                             : Status(death.code(),
-                                      msg + " (after " + std::to_string(used) +
-                                          " restart(s): "
-                                          "Options::max_worker_restarts)"));
+  config_.on_death(
+      used == 0 ? Status(death.code(), msg)
+                : Status(death.code(), msg + " (after " + std::to_string(used) +
+                                           " restart(s): "
+                                           "Options::max_worker_restarts)"));
 }
 
 }  // namespace worker

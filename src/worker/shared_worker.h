@@ -62,6 +62,7 @@ class SharedWorker {
     // Whether `offset` is lent; `*block` gets one of its holds then.
     bool Lent(uint64_t offset, std::shared_ptr<const void>* block) const;
     void Released(const v1::ProcDone& done) const;
+    void Unlend(uint64_t offset) const;  // one lending of it ends
 
    private:
     mutable std::mutex lent_mu;
@@ -89,6 +90,11 @@ class SharedWorker {
   // Kills the current life (planned: no report), so that nothing serves
   // from it (a restarted instance whose Init failed).
   void Discard();
+  // A stop that timed out ends the calls in the worker: kills the current
+  // life, and a life being started (Revive) as soon as it runs. Until
+  // GiveBackRestarts (ResetGraph).
+  void Cancel();
+  bool cancelled() const { return cancelled_.load(); }
   bool restarts_left() const { return restarts_left_.load() > 0; }
   void NoMoreRestarts() { restarts_left_.store(0); }
   void GiveBackRestarts();
@@ -116,6 +122,7 @@ class SharedWorker {
   std::mutex revive_mu_;              // one Revive at a time
   std::atomic<int32_t> restarts_left_{0};
   std::atomic<int32_t> restarts_{0};
+  std::atomic<bool> cancelled_{false};
 
   mutable std::mutex members_mu_;
   std::vector<std::pair<SeatMember*, uint32_t>> members_;  // and slots

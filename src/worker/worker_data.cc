@@ -89,8 +89,7 @@ Status WorkerServer::OutputOf(Slot* slot, uint32_t index,
   return Status::OK();
 }
 
-services::MbufPtr WorkerServer::Over(Slot* slot, const v1::Msg& w,
-                                     Status* s) {
+services::MbufPtr WorkerServer::Over(Slot* slot, const v1::Msg& w, Status* s) {
   if (w.size() > segment_->bytes() ||
       w.offset() > segment_->bytes() - w.size()) {
     *s = Status::InvalidArgument("worker: an input outside the segment");

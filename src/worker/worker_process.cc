@@ -349,6 +349,12 @@ void WorkerProcess::Reap(bool planned) {
   cv_.notify_all();
 }
 
+bool WorkerProcess::WaitDead(int timeout_ms) const {
+  std::unique_lock<std::mutex> l(mu_);
+  return cv_.wait_for(l, std::chrono::milliseconds(timeout_ms),
+                      [&] { return dead_.load(std::memory_order_acquire); });
+}
+
 Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
                            int timeout_ms, const std::string& doing,
                            int pass_fd, bool* delivered) {

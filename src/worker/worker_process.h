@@ -92,6 +92,9 @@ class WorkerProcess {
   bool alive() const { return !dead_.load(std::memory_order_acquire); }
   // How the worker died (OK while it lives).
   Status death() const;
+  // Waits up to `timeout_ms` for the worker's death to be marked (its
+  // socket closed: the mark follows the owner's on_death); whether it is.
+  bool WaitDead(int timeout_ms) const;
 
  private:
   explicit WorkerProcess(WorkerSpec spec)
@@ -123,7 +126,7 @@ class WorkerProcess {
   std::atomic<uint64_t> next_id_{1};
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable std::condition_variable cv_;
   bool started_ = false;  // Hello arrived (or the start failed)
   bool reaped_ = false;   // waitpid returned it: never signal the pid again
   std::mutex join_mu_;    // one joiner of the supervisor
