@@ -190,6 +190,51 @@ Status ApplyGraphRunMode(const std::string& key, const std::string& value,
   return Status::OK();
 }
 
+// hflow's own keys (Note [GE option keys]): the worker options, which GE
+// has no keys for (its UDFs always run in executor processes), so that a
+// GE program or the Python package can isolate its UDFs.
+Status ApplyUdfIsolation(const std::string& key, const std::string& value,
+                         const Targets& t) {
+  if (value != "0" && value != "1") {
+    return Bad(key, value, "must be 1 (UDFs in worker processes) or 0");
+  }
+  t.options->udf_isolation = value == "1";
+  return Status::OK();
+}
+
+Status ApplyRestartPolicy(const std::string& key, const std::string& value,
+                          const Targets& t) {
+  if (value == "never") {
+    t.options->restart_policy = RestartPolicy::kNever;
+  } else if (value == "restart") {
+    t.options->restart_policy = RestartPolicy::kRestart;
+  } else {
+    return Bad(key, value,
+               "must be never (a dead worker fails its graph) or restart");
+  }
+  return Status::OK();
+}
+
+Status ApplyMaxWorkerRestarts(const std::string& key, const std::string& value,
+                              const Targets& t) {
+  int64_t n = 0;
+  if (!ParseInt(value, 1, INT32_MAX, &n)) {
+    return Bad(key, value, "must be an integer >= 1");
+  }
+  t.options->max_worker_restarts = static_cast<int32_t>(n);
+  return Status::OK();
+}
+
+Status ApplyWorkerHeartbeat(const std::string& key, const std::string& value,
+                            const Targets& t) {
+  int64_t ms = 0;
+  if (!ParseInt(value, 0, INT32_MAX, &ms) || (ms > 0 && ms < 50)) {
+    return Bad(key, value, "must be 0 (off) or milliseconds >= 50");
+  }
+  t.options->worker_heartbeat_ms = static_cast<int32_t>(ms);
+  return Status::OK();
+}
+
 constexpr const char* kComputeOnly =
     "ignored; an option of GE's compute-graph compiler or executor, and "
     "hflow runs no compute graphs";
@@ -199,7 +244,8 @@ constexpr const char* kComputeOnly =
 // GEInitialize's, a Session's and AddGraph's options into one context, so a
 // key may be given at any level there; hflow splits them: keys that change
 // the process (Options) are global, keys that describe a graph
-// (GeGraphOptions) may be given globally as defaults or per graph.
+// (GeGraphOptions) may be given globally as defaults or per graph. Keys
+// that start with "hflow." are hflow's own, for options GE has no key for.
 constexpr KeyRow kKeys[] = {
     {"ge.exec.deviceId", Scope::kGlobal, ApplyDeviceId, nullptr},
     {"ge.flowGraphMemMaxSize", Scope::kGlobal, ApplyMemMaxSize, nullptr},
@@ -211,6 +257,11 @@ constexpr KeyRow kKeys[] = {
      nullptr},
     {"ge.exec.logicalDeviceId", Scope::kGraph, ApplyLogicalDeviceId, nullptr},
     {"ge.graph_key", Scope::kGraph, ApplyGraphKey, nullptr},
+    {"hflow.udfIsolation", Scope::kGlobal, ApplyUdfIsolation, nullptr},
+    {"hflow.restartPolicy", Scope::kGlobal, ApplyRestartPolicy, nullptr},
+    {"hflow.maxWorkerRestarts", Scope::kGlobal, ApplyMaxWorkerRestarts,
+     nullptr},
+    {"hflow.workerHeartbeatMs", Scope::kGlobal, ApplyWorkerHeartbeat, nullptr},
     {"ge.graph_compiler_cache_dir", Scope::kGlobal, nullptr,
      "ignored; hflow keeps no compile cache (UDF builds are incremental in "
      "$HFLOW_UDF_BUILD_DIR)"},

@@ -126,6 +126,35 @@ TEST_F(GeOptionsTest, MappedKeysChangeOptions) {
   EXPECT_THAT(notes[0], HasSubstr("tiers are not modelled"));
 }
 
+// hflow's own keys set the worker options, which GE has no keys for.
+TEST_F(GeOptionsTest, HflowKeysSetTheWorkerOptions) {
+  Options o;
+  std::vector<std::string> notes;
+  Status s = ApplyGeOptions({{"hflow.udfIsolation", "1"},
+                             {"hflow.restartPolicy", "restart"},
+                             {"hflow.maxWorkerRestarts", "5"},
+                             {"hflow.workerHeartbeatMs", "250"}},
+                            &o, &notes);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(o.udf_isolation);
+  EXPECT_EQ(o.restart_policy, RestartPolicy::kRestart);
+  EXPECT_EQ(o.max_worker_restarts, 5);
+  EXPECT_EQ(o.worker_heartbeat_ms, 250);
+  EXPECT_TRUE(notes.empty());
+  ASSERT_TRUE(ApplyGeOptions({{"hflow.udfIsolation", "0"},
+                              {"hflow.restartPolicy", "never"},
+                              {"hflow.workerHeartbeatMs", "0"}},
+                             &o, nullptr)
+                  .ok());
+  EXPECT_FALSE(o.udf_isolation);
+  EXPECT_EQ(o.restart_policy, RestartPolicy::kNever);
+  EXPECT_EQ(o.worker_heartbeat_ms, 0);
+  // Global keys: an AddGraph's options refuse them.
+  GeGraphOptions g;
+  EXPECT_FALSE(
+      ApplyGeGraphOptions({{"hflow.udfIsolation", "1"}}, &g, nullptr).ok());
+}
+
 // GE reads the variable before the option.
 TEST_F(GeOptionsTest, EnvironmentWinsOverResourceConfigPathOption) {
   setenv(kResourceConfigPathEnv,
@@ -222,6 +251,10 @@ TEST_F(GeOptionsTest, UnknownKeysAndBadValuesAreNamed) {
       {"ge.exec.logicalDeviceId", ""},
       {"ge.experiment.data_flow_deploy_info_path", ""},
       {"ge.resourceConfigPath", ""},
+      {"hflow.udfIsolation", "true"},
+      {"hflow.restartPolicy", "always"},
+      {"hflow.maxWorkerRestarts", "0"},
+      {"hflow.workerHeartbeatMs", "10"},
   };
   for (const auto& [key, value] : bad) {
     s = ApplyGeOptions({{key, value}}, &o, nullptr, &g);

@@ -2,6 +2,7 @@
 compile config; hflow builds it with cmake on the first build."""
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 import dataflow as df
 from dataflow import _core
 
-from conftest import UDF_PROJECTS
+from conftest import CLUSTERS, UDF_PROJECTS
 
 ADD_DIR = UDF_PROJECTS / "single_add"
 
@@ -48,6 +49,47 @@ def test_add_values(cluster, in_add_dir):
     out, _, code = g.fetch_data([0])
     assert code == 0
     np.testing.assert_array_equal(out[0].numpy(), a + a + 5)
+
+
+def _workers() -> list[int]:
+    """This process's children named hflow-worker."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        if ppid == os.getpid() and name == "hflow-worker":
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("name", list(CLUSTERS))
+def test_hflow_udf_isolation_key_runs_the_udf_in_a_worker(name, tmp_path, monkeypatch, in_add_dir):
+    """hflow.udfIsolation=1 (df.init's options): the C++ UDF runs in an hflow-worker child process,
+    which ends with df.finalize; the results are the same."""
+    from conftest import _use_cluster
+
+    _use_cluster(name, tmp_path, monkeypatch)
+    df.init({"ge.exec.deviceId": "0", "hflow.udfIsolation": "1"})
+    try:
+        assert _workers() == []
+        g, d0, d1 = _add_graph(bias=5)
+        a = np.array([[1, 2], [3, 4]], np.int32)
+        for _ in range(3):
+            assert g.feed_data({d0: a, d1: a}) == 0
+            out, _, code = g.fetch_data()
+            assert code == 0
+            np.testing.assert_array_equal(out[0].numpy(), a + a + 5)
+        assert len(_workers()) == 1
+    finally:
+        df.finalize()
+    assert _workers() == []
 
 
 def test_user_data_and_transaction_round_trip(one_cluster, in_add_dir):
