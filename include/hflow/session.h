@@ -215,14 +215,15 @@ struct Options {
   // SIGABRT that print, as the process dies, the node, function, device and
   // transaction the crashing thread was running (hflow run turns it on).
   bool crash_report = false;
-  // Runs every UDF from a UDF library (a compile config's) in a worker
-  // process, hflow-worker, one per device of a graph shared by that
-  // device's isolated instances, as GE runs its UDFs in executor
-  // processes: a UDF that crashes fails its graph, naming the node, device
-  // and signal, and the program goes on (docs/user_guide.md "Isolating
-  // UDFs"). An instance of a node whose compile config says "heavy_load":
-  // true runs in a worker of its own whatever this says. Built-ins stay in
-  // the host.
+  // Runs every UDF from a UDF library (a compile config's), and every
+  // Python UDF of the dataflow package, in a worker process (hflow-worker,
+  // or an interpreter of its own for Python), one per device of a graph
+  // shared by that device's isolated instances, as GE runs its UDFs in
+  // executor processes: a UDF that crashes fails its graph, naming the
+  // node, device and signal, and the program goes on (docs/user_guide.md
+  // "Isolating UDFs"). An instance of a node whose compile config says
+  // "heavy_load": true runs in a worker of its own whatever this says.
+  // Built-ins stay in the host.
   bool udf_isolation = false;
   RestartPolicy restart_policy = RestartPolicy::kNever;
   // Restarts per worker under kRestart (ResetGraph gives them back);

@@ -13,7 +13,7 @@ import os
 from enum import Enum, IntEnum, auto
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from dataflow import _core
+from dataflow import _core, _worker
 from dataflow import data_type as df_dt
 from dataflow._context import finalize, init
 from dataflow.flow_func import _driver
@@ -174,6 +174,8 @@ class FuncProcessPoint:
             if compile_config_path is not None:
                 raise ValueError("Give FuncProcessPoint either compile_config_path or py_func, not both")
             self._py_udf = self._make_py_udf(py_func)
+            # How a worker process would make it (udf_isolation).
+            _worker.recipe(py_func, [fd.registered for fd in self._py_udf.funcs])
         elif compile_config_path is not None:
             check_type("compile_config_path", compile_config_path, str, "str")
             if not compile_config_path:

@@ -18,7 +18,9 @@ Thread-safety: decoration is not locked; node instances are independent objects.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
+import pickle
 from typing import Any, Callable, Optional, Union
 
 from dataflow import _core
@@ -195,6 +197,13 @@ class PyFunctionProcessPoint:
                                    self._choice))
         return _driver.PyUdf(self._function.__qualname__, [fd], lambda: None, lambda inst, params: 0)
 
+    def __reduce__(self) -> tuple:
+        # By name, as pickle takes functions: the decorated name now holds this object.
+        module, qualname = self._function.__module__, self._function.__qualname__
+        if "<locals>" in qualname:
+            raise pickle.PicklingError(f"@pyflow function {qualname} is defined inside a function")
+        return (_find, (module, qualname))
+
     def fnode(self, *args: Any, **kwargs: Any) -> df.FlowNode:
         """A FlowNode ("<name>_fnode") running this function."""
         node = df.FlowNode(input_num=self.input_num, output_num=self.output_num, name=self.func_name + "_fnode")
@@ -238,13 +247,12 @@ class PyActorProcessPoint:
         return found
 
     @classmethod
-    def fnode(cls, *args: Any, **kwargs: Any) -> df.FlowNode:
-        """A FlowNode ("<Cls>_fnode") with one function per @method; ``args``/``kwargs`` go to
-        ``__init__`` of each node instance's object."""
+    def _layout(cls) -> list[tuple[str, _driver.FuncDef]]:
+        """Each @method's name and function definition, inputs and outputs in declaration order."""
         methods = cls._methods()
         if not methods:
             raise DfException(f"@pyflow class {cls.__name__} has no @df.method methods")
-        funcs, wires = [], []
+        out = []
         n_in = n_out = 0
         for name, m, method_opts in methods:
             # class-level stream_input/choice_output apply to every method unless it sets its own
@@ -254,10 +262,14 @@ class PyActorProcessPoint:
             count = m.__df_num_returns__
             outs = list(range(n_out, n_out + count))
             stream = _check_stream(opts, m.__qualname__)
-            funcs.append(_driver.FuncDef(name, ins, outs, stream,
-                                         _Func(m, True, len(ins), count, n_out, stream, _check_choice(opts, name))))
-            wires.append((name, ins, outs))
+            out.append((name, _driver.FuncDef(name, ins, outs, stream,
+                                              _Func(m, True, len(ins), count, n_out, stream,
+                                                    _check_choice(opts, name)))))
             n_in, n_out = n_in + len(ins), n_out + count
+        return out
+
+    @classmethod
+    def _py_udf(cls, args: tuple, kwargs: dict) -> _driver.PyUdf:
         decorated = cls._decorated_class
 
         def make_instance() -> Any:
@@ -265,18 +277,36 @@ class PyActorProcessPoint:
             decorated.__init__(obj, *args, **kwargs)
             return obj
 
-        spec = _ActorSpec(lambda: _driver.PyUdf(decorated.__qualname__, funcs, make_instance, lambda i, p: 0))
+        funcs = [fd for _, fd in cls._layout()]
+        return _driver.PyUdf(decorated.__qualname__, funcs, make_instance, lambda i, p: 0)
+
+    @classmethod
+    def fnode(cls, *args: Any, **kwargs: Any) -> df.FlowNode:
+        """A FlowNode ("<Cls>_fnode") with one function per @method; ``args``/``kwargs`` go to
+        ``__init__`` of each node instance's object."""
+        layout = cls._layout()
+        n_in = sum(len(fd.inputs) for _, fd in layout)
+        n_out = sum(len(fd.outputs) for _, fd in layout)
         node = df.FlowNode(input_num=n_in, output_num=n_out, name=cls.__name__ + "_fnode")
-        node.add_process_point(df.FuncProcessPoint(name=cls.__name__, py_func=spec,
+        node.add_process_point(df.FuncProcessPoint(name=cls.__name__, py_func=_ActorSpec(cls, args, kwargs),
                                                    workspace_dir="./" + node.name + "_ws"))
-        for name, ins, outs in wires:
-            setattr(node, name, _MethodWire(name, node, ins, outs))
+        for name, fd in layout:
+            setattr(node, name, _MethodWire(name, node, fd.inputs, fd.outputs))
         return node
 
 
 class _ActorSpec:
-    def __init__(self, make: Callable[[], _driver.PyUdf]) -> None:
-        self._df_py_udf = make
+    """A ``@pyflow`` class with its ``__init__`` arguments: picklable (by the class's name, and the
+    arguments' values) for a worker process."""
+
+    def __init__(self, cls: type, args: tuple, kwargs: dict) -> None:
+        self._cls, self._args, self._kwargs = cls, args, kwargs
+
+    def _df_py_udf(self) -> _driver.PyUdf:
+        return self._cls._py_udf(self._args, self._kwargs)
+
+    def __reduce__(self) -> tuple:
+        return (_ActorSpec, (self._cls, self._args, self._kwargs))
 
 
 def _from_class(decorated: type, options: dict) -> type:
@@ -297,6 +327,14 @@ def _make_pyflow(function_or_class: Any, options: dict) -> Union[PyFunctionProce
     if inspect.isclass(function_or_class):
         return _from_class(function_or_class, options)
     raise TypeError("The @pyflow decorator must be applied to either a function or a class.")
+
+
+def _find(module: str, qualname: str) -> Any:
+    """The object ``qualname`` of ``module`` (imported)."""
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
 
 
 def pyflow(*args: Any, **kwargs: Any) -> Any:

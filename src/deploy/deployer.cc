@@ -107,6 +107,7 @@ Status AddRegistered(flow_func::FuncDesc f, const std::string& where,
   }
   HFLOW_RETURN_IF_ERROR(
       flow_func::FindFunctionLibrary(f.name, &f.library).WithContext(where));
+  if (f.library.empty()) (void)flow_func::FindRemoteRecipe(f.name, &f.remote);
   out->push_back(std::move(f));
   return Status::OK();
 }

@@ -200,8 +200,11 @@ class Deployment {
   bool Isolated(const DeployedInstance& inst, bool* own = nullptr) const;
   Status CreateRemote(const DeployedInstance& inst, bool own,
                       std::unique_ptr<flow_func::Instance>* out);
-  // The worker seat an isolated instance of `device` joins.
+  // The worker seat an isolated instance of `device` joins: the device's
+  // shared one for its kind of worker (`launcher`: empty for
+  // hflow-worker), or one of its own.
   Status SeatFor(int32_t device, bool own,
+                 const std::vector<std::string>& launcher,
                  std::shared_ptr<worker::SharedWorker>* out);
   // Starts failing the graph when one of its devices is lost.
   Status WatchDeviceLoss();
@@ -234,9 +237,12 @@ class Deployment {
   // several pool threads at once).
   std::shared_ptr<LossWatch> Watch();
   int loss_listener_ = 0;
-  // The shared worker of each device (its instances keep it alive).
+  // The shared worker of each device and kind (its instances keep it
+  // alive).
   std::mutex seats_mu_;
-  std::map<int32_t, std::weak_ptr<worker::SharedWorker>> seats_;
+  std::map<std::pair<int32_t, std::vector<std::string>>,
+           std::weak_ptr<worker::SharedWorker>>
+      seats_;
   mutable std::mutex fail_mu_;
   Status failure_;  // guarded by fail_mu_
 };

@@ -24,7 +24,10 @@ namespace deploy {
 // every node whose functions come from a UDF library in a worker too, one
 // per device shared by that device's isolated instances (each on a thread
 // of its own there), as GE's executors are: fewer processes and segments,
-// and a message between two of them never leaves the segment. Built-ins
+// and a message between two of them never leaves the segment. Python UDFs
+// count as library UDFs when the package left a recipe for them
+// (flow_func::RemoteRecipe): they run in a Python worker, a seat of its
+// own kind per device (SeatFor's launcher). Built-ins
 // stay in the host: they are hflow's own code, and the batchers emit
 // outside Proc (their timers), which a worker does not deliver yet.
 bool Deployment::Isolated(const DeployedInstance& inst, bool* own) const {
@@ -32,7 +35,10 @@ bool Deployment::Isolated(const DeployedInstance& inst, bool* own) const {
   bool library = !inst.funcs.empty();
   for (const auto& f : inst.funcs) {
     heavy = heavy || f.heavy_load;
-    library = library && !f.library.empty();
+    // A Python UDF's recipe counts (its error, if any, is said at
+    // CreateRemote).
+    const bool recipe = !f.remote.launcher.empty() || !f.remote.error.empty();
+    library = library && (!f.library.empty() || recipe);
   }
   if (own != nullptr) *own = heavy;
   return heavy || (opts_.isolate_udfs && library);
@@ -40,17 +46,33 @@ bool Deployment::Isolated(const DeployedInstance& inst, bool* own) const {
 
 Status Deployment::CreateRemote(const DeployedInstance& inst, bool own,
                                 std::unique_ptr<flow_func::Instance>* out) {
+  std::vector<std::string> launcher;
   for (const auto& f : inst.funcs) {
-    if (f.library.empty()) {
+    if (!f.library.empty()) continue;
+    if (!f.remote.error.empty()) {
+      return Status::InvalidArgument(
+          "function '" + f.name + "' cannot run in a worker process: " +
+          f.remote.error + "; make it picklable, or turn udf_isolation off");
+    }
+    if (f.remote.launcher.empty()) {
       return Status::InvalidArgument(
           "function '" + f.name +
           "' is registered by the host program, not by a UDF library, so "
           "a worker process cannot load it; build it as a UDF library "
           "(compile config), or drop heavy_load");
     }
+    launcher = f.remote.launcher;
+  }
+  for (const auto& f : inst.funcs) {
+    if (!launcher.empty() && f.remote.launcher != launcher) {
+      return Status::InvalidArgument(
+          "function '" + f.name +
+          "' runs in another kind of worker than the node's other functions "
+          "(a C++ library's and a Python UDF's in one node)");
+    }
   }
   std::shared_ptr<worker::SharedWorker> seat;
-  HFLOW_RETURN_IF_ERROR(SeatFor(inst.plan.device, own, &seat));
+  HFLOW_RETURN_IF_ERROR(SeatFor(inst.plan.device, own, launcher, &seat));
   std::unique_ptr<worker::RemoteInstance> remote;
   HFLOW_RETURN_IF_ERROR(worker::RemoteInstance::Create(
       inst.funcs, MakeEnv(inst), std::move(seat), &remote));
@@ -59,14 +81,17 @@ Status Deployment::CreateRemote(const DeployedInstance& inst, bool own,
 }
 
 Status Deployment::SeatFor(int32_t device, bool own,
+                           const std::vector<std::string>& launcher,
                            std::shared_ptr<worker::SharedWorker>* out) {
   std::unique_lock<std::mutex> lock(seats_mu_, std::defer_lock);
+  const auto key = std::make_pair(device, launcher);
   if (!own) {
     lock.lock();
-    if ((*out = seats_[device].lock())) return Status::OK();
+    if ((*out = seats_[key].lock())) return Status::OK();
   }
   worker::RemoteConfig cfg = opts_.worker;
-  if (cfg.binary.empty()) {
+  cfg.launcher = launcher;
+  if (cfg.binary.empty() && launcher.empty()) {
     HFLOW_RETURN_IF_ERROR(worker::FindWorkerBinary(&cfg.binary));
   }
   cfg.init_timeout_ms = opts_.init_timeout_ms;
@@ -81,7 +106,7 @@ Status Deployment::SeatFor(int32_t device, bool own,
   };
   HFLOW_RETURN_IF_ERROR(
       worker::SharedWorker::Create(std::move(cfg), device, out));
-  if (!own) seats_[device] = *out;
+  if (!own) seats_[key] = *out;
   return Status::OK();
 }
 

@@ -21,6 +21,15 @@
 namespace hflow {
 namespace flow_func {
 
+// How a worker process can run a function the host program registered
+// itself (a Python UDF): the program to start instead of hflow-worker,
+// and what that program's loader needs to register the function there.
+struct RemoteRecipe {
+  std::vector<std::string> launcher;  // argv before hflow-worker's flags
+  std::string payload;                // opaque to hflow (the loader's)
+  std::string error;                  // why there is none, when launcher is
+};
+
 struct FuncDesc {
   std::string name;
   std::vector<int32_t> inputs_index;   // node inputs this function reads
@@ -36,6 +45,8 @@ struct FuncDesc {
   // The compile config says "heavy_load": true (CompileConfig::heavy_load):
   // the instance runs in a worker process.
   bool heavy_load = false;
+  // A host-registered function's recipe for a worker (library empty).
+  RemoteRecipe remote;
 };
 
 // A place where a compile config's library, or the CMakeLists.txt to build

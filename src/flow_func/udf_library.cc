@@ -81,6 +81,26 @@ Status FindFunctionLibrary(const std::string& name, std::string* library) {
   return Status::OK();
 }
 
+namespace {
+std::map<std::string, RemoteRecipe>& Recipes() REQUIRES(g_mu) {
+  static auto* recipes = new std::map<std::string, RemoteRecipe>();
+  return *recipes;
+}
+}  // namespace
+
+void SetRemoteRecipe(const std::string& name, RemoteRecipe recipe) {
+  util::MutexLock lock(g_mu);
+  Recipes()[name] = std::move(recipe);
+}
+
+bool FindRemoteRecipe(const std::string& name, RemoteRecipe* out) {
+  util::MutexLock lock(g_mu);
+  auto it = Recipes().find(name);
+  if (it == Recipes().end()) return false;
+  *out = it->second;
+  return true;
+}
+
 Status LoadUdfLibrary(const std::string& so_path,
                       std::vector<std::string>* registered) {
   std::error_code ec;

@@ -38,6 +38,11 @@ Status LoadUdfFromConfig(const CompileConfig& cfg, const UdfBuildOptions& opts,
 // libraries when several do (the node must say which, by compile config).
 Status FindFunctionLibrary(const std::string& name, std::string* library);
 
+// The recipe a host program left for running its own function `name` in
+// a worker (Python UDFs); FindRemoteRecipe: whether there is one.
+void SetRemoteRecipe(const std::string& name, RemoteRecipe recipe);
+bool FindRemoteRecipe(const std::string& name, RemoteRecipe* out);
+
 // Whether `name` is registered (single- or multi-function).
 bool IsFunctionRegistered(const std::string& name);
 

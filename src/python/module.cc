@@ -84,4 +84,5 @@ PYBIND11_MODULE(_core, m) {
   hflow::python::BindUdfTypes(m);
   hflow::python::BindUdf(m);
   hflow::python::BindRt(m);
+  hflow::python::BindWorker(m);
 }

@@ -31,6 +31,7 @@ void BindHost(pybind11::module_& m);
 void BindUdf(pybind11::module_& m);
 void BindUdfTypes(pybind11::module_& m);
 void BindRt(pybind11::module_& m);
+void BindWorker(pybind11::module_& m);  // Python UDFs in workers
 
 // Holds the GIL on an hflow thread (an executor or deploy thread calling
 // into Python), keeping the thread's Python thread state for the thread's

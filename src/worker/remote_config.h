@@ -21,7 +21,10 @@ namespace hflow {
 namespace worker {
 
 struct RemoteConfig {
-  std::string binary;                     // hflow-worker (FindWorkerBinary)
+  std::string binary;  // hflow-worker (FindWorkerBinary)
+  // Another program to start instead (argv before hflow-worker's flags):
+  // a Python UDF's interpreter (flow_func::RemoteRecipe); empty: binary.
+  std::vector<std::string> launcher;
   uint64_t segment_bytes = 512ull << 20;  // half the host's, half the worker's
   uint64_t max_message_bytes = 64ull << 20;
   int32_t alloc_timeout_ms = 10000;

@@ -167,6 +167,7 @@ Status RemoteInstance::Load(const rt::ScopedDevice& bound, const Life& life) {
     for (int32_t i : f.inputs_index) w->add_inputs_index(i);
     for (int32_t i : f.outputs_index) w->add_outputs_index(i);
     w->set_library(f.library);
+    w->set_python(f.remote.payload);
   }
   for (int32_t d : cfg.runtime_devices) load->add_runtime_devices(d);
   load->set_default_device(cfg.default_device);

@@ -104,6 +104,7 @@ Status SharedWorker::Launch(uint64_t number) {
   p->arena = std::make_shared<SegmentArena>(p->segment, 0, host_bytes_);
   WorkerSpec spec;
   spec.binary = config_.binary;
+  spec.launcher = config_.launcher;
   spec.what = what;
   spec.prefix = prefix;
   spec.tag = tag;

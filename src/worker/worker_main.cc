@@ -9,17 +9,12 @@
 //
 // Thread-safety: single-threaded until WorkerServer::Run starts its
 // executor thread.
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-#include "worker/worker_server.h"
+#include "worker/serve.h"
 
 namespace {
 
@@ -54,14 +49,6 @@ int main(int argc, char** argv) {
                  "starts this program itself\n");
     return 2;
   }
-  // Die with the host, even when it is killed with SIGKILL; a host that
-  // died before this line is seen as a new parent.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != static_cast<pid_t>(parent)) return 1;
-  // Programs a UDF starts must not hold the control socket open: the host
-  // sees this worker's death as the socket closing.
-  fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
-  hflow::worker::WorkerServer server(static_cast<int>(fd),
-                                     static_cast<int>(heartbeat));
-  return server.Run();
+  return hflow::worker::ServeWorker(static_cast<int>(fd), parent,
+                                    static_cast<int>(heartbeat), nullptr);
 }

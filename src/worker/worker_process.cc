@@ -146,18 +146,20 @@ Status WorkerProcess::Spawn(int child_fd, int out_child_fd) {
   const std::string control = "--control-fd=" + std::to_string(kControlFd);
   const std::string beat =
       "--heartbeat-ms=" + std::to_string(std::max(0, spec_.heartbeat_ms));
-  std::vector<char*> argv = {const_cast<char*>(spec_.binary.c_str()),
-                             const_cast<char*>(control.c_str()),
-                             const_cast<char*>(parent.c_str()),
-                             const_cast<char*>(beat.c_str()), nullptr};
+  std::vector<std::string> args = spec_.launcher;
+  if (args.empty()) args.push_back(spec_.binary);
+  for (const std::string* a : {&control, &parent, &beat}) args.push_back(*a);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   pid_t pid = -1;
   const int rc =
-      posix_spawn(&pid, spec_.binary.c_str(), &fa, &attr, argv.data(), environ);
+      posix_spawn(&pid, args[0].c_str(), &fa, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     return Status::Internal("worker for " + What() + ": cannot start " +
-                            spec_.binary + ": " + std::strerror(rc));
+                            args[0] + ": " + std::strerror(rc));
   }
   pid_.store(pid, std::memory_order_release);
   return Status::OK();

@@ -42,6 +42,9 @@ namespace worker {
 
 struct WorkerSpec {
   std::string binary;  // the hflow-worker executable
+  // When not empty, the program and arguments started instead of
+  // `binary` (hflow-worker's flags follow them).
+  std::vector<std::string> launcher;
   std::string what;    // "node 'n' (replica 0) on device 3", for messages
                        // (SetLabel changes it and the prefix)
   std::string tag;     // supervisor thread name suffix (short)

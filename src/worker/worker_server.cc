@@ -6,6 +6,9 @@
 // Thread-safety: see worker_server.h.
 #include "worker/worker_server.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -312,6 +315,7 @@ Status WorkerServer::SetUp(Slot* slot, const v1::Load& load) {
     if (!f.library.empty()) {
       HFLOW_RETURN_IF_ERROR(flow_func::LoadUdfLibrary(f.library));
     }
+    if (!w.python().empty()) HFLOW_RETURN_IF_ERROR(LoadPayload(w));
     funcs.push_back(std::move(f));
   }
   flow_func::InstanceEnv env;
@@ -350,6 +354,35 @@ Status WorkerServer::SetUp(Slot* slot, const v1::Load& load) {
       flow_func::UdfInstance::Create(std::move(funcs), std::move(env), &udf));
   slot->instance = std::move(udf);
   return Status::OK();
+}
+
+Status WorkerServer::LoadPayload(const v1::FuncDesc& f) {
+  std::lock_guard<std::mutex> l(payload_mu_);
+  if (payloads_.count(f.python())) return Status::OK();
+  if (!loader_) {
+    return Status::FailedPrecondition(
+        "worker: function '" + f.name() +
+        "' was registered by the host program (a Python UDF), and this "
+        "worker has no loader for it");
+  }
+  HFLOW_RETURN_IF_ERROR(
+      loader_(f.python())
+          .WithContext("worker: registering function '" + f.name() + "': "));
+  payloads_.insert(f.python());
+  return Status::OK();
+}
+
+int ServeWorker(int control_fd, long parent_pid, int heartbeat_ms,
+                PayloadLoader loader) {
+  // Die with the host, even when it is killed with SIGKILL; a host that
+  // died before this line is seen as a new parent.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != static_cast<pid_t>(parent_pid)) return 1;
+  // Programs a UDF starts must not hold the control socket open: the host
+  // sees this worker's death as the socket closing.
+  fcntl(control_fd, F_SETFD, FD_CLOEXEC);
+  WorkerServer server(control_fd, heartbeat_ms, std::move(loader));
+  return server.Run();
 }
 
 // The user's destructors run bound, on the thread that ran the instance.

@@ -20,9 +20,12 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -32,6 +35,7 @@
 #include "worker/channel.h"
 #include "worker/proto/worker.pb.h"
 #include "worker/segment.h"
+#include "worker/serve.h"
 
 namespace hflow {
 namespace worker {
@@ -39,8 +43,12 @@ namespace worker {
 class WorkerServer {
  public:
   // `heartbeat_ms` > 0: the main thread sends a Beat every fifth of it.
-  WorkerServer(int control_fd, int heartbeat_ms)
-      : channel_(control_fd), heartbeat_ms_(heartbeat_ms) {}
+  // `loader`: how functions with a payload are registered (null: they
+  // are refused).
+  WorkerServer(int control_fd, int heartbeat_ms, PayloadLoader loader = {})
+      : channel_(control_fd),
+        heartbeat_ms_(heartbeat_ms),
+        loader_(std::move(loader)) {}
   // Serves until Stop or the host's end; returns the exit code.
   int Run();
 
@@ -76,6 +84,7 @@ class WorkerServer {
   Status Open(const v1::Load& load, int fd);
   v1::Done Load(Slot* slot, const v1::Load& load);
   Status SetUp(Slot* slot, const v1::Load& load);
+  Status LoadPayload(const v1::FuncDesc& f);
   v1::Done Unload(Slot* slot);
   v1::ProcDone Proc(Slot* slot, const v1::Proc& proc);
   v1::Done Reset(Slot* slot);
@@ -93,6 +102,9 @@ class WorkerServer {
 
   Channel channel_;
   const int heartbeat_ms_;
+  const PayloadLoader loader_;
+  std::mutex payload_mu_;
+  std::set<std::string> payloads_;  // loaded, under payload_mu_
 
   // Main thread only; a slot, once made, lives as long as the process.
   std::map<uint32_t, std::unique_ptr<Slot>> slots_;

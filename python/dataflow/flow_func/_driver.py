@@ -12,11 +12,12 @@ Thread-safety: the name counter is locked; a driver serves one node instance.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from dataflow import _core
 from dataflow.flow_func import flow_func as ff
@@ -24,6 +25,21 @@ from dataflow.utils.utils import DfAbortException, _running_state
 
 _counter = itertools.count()
 _counter_lock = threading.Lock()
+_forced_names: Optional[list[str]] = None  # registering_as's, under _counter_lock
+
+
+@contextlib.contextmanager
+def registering_as(names: list[str]) -> Iterator[None]:
+    """The next PyUdf made registers its functions as ``names`` (a worker process repeating the
+    host's registration), not under new numbered names."""
+    global _forced_names
+    with _counter_lock:
+        _forced_names = list(names)
+    try:
+        yield
+    finally:
+        with _counter_lock:
+            _forced_names = None
 
 
 @dataclass
@@ -147,10 +163,14 @@ class PyUdf:
         self.make_instance = make_instance
         self.init_instance = init_instance
         self.node_names: list[str] = []
+        global _forced_names
         with _counter_lock:
             n = next(_counter)
-        for fd in funcs:
-            fd.registered = f"{qualname}.{fd.method}#{n}"
+            forced, _forced_names = _forced_names, None
+        if forced is not None and len(forced) != len(funcs):
+            raise ValueError(f"{qualname}: {len(funcs)} functions here, {len(forced)} in the host program")
+        for i, fd in enumerate(funcs):
+            fd.registered = forced[i] if forced is not None else f"{qualname}.{fd.method}#{n}"
         self.by_registered = {fd.registered: fd for fd in funcs}
         _core.register_py_udf([fd.registered for fd in funcs], [fd.stream for fd in funcs], lambda: Driver(self))
 
