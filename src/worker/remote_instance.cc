@@ -245,6 +245,12 @@ int32_t RemoteInstance::ProcOnce(
   v1::HostMessage req = Request();
   req.mutable_proc()->set_func(uint32_t(index));
   req.mutable_proc()->set_trans(trans);
+  int32_t code = 0;
+  uint64_t user_context_id = 0;
+  if (env_.get_exception && env_.get_exception(&code, &user_context_id)) {
+    req.mutable_proc()->mutable_pending()->set_code(code);
+    req.mutable_proc()->mutable_pending()->set_user_context_id(user_context_id);
+  }
   // In a call from here on: a stop that times out cancels a wait for
   // segment memory too.
   trans_.store(trans);
@@ -289,6 +295,11 @@ int32_t RemoteInstance::ProcOnce(
     return FLOW_FUNC_FAILED;
   }
   const v1::ProcDone& done = reply.proc_done();
+  // Raised first: in the host a raise comes before the outputs after it,
+  // and exception catch drops what follows (GE ignores it).
+  for (const v1::Raised& r : done.raised()) {
+    if (env_.raise) env_.raise(r.code(), r.user_context_id());
+  }
   Status out = TakeOutputs(*p, done);
   p->Released(done);  // after TakeOutputs: an output may be a released input
   if (!out.ok()) {

@@ -173,10 +173,14 @@ v1::ProcDone WorkerServer::Proc(Slot* slot, const v1::Proc& proc) {
   if (done.rc() == 0) {
     rt::ScopedDevice& bound = *slot->bound;
     if (!bound.Current()) (void)bound.Reassert();  // a UDF switched it
+    slot->has_pending = proc.has_pending();
+    slot->pending = proc.pending();
     slot->in_proc = true;
     done.set_rc(slot->instance->Proc(bound, proc.func(), msgs, proc.trans()));
     slot->in_proc = false;
   }
+  for (v1::Raised& r : slot->raised) *done.add_raised() = std::move(r);
+  slot->raised.clear();
   msgs.clear();  // the inputs' holds end here unless the UDF kept them
   for (auto& [index, m] : slot->outputs) {
     Status s = Wire(m, done.add_outputs());

@@ -341,6 +341,26 @@ Status WorkerServer::SetUp(Slot* slot, const v1::Load& load) {
       device,
       flow_func::MsgLimits{load.node(), load.max_message_bytes(),
                            load.alloc_timeout_ms()});
+  // Exception catch across the two processes: raises travel back with the
+  // Proc's reply; GetException answers what the host saw at its start.
+  env.raise = [slot](int32_t code, uint64_t user_context_id) {
+    if (!slot->in_proc || std::this_thread::get_id() != slot->thread) {
+      std::fprintf(stderr,
+                   "hflow-worker: an isolated UDF's RaiseException outside "
+                   "Proc is not delivered; raise it from Proc\n");
+      return;
+    }
+    v1::Raised r;
+    r.set_code(code);
+    r.set_user_context_id(user_context_id);
+    slot->raised.push_back(std::move(r));
+  };
+  env.get_exception = [slot](int32_t* code, uint64_t* user_context_id) {
+    if (!slot->has_pending) return false;
+    *code = slot->pending.code();
+    *user_context_id = slot->pending.user_context_id();
+    return true;
+  };
   env.output = [this, slot](
                    uint32_t index,
                    std::shared_ptr<flow_func::MbufFlowMsg> msg) -> int32_t {

@@ -67,6 +67,9 @@ class WorkerServer {
     std::unique_ptr<flow_func::Instance> instance;
     bool in_proc = false;
     std::vector<std::pair<uint32_t, services::MbufPtr>> outputs;
+    std::vector<v1::Raised> raised;  // this Proc's RaiseException calls
+    bool has_pending = false;        // the Proc's GetException answer
+    v1::Raised pending;
     // Host blocks of this slot's inputs whose last worker reference went
     // (input messages die on any thread a UDF keeps them on). Reported
     // in this slot's replies only: the host must read an output over a

@@ -11,6 +11,7 @@
 //   print  prints "fragile prints <x>" on stdout and "fragile warns <x>"
 //          on stderr, then passes as usual
 //   forward sends its input message itself on, unchanged (no new output)
+//   raise  RaiseException(7700123, the input's transaction), then passes
 // The string attr "pid_file", when given, gets the process id at Init.
 // The string attr "once_file", when given, makes the fault happen once
 // across processes (a restarted worker): only while that file does not
@@ -96,6 +97,9 @@ class Fragile : public MetaFlowFunc {
       if (rc != FLOW_FUNC_SUCCESS) return rc;
     }
     if (mode_ == "forward") return context_->SetOutput(0, in[0]);
+    if (mode_ == "raise" && v == at_) {
+      context_->RaiseException(7700123, in[0]->GetTransactionId());
+    }
     std::shared_ptr<FlowMsg> out =
         context_->AllocTensorMsg({2}, TensorDataType::DT_INT64);
     if (!out) return FLOW_FUNC_FAILED;
