@@ -68,6 +68,22 @@ struct NodeDef {
   std::vector<std::string> invoked_models;
 };
 
+// The inputs and outputs of a node's process point (its input and output
+// maps applied).
+inline uint32_t PpInputs(const NodeDef& n) {
+  if (n.input_map.empty()) return static_cast<uint32_t>(n.inputs.size());
+  uint32_t top = 0;
+  for (uint32_t i : n.input_map) top = i > top ? i : top;
+  return top + 1;
+}
+
+inline uint32_t PpOutputs(const NodeDef& n) {
+  if (n.output_map.empty()) return n.output_num;
+  uint32_t top = 0;
+  for (uint32_t i : n.output_map) top = i > top ? i : top;
+  return top + 1;
+}
+
 // Input alignment of a graph's fetches (FlowGraph::SetInputsAlignAttrs),
 // with GE's limits.
 inline constexpr uint32_t kMaxAlignCache = 1024;
