@@ -35,13 +35,16 @@ using ::testing::HasSubstr;
 
 constexpr int32_t kIoMs = 10000;
 
-// A Fragile node (tests/worker_udfs/fragile.cpp) in `mode` on input `at`.
+// A Fragile node (tests/worker_udfs/fragile.cpp) in `mode` on input `at`
+// (once across its workers and nodes sharing `once_file`, when given).
 FlowNode Frag(const std::string& name, const std::string& config,
-              const std::string& mode = "pass", int64_t at = 0) {
+              const std::string& mode = "pass", int64_t at = 0,
+              const std::string& once_file = "") {
   FunctionPp pp(name + "_pp");
   pp.SetCompileConfig(config);
   pp.SetInitParam("mode", mode);
   pp.SetInitParam("at", at);
+  if (!once_file.empty()) pp.SetInitParam("once_file", once_file);
   FlowNode n(name, 1, 1);
   n.AddPp(pp);
   return n;
@@ -289,6 +292,48 @@ TEST_P(WorkerSharedTest, ARestartBringsBackEveryMember) {
     EXPECT_NE(r.out.at(0).at(1), old_pid);
     EXPECT_TRUE(Alive(r.out.at(0).at(1)));
   }
+}
+
+// a and b crash on the same input, once between them (one flag file):
+// one death, whoever dies first, with the other in Proc then or not. With
+// one restart allowed, that death takes it, and whichever member reaches
+// the dead worker first, the transaction comes back as lost (564003), not
+// as a failure, and the graph runs on in one new worker.
+TEST_P(WorkerSharedTest, OneDeathTakesOneRestartForEveryMember) {
+  Options o;
+  o.cluster = MakeLocalCluster(GetParam());
+  o.udf_isolation = true;
+  o.restart_policy = RestartPolicy::kRestart;
+  o.max_worker_restarts = 1;
+  ASSERT_TRUE(Initialize(o).ok());
+  FlowData x("x", 0);
+  FlowNode id = FuncNode("id", "_BuiltIn_Identity");
+  id.SetInput(0, x);
+  FlowNode a = Frag("a", Light(), "segv", 3, (dir_ / "once").string());
+  FlowNode b = Frag("b", Light(), "segv", 3, (dir_ / "once").string());
+  a.SetInput(0, id, 0);
+  b.SetInput(0, id, 0);
+  FlowGraph g("both");
+  g.SetInputs({x}).SetOutputs({a, b});
+  Session s;
+  Build(s, Place(g, {{"id", {GetParam().front()}},
+                     {"a", {Device()}},
+                     {"b", {Device()}}}));
+  Result ok = RoundTrip(s, 1, 1);
+  ASSERT_TRUE(ok.status.ok()) << ok.status.ToString();
+  const int64_t old_pid = ok.out.at(0).at(1);
+  Result lost = RoundTrip(s, 2, 3);
+  ASSERT_TRUE(lost.status.ok()) << lost.status.ToString();
+  EXPECT_EQ(lost.ret_code, FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING);
+  EXPECT_TRUE(Gone(old_pid));
+  Result again = RoundTrip(s, 3, 4);
+  ASSERT_TRUE(again.status.ok()) << again.status.ToString();
+  ASSERT_EQ(again.ret_code, 0);
+  ASSERT_EQ(again.out.size(), 2u);
+  EXPECT_EQ(again.out[0].at(0), 8);
+  EXPECT_EQ(again.out[1].at(0), 8);
+  EXPECT_EQ(again.out[0].at(1), again.out[1].at(1));
+  EXPECT_NE(again.out[0].at(1), old_pid);
 }
 
 // Under kNever a failed graph comes back with ResetGraph: a new worker,

@@ -3,8 +3,9 @@
 Build a graph of ``FlowData`` and ``FlowNode``s running ``FuncProcessPoint``s (C++ UDFs through a
 compile config, or Python UDFs), make a ``FlowGraph`` of its outputs, then ``feed_data``/
 ``fetch_data`` tensors or ``feed``/``fetch`` Python objects. ``df.init`` first, ``df.finalize`` at the
-end (also run at exit). Python UDFs run in this process on hflow's executor threads; every blocking
-call releases the GIL.
+end (also run at exit). Python UDFs run in this process on hflow's executor threads, or, with
+``df.init({"hflow.udfIsolation": "1"})``, in a Python worker process per device; every blocking call
+releases the GIL.
 
 Thread-safety: module state is locked; build each graph on one thread, feed and fetch from any.
 """

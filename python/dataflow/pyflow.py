@@ -202,6 +202,13 @@ class PyFunctionProcessPoint:
         module, qualname = self._function.__module__, self._function.__qualname__
         if "<locals>" in qualname:
             raise pickle.PicklingError(f"@pyflow function {qualname} is defined inside a function")
+        try:
+            found = _find(module, qualname)
+        except (ImportError, AttributeError) as e:
+            raise pickle.PicklingError(f"@pyflow function {qualname} cannot be found by name ({e})") from e
+        if found is not self:
+            raise pickle.PicklingError(f"@pyflow function {qualname}: its name in {module} now holds "
+                                       "another object")
         return (_find, (module, qualname))
 
     def fnode(self, *args: Any, **kwargs: Any) -> df.FlowNode:

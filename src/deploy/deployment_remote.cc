@@ -35,6 +35,9 @@ bool Deployment::Isolated(const DeployedInstance& inst, bool* own) const {
   bool library = !inst.funcs.empty();
   for (const auto& f : inst.funcs) {
     heavy = heavy || f.heavy_load;
+    // A worker runs no stream function yet: udf_isolation leaves such a
+    // node in the host (heavy_load, asked for by name, is refused).
+    library = library && !f.stream_input;
     // A Python UDF's recipe counts (its error, if any, is said at
     // CreateRemote).
     const bool recipe = !f.remote.launcher.empty() || !f.remote.error.empty();

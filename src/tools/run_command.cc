@@ -405,13 +405,13 @@ void AddRunCommand(CLI::App* app) {
       ->type_name("K,...")
       ->delimiter(',');
   cmd->add_flag("--isolate", args->isolate,
-                "Run every UDF from a UDF library in a worker process of its "
-                "own: a crashing UDF fails the run, naming its node, instead "
-                "of ending hflow");
+                "Run every UDF from a UDF library in a worker process (one "
+                "per device): a crashing UDF fails the run, naming its node, "
+                "instead of ending hflow");
   cmd->add_option("--restart", args->restart,
                   "Start a UDF's worker process again when it dies, up to N "
-                  "times per instance; the message it was processing is "
-                  "lost (its result is an error, code 564003) and the run "
+                  "times per worker; the messages it was processing are "
+                  "lost (their results are errors, code 564003) and the run "
                   "goes on (default 0: the first death fails the run)")
       ->type_name("N")
       ->check(CLI::NonNegativeNumber);

@@ -264,7 +264,7 @@ int32_t RemoteInstance::ProcOnce(
       // A dead worker (cancelled arena) never saw this request: let Proc
       // try again in a new one.
       if (s.code() == StatusCode::kCancelled && AwaitDeath(*p) &&
-          seat_->restarts_left()) {
+          p->Restartable()) {
         *delivered = false;
         return FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING;
       }
@@ -286,10 +286,11 @@ int32_t RemoteInstance::ProcOnce(
     // Dead (the seat reports the cause, or a stop killed it): nothing
     // will give host blocks back any more.
     p->arena->Cancel();
-    return seat_->restarts_left() ? FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING
-                                  : FLOW_FUNC_FAILED;
+    return p->Restartable() ? FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING
+                            : FLOW_FUNC_FAILED;
   }
   if (!reply.has_proc_done()) {
+    Unlend(*p, req.proc());
     Report(Status::Internal(What() + ": the worker answered Proc with "
                                      "another reply"));
     return FLOW_FUNC_FAILED;

@@ -28,12 +28,14 @@ namespace worker {
 //     other workers (other devices, heavy_load nodes).
 // The restart happens at a member's next call, on the executor thread that
 // makes it, with the device bound: the supervisor thread that sees the
-// death is bound to nothing and must not block on a spawn. The first
-// member to call starts the new worker (counted once per death against
-// max_restarts, per seat: a crash loop ends); each member loads itself
-// into it at its own next call. With no restart left the death fails the
-// graph as without the policy; a member whose Init fails in the new
-// worker fails it too. ResetState gives the seat its restarts back.
+// death is bound to nothing and must not block on a spawn. The restart is
+// counted as the death is reported, once per death and per seat, against
+// max_restarts (a crash loop ends), and marked on the dead life, so every
+// member reads the same answer; the first member to call starts the new
+// worker, and each loads itself into it at its own next call. With no restart
+// left the death fails the graph as without the policy; a member whose Init
+// fails in the new worker fails it too. ResetState gives the seat its restarts
+// back.
 int32_t RemoteInstance::Recover(const rt::ScopedDevice& bound, uint64_t trans,
                                 std::shared_ptr<const Life>* life) {
   const auto fail = [&](const Status& s) {
@@ -46,13 +48,14 @@ int32_t RemoteInstance::Recover(const rt::ScopedDevice& bound, uint64_t trans,
   // ends the new one (SharedWorker::Cancel).
   phase_.store(uint32_t(util::UdfPhase::kInit));
   if (!(*life)->process->alive()) {
-    // Dead between calls, or in the last one: with no restart left the
-    // graph has failed (the seat's report).
-    if (!seat_->restarts_left()) {
+    // Dead between calls, or in the last one: without a restart reserved
+    // for that death the graph has failed (the seat's report), or a stop
+    // ended it.
+    if (!(*life)->Restartable()) {
       phase_.store(0);
       return FlowFunc::FLOW_FUNC_FAILED;
     }
-    Status s = seat_->Revive(bound, /*spend=*/true);
+    Status s = seat_->Revive(bound, (*life)->number);
     if (!s.ok()) {
       phase_.store(0);
       if (s.code() == StatusCode::kCancelled) return FlowFunc::FLOW_FUNC_FAILED;
@@ -60,6 +63,11 @@ int32_t RemoteInstance::Recover(const rt::ScopedDevice& bound, uint64_t trans,
                                          "death: "));
     }
     *life = seat_->Current();
+    if (!(*life)->process->alive()) {  // the new one died already
+      phase_.store(0);
+      return (*life)->Restartable() ? FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING
+                                    : FlowFunc::FLOW_FUNC_FAILED;
+    }
   }
   if (loaded_.load() != (*life)->number) {
     Status s = Load(bound, **life);  // in Init until it returns
@@ -90,7 +98,7 @@ Status RemoteInstance::ResetState(const rt::ScopedDevice& bound,
     if (recreated != nullptr) *recreated = true;
     if (!p->process->alive()) {
       HFLOW_RETURN_IF_ERROR(
-          seat_->Revive(bound, /*spend=*/false)
+          seat_->Revive(bound, p->number)
               .WithContext(What() + ": starting its dead worker again: "));
       p = seat_->Current();
     }

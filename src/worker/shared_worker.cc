@@ -29,8 +29,9 @@ bool SharedWorker::Life::Lent(uint64_t offset,
   return true;
 }
 
-// The worker reports every block it let go in any reply, whichever member
-// lent it: the lendings are the life's, not a member's.
+// The lendings are the life's, not a member's: a block passed from one
+// member to the next is lent by each (Note [Releases per slot] in
+// worker_data.cc).
 void SharedWorker::Life::Released(const v1::ProcDone& done) const {
   for (uint64_t off : done.released()) Unlend(off);
 }
@@ -109,9 +110,12 @@ Status SharedWorker::Launch(uint64_t number) {
   spec.prefix = prefix;
   spec.tag = tag;
   spec.heartbeat_ms = config_.heartbeat_ms;
-  spec.on_death = [this, arena = p->arena](const Status& death) {
-    OnDeath(arena, death);
+  spec.on_death = [this, r = p->restartable](const Status& death) {
+    OnDeath(r, death);
   };
+  // Planned kills too (a timeout, a stop, Discard): nothing will give host
+  // blocks back any more, so no Proc waits for them.
+  spec.on_end = [arena = p->arena] { arena->Cancel(); };
   HFLOW_RETURN_IF_ERROR(WorkerProcess::Start(std::move(spec), &p->process));
   if (config_.counters) {
     p->counters_id =
@@ -125,10 +129,11 @@ Status SharedWorker::Launch(uint64_t number) {
           return out;
         });
   }
-  const bool cancelled = cancelled_.load();
-  if (cancelled) p->process->Kill();  // Cancel came while it started
+  bool cancelled = false;
   {
     std::lock_guard<std::mutex> l(life_mu_);
+    cancelled = cancelled_;
+    if (cancelled) p->process->Kill();  // Cancel came while it started
     life_ = std::move(p);
   }
   Relabel();  // members that joined while it started
@@ -213,18 +218,19 @@ std::string SharedWorker::Label(std::string* prefix) const {
   return names + " on " + dev;
 }
 
-Status SharedWorker::Revive(const rt::ScopedDevice& bound, bool spend) {
+Status SharedWorker::Revive(const rt::ScopedDevice& bound, uint64_t dead) {
   HFLOW_RETURN_IF_ERROR(bound.Require(device_));
   std::lock_guard<std::mutex> l(revive_mu_);
-  std::shared_ptr<const Life> dead = Current();
-  if (!dead) return Launch(1);
-  if (dead->process->alive()) return Status::OK();
-  if (spend) {  // here: of two members finding it dead, one spends
-    restarts_left_.fetch_sub(1);
-    restarts_.fetch_add(1);
-  }
-  Retire(*dead);
-  return Launch(dead->number + 1);
+  std::shared_ptr<const Life> now = Current();
+  if (!now) return Launch(1);
+  if (now->number != dead || now->process->alive()) return Status::OK();
+  Retire(*now);
+  return Launch(now->number + 1);
+}
+
+bool SharedWorker::cancelled() const {
+  std::lock_guard<std::mutex> l(life_mu_);
+  return cancelled_;
 }
 
 void SharedWorker::Discard() {
@@ -232,8 +238,13 @@ void SharedWorker::Discard() {
 }
 
 void SharedWorker::Cancel() {
-  cancelled_.store(true);
-  if (auto p = Current()) {
+  std::shared_ptr<const Life> p;
+  {
+    std::lock_guard<std::mutex> l(life_mu_);
+    cancelled_ = true;  // a Launch installing after this kills its own
+    p = life_;
+  }
+  if (p) {
     p->arena->Cancel();  // a Proc waiting for segment memory
     p->process->Kill();
   }
@@ -241,14 +252,20 @@ void SharedWorker::Cancel() {
 
 // "after N restart(s)" counts from here on.
 void SharedWorker::GiveBackRestarts() {
-  cancelled_.store(false);
+  {
+    std::lock_guard<std::mutex> l(life_mu_);
+    cancelled_ = false;
+  }
   restarts_left_.store(std::max(0, config_.max_restarts));
   restarts_.store(0);
 }
 
-void SharedWorker::OnDeath(const std::shared_ptr<SegmentArena>& arena,
-                           const Status& death) {
-  arena->Cancel();  // nothing will give host blocks back any more
+// The restart is reserved here, once per death, before the death is
+// marked: every member that then finds the life dead reads the same
+// answer (Life::Restartable), whoever revives it.
+void SharedWorker::OnDeath(
+    const std::shared_ptr<std::atomic<bool>>& restartable,
+    const Status& death) {
   std::string msg = death.message();
   {
     std::lock_guard<std::mutex> l(members_mu_);
@@ -264,12 +281,16 @@ void SharedWorker::OnDeath(const std::shared_ptr<SegmentArena>& arena,
       msg += busy.empty() ? " between calls" : ": " + busy;
     }
   }
-  const int32_t left = restarts_left_.load();
+  int32_t left = restarts_left_.load();
+  while (left > 0 && !restarts_left_.compare_exchange_weak(left, left - 1)) {
+  }
   if (left > 0) {
+    restarts_.fetch_add(1);
+    restartable->store(true);
     const std::string line =
         "hflow: " + msg + "; it is started again at its next call (" +
-        std::to_string(left) +
-        " restart(s) left, Options::max_worker_restarts)\n";
+        std::to_string(left - 1) +
+        " restart(s) left after it, Options::max_worker_restarts)\n";
     (void)!write(STDERR_FILENO, line.data(), line.size());
     return;
   }

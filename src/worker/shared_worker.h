@@ -58,6 +58,11 @@ class SharedWorker {
     std::shared_ptr<SegmentArena> arena;  // the host's part
     std::shared_ptr<WorkerProcess> process;
     int counters_id = 0;  // its source in config.counters
+    // Decided once, as the death is reported and before it is marked:
+    // whether a restart was reserved for it (a planned kill: never).
+    std::shared_ptr<std::atomic<bool>> restartable =
+        std::make_shared<std::atomic<bool>>(false);
+    bool Restartable() const { return restartable->load(); }
     void Lend(uint64_t offset, std::shared_ptr<void> block) const;
     // Whether `offset` is lent; `*block` gets one of its holds then.
     bool Lent(uint64_t offset, std::shared_ptr<const void>* block) const;
@@ -84,9 +89,10 @@ class SharedWorker {
   uint32_t Join(SeatMember* m);
   void Leave(SeatMember* m);
 
-  // A new life when the current one is dead (OK when it lives: another
-  // member revived it). `spend`: it counts against max_restarts.
-  Status Revive(const rt::ScopedDevice& bound, bool spend);
+  // A new life in place of life `dead` when that is still the current one
+  // (OK otherwise: another member revived it, or it lives). The restart
+  // was counted when the death was reported (Note [Restarting a worker]).
+  Status Revive(const rt::ScopedDevice& bound, uint64_t dead);
   // Kills the current life (planned: no report), so that nothing serves
   // from it (a restarted instance whose Init failed).
   void Discard();
@@ -94,8 +100,7 @@ class SharedWorker {
   // life, and a life being started (Revive) as soon as it runs. Until
   // GiveBackRestarts (ResetGraph).
   void Cancel();
-  bool cancelled() const { return cancelled_.load(); }
-  bool restarts_left() const { return restarts_left_.load() > 0; }
+  bool cancelled() const;
   void NoMoreRestarts() { restarts_left_.store(0); }
   void GiveBackRestarts();
   // Lives started after a death (not counting the first).
@@ -110,7 +115,8 @@ class SharedWorker {
   Status Launch(uint64_t number);
   void Retire(const Life& life);
   void Relabel();
-  void OnDeath(const std::shared_ptr<SegmentArena>& arena, const Status& death);
+  void OnDeath(const std::shared_ptr<std::atomic<bool>>& restartable,
+               const Status& death);
   std::string Label(std::string* prefix) const;  // under members_mu_
 
   const RemoteConfig config_;
@@ -122,7 +128,7 @@ class SharedWorker {
   std::mutex revive_mu_;              // one Revive at a time
   std::atomic<int32_t> restarts_left_{0};
   std::atomic<int32_t> restarts_{0};
-  std::atomic<bool> cancelled_{false};
+  bool cancelled_ = false;  // under life_mu_ (Cancel against Launch)
 
   mutable std::mutex members_mu_;
   std::vector<std::pair<SeatMember*, uint32_t>> members_;  // and slots

@@ -210,7 +210,8 @@ void WorkerProcess::OnMessage(v1::WorkerMessage msg) {
     started_ = true;
     if (msg.hello().protocol_version() != kProtocolVersion) {
       start_status_ = Status::FailedPrecondition(
-          "worker for " + What() + ": " + spec_.binary +
+          "worker for " + What() + ": " +
+          (spec_.launcher.empty() ? spec_.binary : spec_.launcher[0]) +
           " speaks protocol version " +
           std::to_string(msg.hello().protocol_version()) + ", this hflow " +
           std::to_string(kProtocolVersion) +
@@ -340,6 +341,7 @@ void WorkerProcess::Reap(bool planned) {
                                              What() + " is gone");
   // The owner hears of the death before any waiting call returns, so
   // what it reports still sees the call in flight.
+  if (spec_.on_end) spec_.on_end();
   if (!planned && !planned_.load() && spec_.on_death) spec_.on_death(death);
   std::lock_guard<std::mutex> l(mu_);
   death_ = death;

@@ -15,9 +15,10 @@
 // the supervisor reaps it, fails every call in flight with a status naming
 // the worker, the signal or exit code and the call, and tells `on_death`.
 //
-// Thread-safety: Call and Send may be used from any thread (one call per
-// message id; the caller waits on its own slot); Stop and the destructor
-// from one thread, after the calls have returned.
+// Thread-safety: Call, Send and Kill may be used from any thread (one call
+// per message id; the caller waits on its own slot; a Kill fails the calls
+// in flight); Stop and the destructor from one thread, after the calls
+// have returned.
 #ifndef HFLOW_WORKER_WORKER_PROCESS_H_
 #define HFLOW_WORKER_WORKER_PROCESS_H_
 
@@ -56,6 +57,9 @@ struct WorkerSpec {
   // Called once, on the supervisor thread, when the worker dies without
   // having been asked to stop; the status names the worker and the cause.
   std::function<void(const Status&)> on_death;
+  // Called once, on the supervisor thread, when the worker is gone for
+  // whatever reason (planned kills and Stop too), before on_death.
+  std::function<void()> on_end;
 };
 
 class WorkerProcess {

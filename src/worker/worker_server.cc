@@ -116,7 +116,16 @@ void WorkerServer::Dispatch(v1::HostMessage m, int fd) {
   }
   if (m.has_stop()) {
     if (fd >= 0) close(fd);
-    StopAll(m);  // does not return
+    // On a thread of its own: this one goes on beating (and taking
+    // Releases) while the destructors run, so a slow one is not taken for
+    // a hung worker.
+    std::vector<Slot*> slots;
+    for (auto& [id, slot] : slots_) slots.push_back(slot.get());
+    std::thread([this, m, slots] {
+      util::SetCurrentThreadName("wk-stop");
+      StopAll(m, slots);  // does not return
+    }).detach();
+    return;
   }
   if (m.has_load()) {
     Status s = Open(m.load(), fd);
@@ -155,8 +164,9 @@ void WorkerServer::Dispatch(v1::HostMessage m, int fd) {
 // Every instance still loaded is destroyed on its own thread (bound, as
 // its Init was), then the reply goes and the process ends. A slot stuck
 // in a Proc never finishes: the host's Stop times out and kills.
-void WorkerServer::StopAll(const v1::HostMessage& m) {
-  for (auto& [id, slot] : slots_) {
+void WorkerServer::StopAll(const v1::HostMessage& m,
+                           const std::vector<Slot*>& slots) {
+  for (Slot* slot : slots) {
     v1::HostMessage unload;  // id 0: no reply
     unload.mutable_unload();
     std::unique_lock<std::mutex> l(slot->mu);
@@ -295,6 +305,9 @@ v1::Done WorkerServer::Load(Slot* slot, const v1::Load& load) {
   }
   Status s = SetUp(slot, load);
   if (s.ok()) s = slot->instance->Init(*slot->bound);
+  // An instance whose Init failed is not kept (its destructors run now,
+  // bound), so the slot can be loaded again.
+  if (!s.ok()) slot->instance.reset();
   return ToDone(s);
 }
 

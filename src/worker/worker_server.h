@@ -18,6 +18,7 @@
 #ifndef HFLOW_WORKER_WORKER_SERVER_H_
 #define HFLOW_WORKER_WORKER_SERVER_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -65,7 +66,7 @@ class WorkerServer {
     std::unique_ptr<rt::ScopedDevice> bound;
     int32_t device = -1;
     std::unique_ptr<flow_func::Instance> instance;
-    bool in_proc = false;
+    std::atomic<bool> in_proc{false};  // read by UDF threads (outputs)
     std::vector<std::pair<uint32_t, services::MbufPtr>> outputs;
     std::vector<v1::Raised> raised;  // this Proc's RaiseException calls
     bool has_pending = false;        // the Proc's GetException answer
@@ -79,7 +80,7 @@ class WorkerServer {
   };
 
   void Dispatch(v1::HostMessage m, int fd);
-  void StopAll(const v1::HostMessage& m);
+  void StopAll(const v1::HostMessage& m, const std::vector<Slot*>& slots);
   void ExecLoop(Slot* slot);
   void Handle(Slot* slot, const v1::HostMessage& m, int fd);
   void Reply(v1::WorkerMessage* reply);

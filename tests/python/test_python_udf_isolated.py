@@ -40,6 +40,11 @@ def crash_on_three(x):
     return x
 
 
+# Made at import, as a program that builds its graph at module level does: the worker imports this
+# module too, and its own registrations must not take the names the host's process point has.
+AT_IMPORT = df.FuncProcessPoint(py_func=whose)
+
+
 def _python_workers() -> list[int]:
     """This process's children that are Python workers (dataflow._worker)."""
     found = []
@@ -82,6 +87,17 @@ def test_a_function_runs_in_a_worker(isolated):
     pid = pids.pop()
     assert pid != os.getpid()
     assert pid in _python_workers()
+
+
+def test_a_process_point_made_at_import_runs(isolated):
+    d = df.FlowData()
+    node = df.FlowNode(1, 1, name="at_import")
+    node.add_process_point(AT_IMPORT)
+    g = df.FlowGraph([node(d)])
+    assert g.feed({d: 6}) == 0
+    (out,), code = g.fetch()
+    assert code == 0, _core.last_error()
+    assert out[0] == 6 and out[1] != os.getpid()
 
 
 def test_a_class_keeps_its_arguments_and_state(isolated):
@@ -174,3 +190,15 @@ def test_a_udf_of_the_main_script_runs_in_a_worker(tmp_path):
                        cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "result 0 5 True" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_udf_of_a_program_without_a_script_file_is_refused(tmp_path):
+    """python -c: __main__ has no file the worker could run, so the build fails saying so."""
+    import subprocess
+    import sys
+
+    code = _SCRIPT.replace('if __name__ == "__main__":', "if True:")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)
+    assert r.returncode != 0
+    assert "no script file" in r.stderr, r.stderr

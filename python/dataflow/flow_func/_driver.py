@@ -26,6 +26,14 @@ from dataflow.utils.utils import DfAbortException, _running_state
 _counter = itertools.count()
 _counter_lock = threading.Lock()
 _forced_names: Optional[list[str]] = None  # registering_as's, under _counter_lock
+_name_prefix = ""  # set_name_prefix's, under _counter_lock
+
+
+def set_name_prefix(prefix: str) -> None:
+    """Names registered from now on (not forced) start with ``prefix`` (a worker process's own)."""
+    global _name_prefix
+    with _counter_lock:
+        _name_prefix = prefix
 
 
 @contextlib.contextmanager
@@ -167,10 +175,11 @@ class PyUdf:
         with _counter_lock:
             n = next(_counter)
             forced, _forced_names = _forced_names, None
+            prefix = _name_prefix
         if forced is not None and len(forced) != len(funcs):
             raise ValueError(f"{qualname}: {len(funcs)} functions here, {len(forced)} in the host program")
         for i, fd in enumerate(funcs):
-            fd.registered = forced[i] if forced is not None else f"{qualname}.{fd.method}#{n}"
+            fd.registered = forced[i] if forced is not None else f"{prefix}{qualname}.{fd.method}#{n}"
         self.by_registered = {fd.registered: fd for fd in funcs}
         _core.register_py_udf([fd.registered for fd in funcs], [fd.stream for fd in funcs], lambda: Driver(self))
 
