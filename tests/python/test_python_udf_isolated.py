@@ -40,6 +40,11 @@ def crash_on_three(x):
     return x
 
 
+@df.pyflow(stream_input="Queue")
+def stream_whose(q):
+    return [q.get(), os.getpid()]
+
+
 # Made at import, as a program that builds its graph at module level does: the worker imports this
 # module too, and its own registrations must not take the names the host's process point has.
 AT_IMPORT = df.FuncProcessPoint(py_func=whose)
@@ -98,6 +103,16 @@ def test_a_process_point_made_at_import_runs(isolated):
     (out,), code = g.fetch()
     assert code == 0, _core.last_error()
     assert out[0] == 6 and out[1] != os.getpid()
+
+
+def test_a_stream_function_stays_in_the_host(isolated):
+    """A worker runs no stream function yet: under isolation its node runs in this process."""
+    d = df.FlowData()
+    g = df.FlowGraph([stream_whose.fnode()(d)])
+    assert g.feed({d: 7}) == 0
+    (out,), code = g.fetch()
+    assert code == 0, _core.last_error()
+    assert out == [7, os.getpid()]
 
 
 def test_a_class_keeps_its_arguments_and_state(isolated):
