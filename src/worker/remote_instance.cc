@@ -43,18 +43,6 @@ struct Loan {
   }
 };
 
-// A host block: back to the arena when the last holder goes.
-struct HostBlock {
-  HostBlock(std::shared_ptr<SegmentArena> a, uint64_t off, uint64_t n)
-      : arena(std::move(a)), offset(off), bytes(n) {}
-  HostBlock(const HostBlock&) = delete;
-  HostBlock& operator=(const HostBlock&) = delete;
-  std::shared_ptr<SegmentArena> arena;
-  uint64_t offset;
-  uint64_t bytes;
-  ~HostBlock() { arena->Give(offset, bytes); }
-};
-
 // A failure that becomes the transaction's error code: its words go to
 // stderr, as a UDF's own error log would.
 void Report(const Status& s) {
@@ -208,7 +196,7 @@ Status RemoteInstance::PutInput(const Life& life, const FlowFunc::FlowMsg& in,
       std::memcpy(life.segment->base() + at, m->data(), m->size());
     }
     out->set_offset(at);
-    block = std::make_shared<HostBlock>(life.arena, at, m->size());
+    block = std::make_shared<ArenaBlock>(life.arena, at, m->size());
   }
   life.Lend(out->offset(), std::move(block));
   return Status::OK();

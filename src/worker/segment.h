@@ -88,6 +88,21 @@ class SegmentArena {
   bool cancelled_ = false;
 };
 
+// A block Taken from an arena, given back when its last holder goes: the
+// hold of a host block (inputs) and of a worker block (outputs) alike.
+// Made in place by make_shared, never copied (Note [One end per hold] in
+// worker_data.cc).
+struct ArenaBlock {
+  ArenaBlock(std::shared_ptr<SegmentArena> a, uint64_t off, uint64_t n)
+      : arena(std::move(a)), offset(off), bytes(n) {}
+  ArenaBlock(const ArenaBlock&) = delete;
+  ArenaBlock& operator=(const ArenaBlock&) = delete;
+  ~ArenaBlock() { arena->Give(offset, bytes); }
+  std::shared_ptr<SegmentArena> arena;
+  uint64_t offset;
+  uint64_t bytes;
+};
+
 }  // namespace worker
 }  // namespace hflow
 

@@ -22,24 +22,12 @@ namespace {
 using FlowFunc::FLOW_FUNC_FAILED;
 
 // Note [One end per hold]
-// Each hold on a block (WorkerBlock, HostHold here; Loan, HostBlock in
+// Each hold on a block (ArenaBlock in segment.h, HostHold here; Loan in
 // remote_instance.cc) acts in its destructor: it gives the block back or
 // tells the other side. So a hold is made in place by make_shared and
 // never copied: a temporary moved into make_shared would act once as it
 // dies, freeing a block still in use (a later message would overwrite
 // it).
-
-// A worker block: back to the worker's part when its last message goes.
-struct WorkerBlock {
-  WorkerBlock(std::shared_ptr<SegmentArena> a, uint64_t off, uint64_t n)
-      : arena(std::move(a)), offset(off), bytes(n) {}
-  WorkerBlock(const WorkerBlock&) = delete;
-  WorkerBlock& operator=(const WorkerBlock&) = delete;
-  std::shared_ptr<SegmentArena> arena;
-  uint64_t offset;
-  uint64_t bytes;
-  ~WorkerBlock() { arena->Give(offset, bytes); }
-};
 
 // The worker's hold on a host block: its end is reported to the host.
 struct HostHold {
@@ -72,7 +60,7 @@ struct HostHold {
 
 services::MbufPtr WorkerServer::BlockAt(int32_t device, uint64_t at,
                                         uint64_t bytes) {
-  auto block = std::make_shared<WorkerBlock>(arena_, at, bytes);
+  auto block = std::make_shared<ArenaBlock>(arena_, at, bytes);
   return services::MakeHostMbuf(device, segment_->base() + at, bytes,
                                 std::move(block));
 }

@@ -43,6 +43,26 @@ class Cluster:
         self.devices = DEVICES[name]
 
 
+def children() -> list[tuple[int, str, bytes]]:
+    """This process's child processes: (pid, name, command line)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                stat = f.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        if ppid == os.getpid():
+            found.append((int(entry), name, cmd))
+    return found
+
+
 def _use_cluster(name: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> Cluster:
     cfg = CLUSTERS[name]
     if cfg is None:

@@ -2,7 +2,6 @@
 compile config; hflow builds it with cmake on the first build."""
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
@@ -11,7 +10,7 @@ import pytest
 import dataflow as df
 from dataflow import _core
 
-from conftest import CLUSTERS, UDF_PROJECTS
+from conftest import CLUSTERS, UDF_PROJECTS, children
 
 ADD_DIR = UDF_PROJECTS / "single_add"
 
@@ -53,20 +52,7 @@ def test_add_values(cluster, in_add_dir):
 
 def _workers() -> list[int]:
     """This process's children named hflow-worker."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        name = stat[stat.index("(") + 1:stat.rindex(")")]
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        if ppid == os.getpid() and name == "hflow-worker":
-            found.append(int(entry))
-    return found
+    return [pid for pid, name, _ in children() if name == "hflow-worker"]
 
 
 @pytest.mark.parametrize("name", list(CLUSTERS))

@@ -12,7 +12,7 @@ import pytest
 import dataflow as df
 from dataflow import _core
 
-from conftest import CLUSTERS, _use_cluster
+from conftest import CLUSTERS, _use_cluster, children
 
 
 @df.pyflow
@@ -52,21 +52,7 @@ AT_IMPORT = df.FuncProcessPoint(py_func=whose)
 
 def _python_workers() -> list[int]:
     """This process's children that are Python workers (dataflow._worker)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
-                stat = f.read()
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmd = f.read()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        if ppid == os.getpid() and b"dataflow import _worker" in cmd:
-            found.append(int(entry))
-    return found
+    return [pid for pid, _, cmd in children() if b"dataflow import _worker" in cmd]
 
 
 @pytest.fixture(params=list(CLUSTERS))
