@@ -6,6 +6,8 @@
 //                    device's one shared worker process
 //   Chain4HeavyLoad  the same, every stage in a worker of its own
 //                    (heavy_load)
+//   Chain4IsolatedUnbatched  Chain4Isolated with batched calls off
+//                    ($HFLOW_WORKER_BATCH=1): what batches buy
 //   Chain4InProcess  the same chain and library, in the host
 //   Hop1MiBIsolated  x ─[pass @2]─[pass @3]─ … ─ out (8 nodes, workers),
 //                    1 MiB views: bytes moved across devices per second
@@ -18,6 +20,7 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -151,6 +154,19 @@ void BM_Chain4Isolated(benchmark::State& state) {
   RunChain(state, 4, /*isolate=*/true);
 }
 BENCHMARK(BM_Chain4Isolated)->UseRealTime();
+
+// $HFLOW_WORKER_BATCH is read as the graph's instances are made: set
+// around the build only.
+void BM_Chain4IsolatedUnbatched(benchmark::State& state) {
+  setenv("HFLOW_WORKER_BATCH", "1", 1);
+  const bool ok = Built(
+      state, 7, [] { return Chain("chain4_unbatched", 4, false, {2}); },
+      /*isolate=*/true);
+  unsetenv("HFLOW_WORKER_BATCH");
+  if (!ok) return;
+  RunChain(state, 7, /*isolate=*/true);
+}
+BENCHMARK(BM_Chain4IsolatedUnbatched)->UseRealTime();
 
 void BM_Chain4HeavyLoad(benchmark::State& state) {
   if (!Built(state, 1, [] { return Chain("chain4_heavy", 4, true, {2}); }))

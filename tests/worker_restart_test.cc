@@ -31,8 +31,6 @@ using ::hflow::testing::Gone;
 using ::hflow::testing::I64;
 using ::testing::HasSubstr;
 
-constexpr int32_t kIoMs = 10000;
-
 class WorkerRestartTest : public testing::WorkerTest {
  protected:
   void Init(RestartPolicy policy, int32_t max_restarts = 3) {
@@ -48,28 +46,6 @@ class WorkerRestartTest : public testing::WorkerTest {
   // once across its workers when `once` (its flag file in dir_).
   void Build(Session& s, int64_t at, bool once) {
     BuildFragile(s, "segv", at, once ? (dir_ / "once").string() : "");
-  }
-
-  struct Result {
-    Status status;
-    uint64_t trans = 0;
-    int32_t ret_code = 0;
-    int64_t value = -1;
-    int64_t pid = -1;
-  };
-  Result Fetch(Session& s) {
-    Result r;
-    std::vector<Tensor> out;
-    FlowInfo info;
-    r.status = s.FetchData(1, &out, &info, kIoMs);
-    r.trans = info.transaction_id;
-    r.ret_code = info.ret_code;
-    if (r.status.ok() && info.ret_code == 0 && !out.empty()) {
-      const std::vector<int64_t> v = out.at(0).As<int64_t>();
-      r.value = v.at(0);
-      r.pid = v.at(1);
-    }
-    return r;
   }
 
   // Feeds `v` as transaction `trans` and expects 2v back; returns the pid.

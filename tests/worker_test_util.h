@@ -121,6 +121,29 @@ class WorkerTest : public ::testing::TestWithParam<std::vector<int32_t>> {
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
 
+  // One fetch of graph 1: a Fragile output [2x, pid] read out.
+  struct Result {
+    Status status;
+    uint64_t trans = 0;
+    int32_t ret_code = 0;
+    int64_t value = -1;
+    int64_t pid = -1;
+  };
+  Result Fetch(Session& s, int32_t timeout_ms = 10000) {
+    Result r;
+    std::vector<Tensor> out;
+    FlowInfo info;
+    r.status = s.FetchData(1, &out, &info, timeout_ms);
+    r.trans = info.transaction_id;
+    r.ret_code = info.ret_code;
+    if (r.status.ok() && info.ret_code == 0 && !out.empty()) {
+      const std::vector<int64_t> v = out.at(0).As<int64_t>();
+      r.value = v.at(0);
+      r.pid = v.at(1);
+    }
+    return r;
+  }
+
   std::filesystem::path dir_;
 };
 

@@ -105,6 +105,8 @@ struct GraphRunner::Worker final : ExecPool::Item {
   // A message handed over by its producer (one-input workers only); taken
   // before the input queue, which was empty when it was handed.
   services::MbufPtr handed;
+  // Up to how many input sets go to the instance at once (Note [Batches]).
+  size_t batch = 1;
 
   bool Run() override { return runner->RunWorker(this); }
 };
@@ -139,6 +141,7 @@ void GraphRunner::Start() {
       for (size_t i : w->inputs) w->in_queues.push_back(inst->inputs[i].get());
       w->pending.resize(w->inputs.size());
       w->got.resize(w->inputs.size());
+      w->batch = std::max<size_t>(1, inst->udf->BatchLimit());
       workers_.push_back(std::move(w));
     }
   }
@@ -361,7 +364,11 @@ bool GraphRunner::RunWorker(Worker* w) {
     }
     more = NextInput(w, bound);
     if (!more) break;
-    ProcessOne(w, bound);
+    if (w->batch > 1) {
+      n += int(ProcessBatch(w, bound, size_t(kBudget - n))) - 1;
+    } else {
+      ProcessOne(w, bound);
+    }
     if (t_handed_to != nullptr) {
       // This thread runs the consumer next (unless another steals it); this
       // item goes back to the pool if it has more to do (Note [Hand-off] in
@@ -442,14 +449,7 @@ void GraphRunner::EmitError(const deploy::DeployedInstance& inst, int32_t rc,
 void GraphRunner::ProcessOne(Worker* w, const rt::ScopedDevice& bound) {
   const deploy::DeployedInstance& inst = *w->inst;
   const uint64_t trans = w->trans;
-  int32_t upstream_rc = 0;
-  uint32_t upstream_node = 0;
-  for (const auto& m : w->got) {
-    if (m->head().ret_code != 0 && upstream_rc == 0) {
-      upstream_rc = m->head().ret_code;
-      upstream_node = m->head().error_node;
-    }
-  }
+  const auto [upstream_rc, upstream_node] = Upstream(*w);
   if (upstream_rc != 0) {  // a failure travels on, naming where it began
     const services::MbufPtr first = w->got[0];
     for (auto& m : w->got) m.reset();
@@ -474,6 +474,97 @@ void GraphRunner::ProcessOne(Worker* w, const rt::ScopedDevice& bound) {
     EmitError(inst, rc, trans, deployment_->ErrorNodeTag(inst.plan.node),
               first->head());
   }
+}
+
+// Note [Batches]
+// An instance that gains from taking several calls at once (one in a
+// worker process: Note [Batched calls] in worker/remote_batch.cc) gets
+// the input sets that are there, up to its BatchLimit, the run's budget
+// and the room its output queues have left (so the depth bound holds as
+// for one Proc per output message), in one ProcBatch. An input set that
+// carries a failure ends the batch: its error message follows the calls
+// before it, in order. Each call's outputs are routed under its own
+// transaction, as ProcessOne's, and each failed call becomes its error
+// message at once, before the next call's outputs.
+size_t GraphRunner::ProcessBatch(Worker* w, const rt::ScopedDevice& bound,
+                                 size_t budget) {
+  const deploy::DeployedInstance& inst = *w->inst;
+  if (Upstream(*w).first != 0) {
+    ProcessOne(w, bound);
+    return 1;
+  }
+  const size_t limit = std::min({w->batch, std::max<size_t>(budget, 1),
+                                 std::max<size_t>(OutputRoom(*w), 1)});
+  struct Set {
+    uint64_t trans;
+    services::MbufPtr first;  // its head outlives the call
+    std::vector<std::shared_ptr<FlowFunc::FlowMsg>> msgs;
+  };
+  std::vector<Set> sets;
+  bool failed_next = false;  // w->got holds an input set carrying a failure
+  for (;;) {
+    Set set{w->trans, w->got[0], {}};
+    for (auto& m : w->got) {
+      auto msg = flow_func::MbufFlowMsg::FromMbuf(std::move(m));
+      msg->MarkShared();  // other consumers may hold the same mbuf
+      set.msgs.push_back(std::move(msg));
+    }
+    sets.push_back(std::move(set));
+    if (sets.size() >= limit || !TryGather(w, bound)) break;
+    if (Upstream(*w).first != 0) {
+      failed_next = true;
+      break;
+    }
+  }
+  std::vector<flow_func::ProcCall> calls(sets.size());
+  for (size_t i = 0; i < sets.size(); ++i) {
+    calls[i].inputs = &sets[i].msgs;
+    calls[i].trans = sets[i].trans;
+  }
+  {
+    std::unique_lock<std::mutex> l;
+    if (w->lock != nullptr) l = std::unique_lock<std::mutex>(*w->lock);
+    inst.udf->ProcBatch(
+        bound, w->func, &calls,
+        [&](size_t i, const std::function<void()>& deliver) {
+          Set& set = sets[i];
+          {
+            Router::CurrentTransaction current(set.trans, &set.first->head(),
+                                               &set.msgs);
+            deliver();
+          }
+          set.msgs.clear();  // the inputs' memory returns at once
+          if (calls[i].rc != FlowFunc::FLOW_FUNC_SUCCESS) {
+            EmitError(inst, calls[i].rc, set.trans,
+                      deployment_->ErrorNodeTag(inst.plan.node),
+                      set.first->head());
+          }
+        });
+  }
+  if (!failed_next) return sets.size();
+  ProcessOne(w, bound);  // the failure, after the calls before it
+  return sets.size() + 1;
+}
+
+// The first failure the gathered input set carries: (ret code, node tag).
+std::pair<int32_t, uint32_t> GraphRunner::Upstream(const Worker& w) const {
+  for (const auto& m : w.got) {
+    if (m->head().ret_code != 0) {
+      return {m->head().ret_code, m->head().error_node};
+    }
+  }
+  return {0, 0};
+}
+
+// Messages the fullest output queue still takes below its depth.
+size_t GraphRunner::OutputRoom(const Worker& w) const {
+  size_t room = SIZE_MAX;
+  for (services::DeviceQueue* q : w.out_queues) {
+    if (q->overwrite()) continue;
+    const size_t size = q->Size();
+    room = std::min(room, size >= q->depth() ? 0 : q->depth() - size);
+  }
+  return room;
 }
 
 }  // namespace exec

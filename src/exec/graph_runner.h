@@ -33,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "deploy/deployer.h"
@@ -84,6 +85,11 @@ class GraphRunner : private DeliverySink {
   // the transaction (yet); sets w->dead when an input queue fails.
   bool TryGather(Worker* w, const rt::ScopedDevice& bound);
   void ProcessOne(Worker* w, const rt::ScopedDevice& bound);
+  // ProcessOne for up to `budget` input sets at once, the first in w->got
+  // (Note [Batches] in graph_runner.cc); how many it took.
+  size_t ProcessBatch(Worker* w, const rt::ScopedDevice& bound, size_t budget);
+  std::pair<int32_t, uint32_t> Upstream(const Worker& w) const;
+  size_t OutputRoom(const Worker& w) const;
   // The nodes still in Proc when a Stop ran out of time.
   std::string StuckReport(int32_t timeout_ms) const;
   // `error_node`: the failing node's tag (Deployment::ErrorNodeTag);

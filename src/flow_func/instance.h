@@ -10,6 +10,7 @@
 #define HFLOW_FLOW_FUNC_INSTANCE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,21 @@
 namespace hflow {
 namespace flow_func {
 
+// One call of a ProcBatch: the inputs and transaction of a Proc, and the
+// code it returned.
+struct ProcCall {
+  const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* inputs = nullptr;
+  uint64_t trans = 0;
+  int32_t rc = 0;
+};
+
+// ProcBatch's caller's part of call `i`: it runs `deliver` (which hands
+// call i's outputs to the instance's output function and sets its rc)
+// inside whatever that call's outputs need around them (the executor's
+// current transaction), then handles the rc.
+using DeliverScope =
+    std::function<void(size_t i, const std::function<void()>& deliver)>;
+
 class Instance {
  public:
   virtual ~Instance() = default;
@@ -34,6 +50,22 @@ class Instance {
       const rt::ScopedDevice& bound, size_t index,
       const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
       uint64_t trans = 0) = 0;
+  // How many calls ProcBatch gains from taking at once (1: none; Proc one
+  // by one is as fast).
+  virtual size_t BatchLimit() const { return 1; }
+  // Function `index` on each of `calls`, in order, as that many Proc
+  // calls would run it; call i's outputs are delivered inside scope(i, ..),
+  // calls in order, each exactly once. An instance in a worker process
+  // sends them all before it waits (Note [Batched calls] in
+  // worker/remote_batch.cc).
+  virtual void ProcBatch(const rt::ScopedDevice& bound, size_t index,
+                         std::vector<ProcCall>* calls,
+                         const DeliverScope& scope) {
+    for (size_t i = 0; i < calls->size(); ++i) {
+      ProcCall& c = (*calls)[i];
+      scope(i, [&] { c.rc = Proc(bound, index, *c.inputs, c.trans); });
+    }
+  }
   // Stream function `index` once on the live input queues.
   virtual int32_t ProcQueues(
       const rt::ScopedDevice& bound, size_t index,

@@ -72,6 +72,7 @@ Status RemoteInstance::Create(std::vector<flow_func::FuncDesc> funcs,
           "only; take it out of the worker (heavy_load, udf_isolation)");
     }
   }
+  r->max_batch_ = MaxBatchFromEnv(kMaxBatch);
   r->seat_ = std::move(seat);
   r->slot_ = r->seat_->Join(r.get());
   // Joined first: a worker started here is named after this instance.
@@ -175,7 +176,7 @@ Status RemoteInstance::Load(const rt::ScopedDevice& bound, const Life& life) {
 }
 
 Status RemoteInstance::PutInput(const Life& life, const FlowFunc::FlowMsg& in,
-                                v1::Msg* out) {
+                                int32_t wait_ms, v1::Msg* out) {
   const auto& msg = static_cast<const flow_func::MbufFlowMsg&>(in);
   const services::MbufPtr& m = msg.mbuf();
   HeadToWire(m->head(), out->mutable_head());
@@ -188,10 +189,10 @@ Status RemoteInstance::PutInput(const Life& life, const FlowFunc::FlowMsg& in,
     block = std::shared_ptr<void>(m, nullptr);  // a host block: keep it
   } else {
     uint64_t at = 0;
-    HFLOW_RETURN_IF_ERROR(
-        life.arena->Take(m->size(), config().alloc_timeout_ms, &at)
-            .WithContext(What() + ": an input of " + std::to_string(m->size()) +
-                         " bytes: "));
+    HFLOW_RETURN_IF_ERROR(life.arena->Take(m->size(), wait_ms, &at)
+                              .WithContext(What() + ": an input of " +
+                                           std::to_string(m->size()) +
+                                           " bytes: "));
     if (m->size() > 0) {
       std::memcpy(life.segment->base() + at, m->data(), m->size());
     }
@@ -230,55 +231,81 @@ int32_t RemoteInstance::ProcOnce(
     const int32_t rc = Recover(bound, trans, &p);
     if (rc != FLOW_FUNC_SUCCESS) return rc;
   }
-  v1::HostMessage req = Request();
-  req.mutable_proc()->set_func(uint32_t(index));
-  req.mutable_proc()->set_trans(trans);
-  int32_t code = 0;
-  uint64_t user_context_id = 0;
-  if (env_.get_exception && env_.get_exception(&code, &user_context_id)) {
-    req.mutable_proc()->mutable_pending()->set_code(code);
-    req.mutable_proc()->mutable_pending()->set_user_context_id(user_context_id);
-  }
   // In a call from here on: a stop that times out cancels a wait for
   // segment memory too.
   trans_.store(trans);
   phase_.store(uint32_t(util::UdfPhase::kProc));
-  for (const auto& in : inputs) {
-    Status s = PutInput(*p, *in, req.mutable_proc()->add_inputs());
-    if (!s.ok()) {
-      phase_.store(0);
-      req.mutable_proc()->mutable_inputs()->RemoveLast();  // not lent
-      Unlend(*p, req.proc());
-      // A dead worker (cancelled arena) never saw this request: let Proc
-      // try again in a new one.
-      if (s.code() == StatusCode::kCancelled && AwaitDeath(*p) &&
-          p->Restartable()) {
-        *delivered = false;
-        return FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING;
-      }
-      Report(s);
-      return FLOW_FUNC_FAILED;
-    }
+  v1::HostMessage req;
+  Status put =
+      Prepare(*p, index, inputs, trans, config().alloc_timeout_ms, &req);
+  if (!put.ok()) {
+    phase_.store(0);
+    return PrepareFailed(*p, put, delivered);
   }
+  CountRoundTrip(1);
   v1::WorkerMessage reply;
   Status s = p->process->Call(&req, &reply, -1, "Proc", -1, delivered);
   phase_.store(0);
+  return Finish(*p, req, s, *delivered, reply);
+}
+
+Status RemoteInstance::Prepare(
+    const Life& life, size_t index,
+    const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
+    uint64_t trans, int32_t wait_ms, v1::HostMessage* req) {
+  *req = Request();
+  v1::Proc* proc = req->mutable_proc();
+  proc->set_func(uint32_t(index));
+  proc->set_trans(trans);
+  int32_t code = 0;
+  uint64_t user_context_id = 0;
+  if (env_.get_exception && env_.get_exception(&code, &user_context_id)) {
+    proc->mutable_pending()->set_code(code);
+    proc->mutable_pending()->set_user_context_id(user_context_id);
+  }
+  for (const auto& in : inputs) {
+    Status s = PutInput(life, *in, wait_ms, proc->add_inputs());
+    if (!s.ok()) {
+      proc->mutable_inputs()->RemoveLast();  // not lent
+      Unlend(life, *proc);
+      return s;
+    }
+  }
+  return Status::OK();
+}
+
+int32_t RemoteInstance::PrepareFailed(const Life& life, const Status& s,
+                                      bool* delivered) {
+  // A dead worker (cancelled arena) never saw this request: let Proc
+  // try again in a new one.
+  if (s.code() == StatusCode::kCancelled && AwaitDeath(life) &&
+      life.Restartable()) {
+    *delivered = false;
+    return FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING;
+  }
+  Report(s);
+  return FLOW_FUNC_FAILED;
+}
+
+int32_t RemoteInstance::Finish(const Life& life, const v1::HostMessage& req,
+                               const Status& s, bool delivered,
+                               const v1::WorkerMessage& reply) {
   if (!s.ok()) {
-    if (p->process->alive()) {
+    if (life.process->alive()) {
       // Not sent (a request too large for the socket), or a stop's
       // planned kill in progress: the worker never holds these inputs.
-      if (!*delivered) Unlend(*p, req.proc());
+      if (!delivered) Unlend(life, req.proc());
       Report(s.WithContext(What() + ": "));
       return FLOW_FUNC_FAILED;
     }
     // Dead (the seat reports the cause, or a stop killed it): nothing
     // will give host blocks back any more.
-    p->arena->Cancel();
-    return p->Restartable() ? FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING
-                            : FLOW_FUNC_FAILED;
+    life.arena->Cancel();
+    return life.Restartable() ? FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING
+                              : FLOW_FUNC_FAILED;
   }
   if (!reply.has_proc_done()) {
-    Unlend(*p, req.proc());
+    Unlend(life, req.proc());
     Report(Status::Internal(What() + ": the worker answered Proc with "
                                      "another reply"));
     return FLOW_FUNC_FAILED;
@@ -289,8 +316,8 @@ int32_t RemoteInstance::ProcOnce(
   for (const v1::Raised& r : done.raised()) {
     if (env_.raise) env_.raise(r.code(), r.user_context_id());
   }
-  Status out = TakeOutputs(*p, done);
-  p->Released(done);  // after TakeOutputs: an output may be a released input
+  Status out = TakeOutputs(life, done);
+  life.Released(done);  // after TakeOutputs: an output may be a released input
   if (!out.ok()) {
     Report(out);
     return FLOW_FUNC_FAILED;

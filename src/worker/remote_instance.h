@@ -9,6 +9,8 @@
 // instance or another), sends their offsets, and hands each output the
 // worker reports to the host's output function as a message over the
 // segment (no copy), whose last release tells the worker to free it.
+// ProcBatch sends many Proc calls before it waits for their replies, one
+// round trip for them all (Note [Batched calls] in remote_batch.cc).
 //
 // A worker that dies fails the calls in flight; the seat reports the death
 // (shared_worker.h). With restarts left (RemoteConfig::max_restarts) a call
@@ -55,6 +57,10 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   int32_t Proc(const rt::ScopedDevice& bound, size_t index,
                const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
                uint64_t trans = 0) override;
+  size_t BatchLimit() const override { return max_batch_; }
+  void ProcBatch(const rt::ScopedDevice& bound, size_t index,
+                 std::vector<flow_func::ProcCall>* calls,
+                 const flow_func::DeliverScope& scope) override;
   int32_t ProcQueues(const rt::ScopedDevice& bound, size_t index,
                      const std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>>&
                          queues) override;
@@ -77,6 +83,10 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
 
  private:
   using Life = SharedWorker::Life;
+  // Calls sent to the worker before the first reply is awaited (Note
+  // [Batched calls] in remote_batch.cc); $HFLOW_WORKER_BATCH (1 to 64)
+  // sets another, 1 turning batches off.
+  static constexpr size_t kMaxBatch = 16;
 
   RemoteInstance() = default;
   std::string What() const;  // "node 'n' (replica r) on device d"
@@ -92,10 +102,22 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
       const rt::ScopedDevice& bound, size_t index,
       const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
       uint64_t trans, bool* delivered);
+  // The request for one Proc, its inputs lent (waiting up to `wait_ms`
+  // for segment memory); on failure nothing stays lent.
+  Status Prepare(const Life& life, size_t index,
+                 const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
+                 uint64_t trans, int32_t wait_ms, v1::HostMessage* req);
+  // The code for a Proc whose Prepare failed with `s`.
+  int32_t PrepareFailed(const Life& life, const Status& s, bool* delivered);
+  // The code for a Proc sent as `req`, from its call's status and reply;
+  // takes its outputs.
+  int32_t Finish(const Life& life, const v1::HostMessage& req, const Status& s,
+                 bool delivered, const v1::WorkerMessage& reply);
   // Waits (bounded) for the death of a worker whose segment was found
   // cancelled to be marked; whether it was.
   static bool AwaitDeath(const Life& life);
-  Status PutInput(const Life& life, const FlowFunc::FlowMsg& in, v1::Msg* out);
+  Status PutInput(const Life& life, const FlowFunc::FlowMsg& in,
+                  int32_t wait_ms, v1::Msg* out);
   Status CheckOutputs(const Life& life, const v1::ProcDone& done) const;
   Status TakeOutputs(const Life& life, const v1::ProcDone& done);
   v1::HostMessage Request() const;  // with this instance's slot
@@ -111,7 +133,23 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   // its transaction.
   std::atomic<uint32_t> phase_{0};
   std::atomic<uint64_t> trans_{0};
+  size_t max_batch_ = kMaxBatch;
 };
+
+// What ProcBatch sent, over every instance of the process: requests, and
+// the round trips (waits for replies) they took; their ratio is the mean
+// batch. For tests and benchmarks.
+struct BatchCounts {
+  uint64_t calls = 0;
+  uint64_t round_trips = 0;
+};
+BatchCounts ProcBatchCounts();
+
+// For remote_instance.cc and remote_batch.cc: counts one round trip of
+// `calls` requests; the batch size $HFLOW_WORKER_BATCH asks for, else
+// `fallback`.
+void CountRoundTrip(size_t calls);
+size_t MaxBatchFromEnv(size_t fallback);
 
 }  // namespace worker
 }  // namespace hflow

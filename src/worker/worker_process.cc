@@ -199,6 +199,14 @@ void WorkerProcess::Supervise(int child_fd, int out_fd, int out_child_fd) {
     if (msg.has_beat()) continue;
     OnMessage(std::move(msg));
   }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    closed_ = true;  // Note [Replies before the death]
+    cv_.notify_all();
+    for (auto& [id, slot] : calls_) {
+      if (slot->wake != nullptr) slot->wake->notify_one();
+    }
+  }
   Reap(planned_.load(std::memory_order_acquire));
   Forward(out_fd, true);  // what it wrote before it died
   close(out_fd);
@@ -223,10 +231,16 @@ void WorkerProcess::OnMessage(v1::WorkerMessage msg) {
   for (const v1::DeviceCounters& c : msg.counters()) counters_[c.device()] = c;
   auto it = calls_.find(msg.id());
   if (it == calls_.end()) return;  // a call that timed out
-  it->second->reply = std::move(msg);
-  it->second->done = true;
+  Slot* slot = it->second;
+  if (slot->answered != nullptr) (*slot->answered)(slot->index);
+  slot->reply = std::move(msg);
+  slot->done = true;
   calls_.erase(it);
-  cv_.notify_all();
+  if (slot->wake == nullptr) {
+    cv_.notify_all();
+  } else if (--*slot->left == 0) {
+    slot->wake->notify_one();
+  }
 }
 
 int WorkerProcess::UntilSilence(bool beating,
@@ -320,6 +334,10 @@ Status WorkerProcess::Describe(int st) const {
 // The socket closed: the worker died, or is exiting after Stop. A worker
 // that closed it but lingers is killed rather than waited on for ever.
 void WorkerProcess::Reap(bool planned) {
+  {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait_for(l, std::chrono::seconds(2), [&] { return draining_ == 0; });
+  }
   const pid_t pid = this->pid();
   int st = 0;
   pid_t r = 0;
@@ -407,6 +425,95 @@ Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
                          std::to_string(pid()) + ") of " + What() +
                          " did not answer within " +
                          std::to_string(timeout_ms) + " ms; it was killed");
+}
+
+// Note [Replies before the death]
+// A batch's replies are handed out on the caller's thread once all are in
+// (one wake-up a batch, not one a reply): a worker that answers calls 1
+// and 2 and dies in 3 has its socket's end seen before the caller has
+// passed on 1's and 2's outputs. Its death, reported then, would fail the
+// graph (close its queues) under outputs the worker had delivered, which
+// calls made one at a time never lose. So the end of the socket is marked
+// first (closed_: no reply comes any more; it wakes the callers), and
+// Reap waits, bounded, until every caller of CallEach has handed out the
+// replies it got (draining_); only then is the death reported and
+// marked, and the calls left unanswered fail with it.
+void WorkerProcess::CallEach(std::vector<v1::HostMessage>* reqs,
+                             const std::string& doing, const EachReply& each,
+                             const std::function<void(size_t)>* answered) {
+  const size_t n = reqs->size();
+  std::vector<Slot> slots(n);
+  size_t left = n;  // under mu_
+  std::condition_variable wake;
+  std::unique_lock<std::mutex> l(mu_);
+  if (dead_.load(std::memory_order_acquire)) {
+    const Status why = death_.WithContext(doing + ": ");
+    l.unlock();
+    for (size_t i = 0; i < n; ++i) each(i, why, false, nullptr);
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    (*reqs)[i].set_id(next_id_.fetch_add(1, std::memory_order_relaxed));
+    slots[i].left = &left;
+    slots[i].wake = &wake;
+    slots[i].answered = answered;
+    slots[i].index = i;
+    calls_[(*reqs)[i].id()] = &slots[i];
+  }
+  ++draining_;
+  l.unlock();
+  // Registered first: a reply may come before the last send.
+  std::vector<Status> unsent(n);
+  Status gone;  // a send that found the peer gone: the rest stay unsent
+  for (size_t i = 0; i < n; ++i) {
+    Status sent = gone.ok() ? channel_.Send((*reqs)[i]) : gone;
+    if (sent.ok()) continue;
+    unsent[i] = sent.WithContext(doing + ": ");
+    if (sent.code() != StatusCode::kInvalidArgument) gone = sent;
+  }
+  l.lock();
+  for (size_t i = 0; i < n; ++i) {
+    if (unsent[i].ok()) continue;
+    calls_.erase((*reqs)[i].id());
+    --left;
+  }
+  // One wake-up for the batch: its last reply, or the socket's end. A
+  // send that found the peer gone has its end on the way; bounded anyway.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  auto ready = [&] { return left == 0 || closed_; };
+  if (gone.ok()) {
+    wake.wait(l, ready);
+  } else {
+    wake.wait_until(l, deadline, ready);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!slots[i].done) calls_.erase((*reqs)[i].id());
+  }
+  l.unlock();
+  // Handed out in order up to the first without a reply (a slot's
+  // replies come in order: none after it).
+  size_t i = 0;
+  for (; i < n && (slots[i].done || !unsent[i].ok()); ++i) {
+    if (slots[i].done) {
+      each(i, Status::OK(), true, &slots[i].reply);
+    } else {
+      each(i, unsent[i], false, nullptr);
+    }
+  }
+  l.lock();
+  --draining_;  // Note [Replies before the death]
+  cv_.notify_all();
+  if (i == n) return;
+  cv_.wait_until(l, deadline + std::chrono::seconds(2),
+                 [&] { return dead_.load(std::memory_order_acquire); });
+  const Status why = dead_.load(std::memory_order_acquire)
+                         ? death_.WithContext(doing + ": ")
+                         : gone.WithContext(doing + ": ");
+  l.unlock();
+  for (; i < n; ++i) {
+    each(i, unsent[i].ok() ? why : unsent[i], unsent[i].ok(), nullptr);
+  }
 }
 
 void WorkerProcess::Send(const v1::HostMessage& msg) {

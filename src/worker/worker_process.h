@@ -33,6 +33,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "hflow/status.h"
 #include "worker/channel.h"
@@ -80,6 +81,24 @@ class WorkerProcess {
   Status Call(v1::HostMessage* req, v1::WorkerMessage* reply, int timeout_ms,
               const std::string& doing, int pass_fd = -1,
               bool* delivered = nullptr);
+  // For CallEach: request i's outcome, on the calling thread: its reply
+  // (non-null, status OK), or why it has none; `delivered` as Call's.
+  using EachReply =
+      std::function<void(size_t i, const Status& status, bool delivered,
+                         v1::WorkerMessage* reply)>;
+  // Call for each of `reqs` (no timeout, no descriptor), all sent before
+  // any reply is awaited, so that the worker works through them back to
+  // back; `each` is called for every request, in order, on the calling
+  // thread, once every reply is in (one wake-up a batch) or the worker is
+  // gone. A request too large for the socket
+  // fails alone; any other failed send fails the rest unsent (the worker
+  // is gone). The replies a dying worker sent are handed out before its
+  // death is reported (Note [Replies before the death]).
+  // `answered` (may be null) is told i as reply i arrives, on the
+  // supervisor thread (under a lock: it must be quick).
+  void CallEach(std::vector<v1::HostMessage>* reqs, const std::string& doing,
+                const EachReply& each,
+                const std::function<void(size_t)>* answered = nullptr);
   // One message with no reply (Release); a dead worker ignores it.
   void Send(const v1::HostMessage& msg);
   // Asks the worker to finish (its destructors run) and waits up to
@@ -136,6 +155,8 @@ class WorkerProcess {
   mutable std::condition_variable cv_;
   bool started_ = false;  // Hello arrived (or the start failed)
   bool reaped_ = false;   // waitpid returned it: never signal the pid again
+  bool closed_ = false;   // its socket ended: no reply comes any more
+  int draining_ = 0;      // CallEach callers still handing out replies
   std::mutex join_mu_;    // one joiner of the supervisor
   Status start_status_;
   Status death_;
@@ -143,6 +164,14 @@ class WorkerProcess {
   struct Slot {
     bool done = false;
     v1::WorkerMessage reply;
+    // CallEach's: the replies its batch still waits for, and its caller's
+    // own wake-up, rung by the last of them (Note [Replies before the
+    // death]).
+    size_t* left = nullptr;
+    std::condition_variable* wake = nullptr;
+    // CallEach's `answered`, told this slot's index as its reply comes.
+    const std::function<void(size_t)>* answered = nullptr;
+    size_t index = 0;
   };
   std::map<uint64_t, Slot*> calls_;
   std::map<int32_t, v1::DeviceCounters> counters_;

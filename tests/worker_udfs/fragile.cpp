@@ -16,6 +16,9 @@
 // The string attr "once_file", when given, makes the fault happen once
 // across processes (a restarted worker): only while that file does not
 // exist; it is created just before the fault.
+// The string attr "gate_file", when given, holds the Proc of input 1
+// until that file exists (at most 20 s), so that the inputs behind it
+// queue up.
 #include <fcntl.h>
 #include <signal.h>
 #include <time.h>
@@ -63,6 +66,13 @@ void Print(int64_t v) {
   std::fprintf(stderr, "fragile warns %lld\n", static_cast<long long>(v));
 }
 
+void WaitForFile(const std::string& path) {
+  for (int i = 0; i < 20000 && access(path.c_str(), F_OK) != 0; ++i) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
 class Fragile : public MetaFlowFunc {
  public:
   int32_t Init() override {
@@ -82,6 +92,10 @@ class Fragile : public MetaFlowFunc {
     if (context_->GetAttr("once_file", once) == FLOW_FUNC_SUCCESS) {
       once_file_ = once.GetString();
     }
+    AscendString gate;
+    if (context_->GetAttr("gate_file", gate) == FLOW_FUNC_SUCCESS) {
+      gate_file_ = gate.GetString();
+    }
     return at_ == 0 ? MaybeFault() : FLOW_FUNC_SUCCESS;
   }
 
@@ -91,6 +105,7 @@ class Fragile : public MetaFlowFunc {
     }
     const int64_t v =
         *static_cast<const int64_t*>(in[0]->GetTensor()->GetData());
+    if (v == 1 && !gate_file_.empty()) WaitForFile(gate_file_);
     if (mode_ == "print") Print(v);
     if (v == at_) {
       const int32_t rc = MaybeFault();
@@ -123,6 +138,7 @@ class Fragile : public MetaFlowFunc {
 
   std::string mode_ = "pass";
   std::string once_file_;
+  std::string gate_file_;
   int64_t at_ = -1;
 };
 
