@@ -539,6 +539,7 @@ size_t GraphRunner::ProcessBatch(Worker* w, const rt::ScopedDevice& bound,
                       deployment_->ErrorNodeTag(inst.plan.node),
                       set.first->head());
           }
+          set.first.reset();  // inside the call's scope too
         });
   }
   if (!failed_next) return sets.size();

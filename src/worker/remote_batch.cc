@@ -32,6 +32,43 @@ void CountRoundTrip(size_t calls) {
   g_batch_trips.fetch_add(1, std::memory_order_relaxed);
 }
 
+namespace {
+thread_local GatheredReleases* t_gathering = nullptr;
+}  // namespace
+
+GatheredReleases::GatheredReleases() {
+  if (t_gathering != nullptr) return;
+  t_gathering = this;
+  active_ = true;
+}
+
+GatheredReleases::~GatheredReleases() {
+  Flush();
+  if (active_) t_gathering = nullptr;
+}
+
+void GatheredReleases::Flush() {
+  for (auto& [weak, msg] : by_worker_) {
+    if (auto w = weak.lock()) w->Send(msg);
+  }
+  by_worker_.clear();
+}
+
+bool GatheredReleases::Add(const std::weak_ptr<WorkerProcess>& worker,
+                           uint64_t offset) {
+  GatheredReleases* g = t_gathering;
+  if (g == nullptr) return false;
+  for (auto& [weak, msg] : g->by_worker_) {
+    if (!weak.owner_before(worker) && !worker.owner_before(weak)) {
+      msg.mutable_release()->add_offsets(offset);
+      return true;
+    }
+  }
+  g->by_worker_.emplace_back(worker, v1::HostMessage());
+  g->by_worker_.back().second.mutable_release()->add_offsets(offset);
+  return true;
+}
+
 BatchCounts ProcBatchCounts() {
   BatchCounts c;
   c.calls = g_batch_calls.load(std::memory_order_relaxed);
@@ -106,6 +143,8 @@ void RemoteInstance::ProcBatch(const rt::ScopedDevice& bound, size_t index,
       if (i + k + 1 < calls->size()) trans_.store((*calls)[i + k + 1].trans);
     };
     const v1::WorkerMessage none;
+    // The inputs the calls drop go back to their workers in one message.
+    GatheredReleases releases;
     bool lost = false;  // a call of this batch died with its worker
     p->process->CallEach(
         &reqs, "Proc",
@@ -121,6 +160,7 @@ void RemoteInstance::ProcBatch(const rt::ScopedDevice& bound, size_t index,
           scope(i + k, [&] {
             c.rc = Finish(*p, reqs[k], st, sent, reply ? *reply : none);
             if (again && c.rc == FlowFunc::FLOW_FUNC_STATUS_REDEPLOYING) {
+              releases.Flush();  // nothing held back over a call
               bool once = true;
               c.rc = ProcOnce(bound, index, *c.inputs, c.trans, &once);
             }

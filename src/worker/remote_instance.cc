@@ -35,6 +35,7 @@ struct Loan {
   std::shared_ptr<Segment> segment;  // mapped while the message lives
   uint64_t offset;
   ~Loan() {
+    if (GatheredReleases::Add(worker, offset)) return;
     if (auto w = worker.lock()) {
       v1::HostMessage m;
       m.mutable_release()->add_offsets(offset);

@@ -136,6 +136,28 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   size_t max_batch_ = kMaxBatch;
 };
 
+// For its lifetime, the calling thread's releases of worker blocks (the
+// last host message over a worker's output going) are gathered, and sent
+// as one Release per worker when it ends or Flush is called, instead of
+// a datagram each (ProcBatch, whose calls drop many inputs at once). One
+// per thread at a time: an inner one gathers nothing of its own.
+class GatheredReleases {
+ public:
+  GatheredReleases();
+  ~GatheredReleases();
+  GatheredReleases(const GatheredReleases&) = delete;
+  GatheredReleases& operator=(const GatheredReleases&) = delete;
+  void Flush();
+  // Adds the release to the calling thread's gathering; false when it
+  // has none (send it now).
+  static bool Add(const std::weak_ptr<WorkerProcess>& worker, uint64_t offset);
+
+ private:
+  bool active_ = false;
+  std::vector<std::pair<std::weak_ptr<WorkerProcess>, v1::HostMessage>>
+      by_worker_;
+};
+
 // What ProcBatch sent, over every instance of the process: requests, and
 // the round trips (waits for replies) they took; their ratio is the mean
 // batch. For tests and benchmarks.

@@ -465,11 +465,17 @@ void WorkerProcess::CallEach(std::vector<v1::HostMessage>* reqs,
   // Registered first: a reply may come before the last send.
   std::vector<Status> unsent(n);
   Status gone;  // a send that found the peer gone: the rest stay unsent
+  if (!SendAsOne(reqs, &gone)) {
+    for (size_t i = 0; i < n; ++i) {
+      Status sent = gone.ok() ? channel_.Send((*reqs)[i]) : gone;
+      if (sent.ok()) continue;
+      unsent[i] = sent;
+      if (sent.code() != StatusCode::kInvalidArgument) gone = sent;
+    }
+  }
   for (size_t i = 0; i < n; ++i) {
-    Status sent = gone.ok() ? channel_.Send((*reqs)[i]) : gone;
-    if (sent.ok()) continue;
-    unsent[i] = sent.WithContext(doing + ": ");
-    if (sent.code() != StatusCode::kInvalidArgument) gone = sent;
+    if (!gone.ok() && unsent[i].ok()) unsent[i] = gone;
+    if (!unsent[i].ok()) unsent[i] = unsent[i].WithContext(doing + ": ");
   }
   l.lock();
   for (size_t i = 0; i < n; ++i) {
@@ -514,6 +520,24 @@ void WorkerProcess::CallEach(std::vector<v1::HostMessage>* reqs,
   for (; i < n; ++i) {
     each(i, unsent[i].ok() ? why : unsent[i], unsent[i].ok(), nullptr);
   }
+}
+
+// One datagram (v1::Batch) instead of one a request: the worker's
+// reader wakes once for the batch. False when it is too large for the
+// socket (send them one by one); `*gone` when the peer is.
+bool WorkerProcess::SendAsOne(std::vector<v1::HostMessage>* reqs,
+                              Status* gone) {
+  if (reqs->size() < 2) return false;
+  v1::HostMessage batch;
+  auto* msgs = batch.mutable_batch()->mutable_msgs();
+  for (v1::HostMessage& r : *reqs) *msgs->Add() = std::move(r);
+  Status sent = channel_.Send(batch);
+  for (size_t i = 0; i < reqs->size(); ++i) {
+    (*reqs)[i] = std::move(*msgs->Mutable(int(i)));
+  }
+  if (sent.code() == StatusCode::kInvalidArgument) return false;
+  *gone = sent;
+  return true;
 }
 
 void WorkerProcess::Send(const v1::HostMessage& msg) {

@@ -134,6 +134,7 @@ class WorkerProcess {
   int UntilSilence(bool beating, std::chrono::steady_clock::time_point heard);
   Status Spawn(int child_fd, int out_child_fd);
   void OnMessage(v1::WorkerMessage msg);
+  bool SendAsOne(std::vector<v1::HostMessage>* reqs, Status* gone);
   void Forward(int out_fd, bool to_end);
   void Reap(bool planned);
   Status Describe(int wait_status) const;

@@ -109,6 +109,13 @@ int WorkerServer::Run() {
 }
 
 void WorkerServer::Dispatch(v1::HostMessage m, int fd) {
+  if (m.has_batch()) {  // Procs and Releases only: never a descriptor
+    if (fd >= 0) close(fd);
+    for (v1::HostMessage& one : *m.mutable_batch()->mutable_msgs()) {
+      if (one.has_proc() || one.has_release()) Dispatch(std::move(one), -1);
+    }
+    return;
+  }
   if (m.has_release()) {
     if (fd >= 0) close(fd);
     OnRelease(m.release());
