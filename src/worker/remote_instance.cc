@@ -355,7 +355,8 @@ Status RemoteInstance::CheckOutputs(const Life& life,
   return Status::OK();
 }
 
-Status RemoteInstance::TakeOutputs(const Life& life, const v1::ProcDone& done) {
+Status RemoteInstance::TakeOutputs(const Life& life, const v1::ProcDone& done,
+                                   int32_t* last_rc) {
   const uint64_t host_bytes = seat_->host_bytes();
   if (Status bad = CheckOutputs(life, done); !bad.ok()) {
     v1::HostMessage back;
@@ -388,12 +389,30 @@ Status RemoteInstance::TakeOutputs(const Life& life, const v1::ProcDone& done) {
     const int32_t rc = env_.output(
         done.output_index(i), flow_func::MbufFlowMsg::FromMbuf(std::move(m)));
     if (rc != FLOW_FUNC_SUCCESS) {
+      if (last_rc != nullptr) *last_rc = rc;
       last = Status::Internal(What() + ": output " +
                               std::to_string(done.output_index(i)) +
                               " failed with code " + std::to_string(rc));
     }
   }
   return last;
+}
+
+// Taken as a one-output reply would be; the code goes back to the UDF's
+// SetOutput. A structural fault (outside the segment) fails it, with
+// words on stderr as a Proc's would have; a delivery's own code (a
+// closed queue, a bad index) is the UDF's to handle, as in the host.
+int32_t RemoteInstance::Emitted(const SharedWorker::Life& life,
+                                const v1::Emit& emit) {
+  v1::ProcDone one;
+  one.add_output_index(emit.index());
+  *one.add_outputs() = emit.msg();
+  int32_t rc = FLOW_FUNC_SUCCESS;
+  const Status s = TakeOutputs(life, one, &rc);
+  if (s.ok()) return FLOW_FUNC_SUCCESS;
+  if (rc != FLOW_FUNC_SUCCESS) return rc;
+  Report(s);
+  return FLOW_FUNC_FAILED;
 }
 
 // The request's host blocks the worker will never hold: their lendings

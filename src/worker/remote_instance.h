@@ -80,6 +80,8 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   std::string Name() const override;   // "node 'n' (replica r)"
   std::string Doing() const override;  // "in Init", "in Proc of ..."
   bool Busy() const override { return phase_.load() != 0; }
+  int32_t Emitted(const SharedWorker::Life& life,
+                  const v1::Emit& emit) override;
 
  private:
   using Life = SharedWorker::Life;
@@ -119,7 +121,10 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   Status PutInput(const Life& life, const FlowFunc::FlowMsg& in,
                   int32_t wait_ms, v1::Msg* out);
   Status CheckOutputs(const Life& life, const v1::ProcDone& done) const;
-  Status TakeOutputs(const Life& life, const v1::ProcDone& done);
+  // `*last_rc` (if given): the failing code of the last output that
+  // failed in delivery, else left as it is.
+  Status TakeOutputs(const Life& life, const v1::ProcDone& done,
+                     int32_t* last_rc = nullptr);
   v1::HostMessage Request() const;  // with this instance's slot
   void Unlend(const Life& life, const v1::Proc& proc) const;
 

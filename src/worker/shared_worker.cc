@@ -1,7 +1,8 @@
 // SharedWorker: see shared_worker.h.
 //
 // Thread-safety: see shared_worker.h. life_mu_ guards the current life,
-// members_mu_ the members; OnDeath runs on the dead worker's supervisor
+// members_mu_ the members (emit_mu_, taken before it, is held over an
+// emit's delivery); OnDeath runs on the dead worker's supervisor
 // thread and holds members_mu_ while it asks the members what they were
 // doing, so a member that leaves (its destructor) waits for it.
 #include "worker/shared_worker.h"
@@ -10,6 +11,8 @@
 
 #include <algorithm>
 #include <set>
+
+#include "flow_func/flow_func_defines.h"
 
 namespace hflow {
 namespace worker {
@@ -45,7 +48,8 @@ void SharedWorker::Life::Unlend(uint64_t offset) const {
 SharedWorker::SharedWorker(RemoteConfig config, int32_t device)
     : config_(std::move(config)),
       device_(device),
-      host_bytes_(config_.segment_bytes / 2) {
+      host_bytes_(config_.segment_bytes / 2),
+      emitter_("dev" + std::to_string(device), config_.contexts, device) {
   restarts_left_.store(std::max(0, config_.max_restarts));
 }
 
@@ -116,6 +120,8 @@ Status SharedWorker::Launch(uint64_t number) {
   // Planned kills too (a timeout, a stop, Discard): nothing will give host
   // blocks back any more, so no Proc waits for them.
   spec.on_end = [arena = p->arena] { arena->Cancel(); };
+  spec.on_emit = [this, life = std::weak_ptr<const Life>(p)](
+                     v1::WorkerMessage m) { PostEmit(life, std::move(m)); };
   HFLOW_RETURN_IF_ERROR(WorkerProcess::Start(std::move(spec), &p->process));
   if (config_.counters) {
     p->counters_id =
@@ -168,7 +174,51 @@ void SharedWorker::Leave(SeatMember* m) {
                                   [m](const auto& e) { return e.first == m; }),
                    members_.end());
   }
+  // An emit being delivered to it ends first; none reaches it after.
+  { std::lock_guard<std::mutex> e(emit_mu_); }
   Relabel();
+}
+
+// An Emit that goes undelivered leaves its worker block to the worker
+// (a delivered one is the message's, released with it).
+void SharedWorker::PostEmit(const std::weak_ptr<const Life>& life,
+                            v1::WorkerMessage msg) {
+  auto m = std::make_shared<v1::WorkerMessage>(std::move(msg));
+  emitter_.Post([this, life, m](bool cancelled) {
+    std::shared_ptr<const Life> p = life.lock();
+    if (!p) return;  // its worker is gone, and the waiting UDF with it
+    const v1::Emit& e = m->emit();
+    int32_t rc = FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;
+    if (!cancelled) rc = Deliver(*p, e);
+    if (cancelled && e.msg().offset() >= host_bytes_) {
+      v1::HostMessage back;
+      back.mutable_release()->add_offsets(e.msg().offset());
+      p->process->Send(back);
+    }
+    v1::HostMessage done;
+    done.set_id(m->id());
+    done.mutable_emit_done()->set_rc(rc);
+    p->process->Send(done);
+  });
+}
+
+int32_t SharedWorker::Deliver(const Life& life, const v1::Emit& emit) {
+  std::lock_guard<std::mutex> e(emit_mu_);
+  SeatMember* member = nullptr;
+  {
+    std::lock_guard<std::mutex> l(members_mu_);
+    for (const auto& [m, slot] : members_) {
+      if (slot == emit.slot()) member = m;
+    }
+  }
+  if (member != nullptr) return member->Emitted(life, emit);
+  // Its instance left (unloaded): nothing takes the output.
+  if (emit.msg().offset() >= host_bytes_) {
+    v1::HostMessage back;
+    back.mutable_release()->add_offsets(emit.msg().offset());
+    life.process->Send(back);
+  }
+  return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;
 }
 
 void SharedWorker::Relabel() {

@@ -9,6 +9,9 @@
 // slot of the worker (RemoteInstance), and loads it again into each new
 // life.
 //
+// The outputs members' UDFs set outside Proc come as Emits, which the
+// seat's emitter thread delivers through the member (emitter.h).
+//
 // A death is reported once for the seat: it names the worker, the signal
 // or exit code, and each member's call in flight (or "between calls");
 // with restarts left it is said on stderr, without it fails the graph
@@ -30,6 +33,7 @@
 #include "hflow/status.h"
 #include "rt/device_binding.h"
 #include "worker/proto/worker.pb.h"
+#include "worker/emitter.h"
 #include "worker/remote_config.h"
 #include "worker/segment.h"
 #include "worker/worker_process.h"
@@ -37,15 +41,7 @@
 namespace hflow {
 namespace worker {
 
-// What a seat needs of the instances it serves, for its messages.
-class SeatMember {
- public:
-  virtual ~SeatMember() = default;
-  virtual std::string Node() const = 0;   // "n"
-  virtual std::string Name() const = 0;   // "node 'n' (replica r)"
-  virtual std::string Doing() const = 0;  // "in Proc of transaction t"
-  virtual bool Busy() const = 0;          // in a call
-};
+class SeatMember;
 
 class SharedWorker {
  public:
@@ -117,6 +113,9 @@ class SharedWorker {
   void Relabel();
   void OnDeath(const std::shared_ptr<std::atomic<bool>>& restartable,
                const Status& death);
+  // On the supervisor thread: `msg` (an Emit) to the emitter thread.
+  void PostEmit(const std::weak_ptr<const Life>& life, v1::WorkerMessage msg);
+  int32_t Deliver(const Life& life, const v1::Emit& emit);
   std::string Label(std::string* prefix) const;  // under members_mu_
 
   const RemoteConfig config_;
@@ -133,6 +132,26 @@ class SharedWorker {
   mutable std::mutex members_mu_;
   std::vector<std::pair<SeatMember*, uint32_t>> members_;  // and slots
   uint32_t next_slot_ = 1;
+
+  // Held while an emit is delivered to a member, so that a member leaving
+  // waits for it (the queues are closed by then: it ends soon).
+  std::mutex emit_mu_;
+  Emitter emitter_;  // last: its thread ends before the rest goes
+};
+
+// What a seat needs of the instances it serves: words for its messages,
+// and a way in for the outputs their UDFs set outside Proc.
+class SeatMember {
+ public:
+  virtual ~SeatMember() = default;
+  virtual std::string Node() const = 0;   // "n"
+  virtual std::string Name() const = 0;   // "node 'n' (replica r)"
+  virtual std::string Doing() const = 0;  // "in Proc of transaction t"
+  virtual bool Busy() const = 0;          // in a call
+  // Delivers an output the member's UDF set outside Proc in `life`'s
+  // worker (emitter.h), on the seat's emitter thread; the FlowFunc code.
+  virtual int32_t Emitted(const SharedWorker::Life& life,
+                          const v1::Emit& emit) = 0;
 };
 
 }  // namespace worker

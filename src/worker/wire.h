@@ -19,7 +19,7 @@ namespace worker {
 // runtime's counters; a version-1 worker would be killed as silent. 3: a
 // worker serves several instances (HostMessage.slot, Unload); a version-2
 // worker would run every slot's requests on one instance.
-inline constexpr uint32_t kProtocolVersion = 4;
+inline constexpr uint32_t kProtocolVersion = 5;
 
 void HeadToWire(const services::MbufHead& h, v1::MsgHead* out);
 // kInvalidArgument for user data over 64 bytes.

@@ -65,16 +65,69 @@ services::MbufPtr WorkerServer::BlockAt(int32_t device, uint64_t at,
                                 std::move(block));
 }
 
-Status WorkerServer::OutputOf(Slot* slot, uint32_t index,
-                              std::shared_ptr<flow_func::MbufFlowMsg> msg) {
-  if (!slot->in_proc || std::this_thread::get_id() != slot->thread) {
-    return Status::NotSupported(
-        "an isolated UDF's output outside Proc (in Init, or from a thread "
-        "of its own) is not delivered; emit it from Proc, or run the node "
-        "in the host");
+// Note [Outputs outside Proc]
+// A UDF may set an output from a thread of its own, or in Init, as it may
+// in the host: nothing then waits for a Proc reply to carry it. It goes
+// to the host at once as an Emit, and the UDF's SetOutput waits for the
+// host's EmitDone: the host delivers it as it delivers such an output of
+// a UDF in the host, waiting for room in the consumers' queues, so the
+// depth bound holds across the processes too, and the code SetOutput
+// returns is the delivery's. The message is held here until the answer,
+// so that a host block it lies in (an input the UDF passes on) is not
+// reported released before the host has taken its own hold. A host that
+// goes away ends the worker, and the wait with it.
+int32_t WorkerServer::EmitOutside(Slot* slot, uint32_t index,
+                                  std::shared_ptr<flow_func::MbufFlowMsg> msg) {
+  v1::WorkerMessage m;
+  v1::Emit* e = m.mutable_emit();
+  e->set_slot(slot->id);
+  e->set_index(index);
+  Status s = Wire(msg->mbuf(), e->mutable_msg());
+  if (!s.ok()) {
+    std::fprintf(stderr, "hflow-worker: an output outside Proc: %s\n",
+                 s.ToString().c_str());
+    return FLOW_FUNC_FAILED;
   }
-  slot->outputs.emplace_back(index, msg->mbuf());
-  return Status::OK();
+  PendingEmit pending;
+  std::unique_lock<std::mutex> l(emit_mu_);
+  m.set_id(next_emit_++);
+  emits_[m.id()] = &pending;
+  l.unlock();
+  AddCounters(&m);
+  if (Status sent = channel_.Send(m); !sent.ok()) {
+    l.lock();
+    emits_.erase(m.id());
+    l.unlock();
+    Unlend(e->msg().offset());
+    std::fprintf(stderr, "hflow-worker: an output outside Proc: %s\n",
+                 sent.ToString().c_str());
+    return FLOW_FUNC_FAILED;
+  }
+  l.lock();
+  emit_cv_.wait(l, [&] { return pending.done; });
+  return pending.rc;
+}
+
+void WorkerServer::OnEmitDone(uint64_t id, int32_t rc) {
+  std::lock_guard<std::mutex> l(emit_mu_);
+  auto it = emits_.find(id);
+  if (it == emits_.end()) return;
+  it->second->rc = rc;
+  it->second->done = true;
+  emits_.erase(it);
+  emit_cv_.notify_all();
+}
+
+// One lending of a worker block ends without the host's Release (an
+// Emit that never reached it).
+void WorkerServer::Unlend(uint64_t offset) {
+  if (offset < host_bytes_) return;
+  services::MbufPtr last;  // released after the lock
+  std::lock_guard<std::mutex> l(lent_mu_);
+  auto it = lent_.find(offset);
+  if (it == lent_.end()) return;
+  last = std::move(it->second);
+  lent_.erase(it);
 }
 
 services::MbufPtr WorkerServer::Over(Slot* slot, const v1::Msg& w, Status* s) {

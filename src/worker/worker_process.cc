@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "flow_func/flow_func_defines.h"
 #include "util/thread_name.h"
 #include "worker/remote_config.h"
 #include "worker/wire.h"
@@ -213,7 +214,7 @@ void WorkerProcess::Supervise(int child_fd, int out_fd, int out_child_fd) {
 }
 
 void WorkerProcess::OnMessage(v1::WorkerMessage msg) {
-  std::lock_guard<std::mutex> l(mu_);
+  std::unique_lock<std::mutex> l(mu_);
   if (msg.has_hello()) {
     started_ = true;
     if (msg.hello().protocol_version() != kProtocolVersion) {
@@ -229,6 +230,11 @@ void WorkerProcess::OnMessage(v1::WorkerMessage msg) {
     return;
   }
   for (const v1::DeviceCounters& c : msg.counters()) counters_[c.device()] = c;
+  if (msg.has_emit()) {  // not a reply: the worker's own message
+    l.unlock();
+    OnEmit(std::move(msg));
+    return;
+  }
   auto it = calls_.find(msg.id());
   if (it == calls_.end()) return;  // a call that timed out
   Slot* slot = it->second;
@@ -241,6 +247,19 @@ void WorkerProcess::OnMessage(v1::WorkerMessage msg) {
   } else if (--*slot->left == 0) {
     slot->wake->notify_one();
   }
+}
+
+// Posted by the owner (quick: this is the supervisor thread, which every
+// reply passes); without an owner's handler the output is refused.
+void WorkerProcess::OnEmit(v1::WorkerMessage msg) {
+  if (spec_.on_emit) {
+    spec_.on_emit(std::move(msg));
+    return;
+  }
+  v1::HostMessage no;
+  no.set_id(msg.id());
+  no.mutable_emit_done()->set_rc(FlowFunc::FLOW_FUNC_FAILED);
+  Send(no);
 }
 
 int WorkerProcess::UntilSilence(bool beating,

@@ -61,6 +61,11 @@ struct WorkerSpec {
   // Called once, on the supervisor thread, when the worker is gone for
   // whatever reason (planned kills and Stop too), before on_death.
   std::function<void()> on_end;
+  // Called on the supervisor thread for each output the worker's UDFs
+  // set outside Proc (an Emit; emitter.h): it must only post it, and
+  // whoever delivers it answers the worker (EmitDone, with the Emit's
+  // id). None: each is refused at once (FLOW_FUNC_FAILED).
+  std::function<void(v1::WorkerMessage)> on_emit;
 };
 
 class WorkerProcess {
@@ -134,6 +139,7 @@ class WorkerProcess {
   int UntilSilence(bool beating, std::chrono::steady_clock::time_point heard);
   Status Spawn(int child_fd, int out_child_fd);
   void OnMessage(v1::WorkerMessage msg);
+  void OnEmit(v1::WorkerMessage msg);
   bool SendAsOne(std::vector<v1::HostMessage>* reqs, Status* gone);
   void Forward(int out_fd, bool to_end);
   void Reap(bool planned);

@@ -121,6 +121,11 @@ void WorkerServer::Dispatch(v1::HostMessage m, int fd) {
     OnRelease(m.release());
     return;
   }
+  if (m.has_emit_done()) {
+    if (fd >= 0) close(fd);
+    OnEmitDone(m.id(), m.emit_done().rc());
+    return;
+  }
   if (m.has_stop()) {
     if (fd >= 0) close(fd);
     // On a thread of its own: this one goes on beating (and taking
@@ -384,10 +389,11 @@ Status WorkerServer::SetUp(Slot* slot, const v1::Load& load) {
   env.output = [this, slot](
                    uint32_t index,
                    std::shared_ptr<flow_func::MbufFlowMsg> msg) -> int32_t {
-    Status s = OutputOf(slot, index, std::move(msg));
-    if (s.ok()) return FLOW_FUNC_SUCCESS;
-    std::fprintf(stderr, "hflow-worker: %s\n", s.ToString().c_str());
-    return FLOW_FUNC_FAILED;
+    if (!slot->in_proc || std::this_thread::get_id() != slot->thread) {
+      return EmitOutside(slot, index, std::move(msg));
+    }
+    slot->outputs.emplace_back(index, msg->mbuf());
+    return FLOW_FUNC_SUCCESS;
   };
   std::unique_ptr<flow_func::UdfInstance> udf;
   HFLOW_RETURN_IF_ERROR(

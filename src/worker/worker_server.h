@@ -8,7 +8,8 @@
 // slot's thread. Proc wraps the inputs over the segment and runs Proc;
 // Reset, Unload and Stop as their names say. Release is handled at once on
 // the main thread, so a Proc waiting for segment memory sees the host give
-// it back.
+// it back; so is EmitDone, the host's answer to an output set outside
+// Proc, for which the UDF's thread waits.
 //
 // Thread-safety: Run owns the process. A slot's instance is touched only
 // by its executor thread; slots_ only by the main thread. The segment,
@@ -92,8 +93,12 @@ class WorkerServer {
   v1::Done Unload(Slot* slot);
   v1::ProcDone Proc(Slot* slot, const v1::Proc& proc);
   v1::Done Reset(Slot* slot);
-  Status OutputOf(Slot* slot, uint32_t index,
-                  std::shared_ptr<flow_func::MbufFlowMsg> msg);
+  // An output set outside Proc (Note [Outputs outside Proc] in
+  // worker_data.cc): sent as an Emit; the host's code once delivered.
+  int32_t EmitOutside(Slot* slot, uint32_t index,
+                      std::shared_ptr<flow_func::MbufFlowMsg> msg);
+  void OnEmitDone(uint64_t id, int32_t rc);
+  void Unlend(uint64_t offset);
   Status Wire(const services::MbufPtr& m, v1::Msg* out);
   // A message over [at, at + bytes) of the worker's part, which goes back
   // to the arena with its last reference.
@@ -129,6 +134,15 @@ class WorkerServer {
   // Worker blocks the host reads: offset -> one message per lending.
   std::mutex lent_mu_;
   std::multimap<uint64_t, services::MbufPtr> lent_;
+  // Emits waiting for the host's EmitDone: id -> the waiter's answer.
+  struct PendingEmit {
+    bool done = false;
+    int32_t rc = 0;
+  };
+  std::mutex emit_mu_;
+  std::condition_variable emit_cv_;
+  uint64_t next_emit_ = 1;                   // under emit_mu_
+  std::map<uint64_t, PendingEmit*> emits_;  // under emit_mu_
 };
 
 }  // namespace worker

@@ -12,6 +12,8 @@
 //          on stderr, then passes as usual
 //   forward sends its input message itself on, unchanged (no new output)
 //   raise  RaiseException(7700123, the input's transaction), then passes
+//   thread sets its output from a thread of its own (outside Proc): Proc
+//          starts one per input (joining the one before) and returns
 // The string attr "pid_file", when given, gets the process id at Init.
 // The string attr "once_file", when given, makes the fault happen once
 // across processes (a restarted worker): only while that file does not
@@ -29,6 +31,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "flow_func/flow_func_defines.h"
@@ -75,6 +78,10 @@ void WaitForFile(const std::string& path) {
 
 class Fragile : public MetaFlowFunc {
  public:
+  ~Fragile() override {
+    if (emitter_.joinable()) emitter_.join();
+  }
+
   int32_t Init() override {
     AscendString mode;
     if (context_->GetAttr("mode", mode) == FLOW_FUNC_SUCCESS) {
@@ -115,16 +122,31 @@ class Fragile : public MetaFlowFunc {
     if (mode_ == "raise" && v == at_) {
       context_->RaiseException(7700123, in[0]->GetTransactionId());
     }
+    if (mode_ == "thread") {
+      if (emitter_.joinable()) emitter_.join();
+      const uint64_t trans = in[0]->GetTransactionId();
+      emitter_ = std::thread([this, v, trans] {
+        if (Emit(v, trans) != FLOW_FUNC_SUCCESS) {
+          std::fprintf(stderr, "fragile: an output from its thread failed\n");
+        }
+      });
+      return FLOW_FUNC_SUCCESS;
+    }
+    return Emit(v, in[0]->GetTransactionId());
+  }
+
+ private:
+  int32_t Emit(int64_t v, uint64_t trans) {
     std::shared_ptr<FlowMsg> out =
         context_->AllocTensorMsg({2}, TensorDataType::DT_INT64);
     if (!out) return FLOW_FUNC_FAILED;
     int64_t* o = static_cast<int64_t*>(out->GetTensor()->GetData());
     o[0] = 2 * v;
     o[1] = static_cast<int64_t>(getpid());
+    out->SetTransactionId(trans);
     return context_->SetOutput(0, out);
   }
 
- private:
   // O_EXCL: of two processes racing, one faults.
   int32_t MaybeFault() {
     if (!once_file_.empty()) {
@@ -140,6 +162,7 @@ class Fragile : public MetaFlowFunc {
   std::string once_file_;
   std::string gate_file_;
   int64_t at_ = -1;
+  std::thread emitter_;  // mode "thread": the latest output's
 };
 
 }  // namespace
