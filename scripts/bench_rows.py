@@ -74,6 +74,17 @@ ROWS = [
     ("worker_start", "BM_WorkerStart/real_time",
      "BM_InProcessStart/real_time",
      "the same one-node graph built and removed in the host", "time"),
+    # Model nodes (bench/model_bench.cc), against libtorch in the same run.
+    ("model_resnet18_b1", "BM_ModelResnet18/real_time",
+     "BM_TorchJitResnet18/real_time",
+     "torch::jit::load of the same network traced, forward in a loop, "
+     "1 intra-op thread", "msgs/s"),
+    ("model_identity_64B", "BM_ModelIdentity64B/real_time",
+     "BM_UdfIdentity64B/real_time",
+     "the same graph with a _BuiltIn_Identity UDF node", "time"),
+    ("model_load_resnet18", "BM_ModelLoadResnet18/real_time",
+     "BM_TorchJitLoadResnet18/real_time",
+     "torch::jit::load of the same network", "time"),
     # The Python package (bench/py_bench.py), against C++ of the same run.
     ("py_feed_fetch_round_trip_64B", "PY_RoundTrip", "BM_RoundTrip/real_time",
      "C++ feed_fetch_round_trip_64B (Session::FeedData/FetchData)", "time"),

@@ -4,11 +4,24 @@
 // quirk. hflow binds at SubmitEventSync's entry; this test runs all six
 // proxy events from such a pool, concurrently on 2..5 of a {0..7} cluster,
 // and proves it would catch the bug by switching the entry binding off.
+// The same for the seed's own path, a model's load on deploy threads (where
+// model nodes are built): its weights go to device memory on the loading
+// thread's binding, so an unbound pool fails on 2..5 and passes on 0 by
+// luck, and the deployer's bound tasks pass everywhere.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#ifdef HFLOW_HAVE_MODELS
+#include <dlfcn.h>
+
+#include "deploy/deployer.h"
+#include "flow_func/udf_library.h"
+#include "model/model_test_util.h"
+#include "rt/device_binding.h"
+#endif
 
 #include "hflow/rt.h"
 #include "rt/thread_pool.h"
@@ -162,6 +175,121 @@ TEST(SeedRegressionTest, DeviceZeroPassesByLuckWithoutEntryBinding) {
   EXPECT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(testing::ImplicitBindings(*sim, {0}), 1u);  // and it shows
 }
+
+#ifdef HFLOW_HAVE_MODELS
+// The model library's load entries (src/model/model_c_api.cc): the load
+// the model UDF's Init makes on its deploy thread.
+struct ModelLoad {
+  using Acquire = void* (*)(const char*, const char*, const char*, const char*,
+                            int, int*, char*, size_t);
+  Acquire acquire = nullptr;
+  void (*release)(void*) = nullptr;
+
+  // Loads the model on `device` on the calling thread's binding.
+  Status Load(const std::string& file, int32_t device, void** held) const {
+    char error[2048] = {0};
+    int code = 0;
+    *held = acquire("onnx", file.c_str(), "{}", "", device, &code, error,
+                    sizeof error);
+    return *held ? Status::OK() : Status(StatusCode(code), error);
+  }
+};
+
+ModelLoad FindModelLoad() {
+  ModelLoad api;
+  std::string path;
+  EXPECT_TRUE(deploy::FindModelLibrary(&path).ok());
+  EXPECT_TRUE(flow_func::LoadUdfLibrary(path).ok());
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(h, nullptr) << path;
+  if (h == nullptr) return api;
+  api.acquire =
+      reinterpret_cast<ModelLoad::Acquire>(dlsym(h, "hflow_model_acquire"));
+  api.release =
+      reinterpret_cast<void (*)(void*)>(dlsym(h, "hflow_model_release"));
+  dlclose(h);
+  return api;
+}
+
+// A model with weights (its Reshape's shape), which go to device memory.
+std::string WeightedModel() {
+  return testing::ModelDir() + "/reshape_dyn.onnx";
+}
+
+// The binding switched off: pool threads that never bound load the model on
+// 2..5 and fail as Ascend's runtime does (EE1018).
+TEST(SeedRegressionTest, ModelLoadFromUnboundPoolFailsOnDevices2To5) {
+  auto sim = testing::InstallSim(kCluster);
+  const ModelLoad api = FindModelLoad();
+  ASSERT_NE(api.acquire, nullptr);
+  rt::ThreadPool pool("deploy", 4);
+  std::vector<std::pair<std::optional<int32_t>, rt::ThreadPool::Task>> tasks;
+  for (int32_t d : kUsed) {
+    tasks.emplace_back(std::nullopt, [&api, d]() -> Status {
+      void* held = nullptr;
+      Status s = api.Load(WeightedModel(), d, &held);
+      if (s.ok()) api.release(held);
+      return s.ok() ? Status::Internal("device " + std::to_string(d) +
+                                       " loaded without a binding")
+                    : s;
+    });
+  }
+  Status s = pool.RunAll(std::move(tasks));
+  ASSERT_EQ(s.code(), StatusCode::kNoContext) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("no valid context is bound"));
+  EXPECT_EQ(testing::ImplicitBindings(*sim, kCluster), 0u);
+  for (int32_t d : kUsed) {
+    rt::DeviceStats st;
+    ASSERT_TRUE(sim->GetDeviceStats(d, &st).ok());
+    EXPECT_EQ(st.mem_used_bytes, 0u) << "device " << d << ": nothing left";
+  }
+}
+
+TEST(SeedRegressionTest, ModelLoadOnDeviceZeroPassesByLuckWithoutBinding) {
+  auto sim = testing::InstallSim(kCluster);
+  const ModelLoad api = FindModelLoad();
+  ASSERT_NE(api.acquire, nullptr);
+  rt::ThreadPool pool("deploy", 2);
+  Status s = pool.Submit([&]() -> Status {
+                   void* held = nullptr;
+                   HFLOW_RETURN_IF_ERROR(api.Load(WeightedModel(), 0, &held));
+                   api.release(held);
+                   return Status::OK();
+                 })
+                 .get();
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(testing::ImplicitBindings(*sim, {0}), 1u);  // and it shows
+}
+
+// The fix, as the deployer runs it: each task binds its device first.
+TEST(SeedRegressionTest, ModelLoadFromBoundPoolOnDevices2To5) {
+  auto sim = testing::InstallSim(kCluster);
+  const ModelLoad api = FindModelLoad();
+  ASSERT_NE(api.acquire, nullptr);
+  {
+    rt::DeviceContexts contexts(sim.get());
+    rt::ThreadPool pool("deploy", 4, &contexts);
+    rt::ThreadPool::DeviceTasks tasks;
+    for (int32_t d : kUsed) {
+      tasks.emplace_back(d, [&api, d](const rt::ScopedDevice&) -> Status {
+        void* held = nullptr;
+        HFLOW_RETURN_IF_ERROR(api.Load(WeightedModel(), d, &held));
+        api.release(held);  // the unload, on the same bound thread
+        return Status::OK();
+      });
+    }
+    Status s = pool.RunAll(std::move(tasks));
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  EXPECT_EQ(testing::ImplicitBindings(*sim, kCluster), 0u);
+  EXPECT_EQ(testing::ContextsCreated(*sim, {0, 1, 6, 7}), 0u);
+  for (int32_t d : kUsed) {
+    rt::DeviceStats st;
+    ASSERT_TRUE(sim->GetDeviceStats(d, &st).ok());
+    EXPECT_EQ(st.mem_used_bytes, 0u) << "device " << d;
+  }
+}
+#endif  // HFLOW_HAVE_MODELS
 
 }  // namespace
 }  // namespace hflow

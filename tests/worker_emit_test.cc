@@ -35,9 +35,9 @@ class WorkerEmitTest : public testing::WorkerTest {
     EXPECT_TRUE(st.ok()) << st.ToString();
     if (!st.ok()) return -1;
     Session s;
-    st = s.AddGraph(1, testing::FragileGraph(
-                           GetParam(), testing::FragileConfig(dir_, heavy),
-                           "thread", -1));
+    st = s.AddGraph(
+        1, testing::FragileGraph(
+               GetParam(), testing::FragileConfig(dir_, heavy), "thread", -1));
     EXPECT_TRUE(st.ok()) << st.ToString();
     st = s.BuildGraph(1);
     EXPECT_TRUE(st.ok()) << st.ToString();
@@ -46,7 +46,8 @@ class WorkerEmitTest : public testing::WorkerTest {
     int64_t pid = -1;
     for (uint64_t t = 1; t <= kCount; ++t) {
       const Result r = Fetch(s);
-      EXPECT_TRUE(r.status.ok()) << "fetch " << t << ": " << r.status.ToString();
+      EXPECT_TRUE(r.status.ok())
+          << "fetch " << t << ": " << r.status.ToString();
       if (!r.status.ok()) return -1;
       EXPECT_EQ(r.ret_code, 0) << "fetch " << t;
       EXPECT_EQ(r.trans, t);

@@ -83,7 +83,8 @@ _framework_str = {Framework.TENSORFLOW: "tensorflow", Framework.ONNX: "onnx", Fr
 
 
 class GraphProcessPoint:
-    """A model process point. hflow does not run models: a graph using one fails at build."""
+    """A model process point: the model in ``graph_file`` runs as the node (ONNX files; other frameworks fail when
+    the graph is added, naming the framework)."""
 
     def __init__(self, framework: Framework, graph_file: str, load_params: Optional[Dict[str, str]] = None,
                  compile_config_path: Optional[str] = "", name: Optional[str] = None) -> None:
@@ -104,7 +105,10 @@ class GraphProcessPoint:
         return node
 
     def _ref(self) -> dict:
-        ref = {"name": self.name, "type": "GraphPp"}
+        ref = {"name": self.name, "type": "GraphPp", "framework": _framework_str[self.framework],
+               "graph_file": os.path.abspath(self.graph_file)}
+        if self.load_params:
+            ref["load_params"] = dict(self.load_params)
         if self.compile_config_path:
             ref["compile_config"] = os.path.abspath(self.compile_config_path)
         return ref

@@ -250,6 +250,16 @@ class Deployment {
 Status Deploy(const Plan& plan, services::ExchangeService* svc,
               const DeployOptions& options, std::unique_ptr<Deployment>* out);
 
+// Where libhflow_model.so is ($HFLOW_MODEL_LIBRARY, else beside libhflow);
+// NotFound saying how to get it.
+Status FindModelLibrary(std::string* path);
+
+// A model node (NodeDef::model with a graph file): its model checked by the
+// model library on the host (file, compile config, operators, input and
+// output counts against the node's), and `out` the model UDF to run.
+Status ResolveModelNode(const GraphDef& graph, const NodeDef& n,
+                        flow_func::FuncDesc* out);
+
 // Host-side checks of every node's functions: compile configs load, UDF
 // libraries build and load, names are registered, arity matches. Fills the
 // functions of each node (by node name).

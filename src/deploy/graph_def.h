@@ -7,6 +7,7 @@
 #define HFLOW_DEPLOY_GRAPH_DEF_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,16 @@ struct PpDef {
   flow_func::AttrMap init_params;
 };
 
+// A model node's model (model_pp with a graph file): what the model UDF of
+// libhflow_model.so loads (src/model/model_config.h). Paths are absolute.
+struct ModelDef {
+  std::string framework;   // "onnx"
+  std::string graph_file;  // empty: no model file (a GE graph, kept)
+  std::map<std::string, std::string> load_params;  // GE's parser options
+  std::string compile_config;    // GE's graph compile config, or empty
+  int64_t intra_op_threads = 0;  // 0: the default (1)
+};
+
 struct NodeDef {
   std::string name;
   std::vector<OutputRef> inputs;  // one per node input
@@ -60,11 +71,13 @@ struct NodeDef {
   std::string colocate_with;
   // SetBalanceScatter / SetBalanceGather, "balance" in the graph file.
   flow_func::BalanceKind balance = flow_func::BalanceKind::kNone;
-  // Model graphs hflow keeps but cannot run yet ("model_pp" and
-  // "invoked_closures" in the graph file; GE's GraphPp, FlowGraphPp and
-  // FunctionPp::AddInvokedClosure): each entry reads "GraphPp 'name'"
-  // (closures add " invoked as 'key'"). A node with any fails at build.
+  // Model process points ("model_pp" and "invoked_closures" in the graph
+  // file; GE's GraphPp, FlowGraphPp and FunctionPp::AddInvokedClosure):
+  // each entry reads "GraphPp 'name'" (closures add " invoked as 'key'").
+  // A model_pp with a graph file (`model`) runs as the model UDF (its pp
+  // names it); one without, and any invoked closure, fails at build.
   std::string model_pp;
+  ModelDef model;
   std::vector<std::string> invoked_models;
 };
 
@@ -133,8 +146,9 @@ Status ValidateGraphStructure(const GraphDef& graph);
 Status CheckBuiltinArity(const GraphDef& graph);
 
 // kNotSupported naming the first node that runs or invokes a model graph
-// (NodeDef::model_pp, invoked_models), which hflow does not run yet; OK
-// otherwise. CheckBuiltinArity checks it too, so every build and plan does.
+// hflow does not run yet (a model_pp without a graph file, an invoked
+// closure); OK otherwise. CheckBuiltinArity checks it too, so every build and
+// plan does.
 Status CheckModelNodes(const GraphDef& graph);
 
 // Turns CountBatch/TimeBatch input attributes into built-in batch nodes in

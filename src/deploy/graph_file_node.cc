@@ -5,9 +5,13 @@
 // and JSON path.
 //
 // Thread-safety: reentrant.
+#include <cctype>
+
 #include "deploy/graph_file_fields.h"
 #include "deploy/graph_file_parser.h"
 #include "flow_func/compile_config.h"
+#include "flow_func/init_params.h"
+#include "model/model_config.h"
 
 namespace hflow {
 namespace deploy {
@@ -96,11 +100,18 @@ Status Parser::Balance(const Json& j, const std::string& path,
 }
 
 // A model process point: {"name": ..., "type": "GraphPp" | "FlowGraphPp",
-// "compile_config": ...}, described as "GraphPp 'name'".
-Status Parser::ModelPp(const Json& j, const std::string& path,
-                       std::string* out) const {
+// "compile_config": ...}, described as "GraphPp 'name'"; a GraphPp may
+// name its model file as GE's GraphProcessPoint does ("framework",
+// "graph_file", "load_params") and "intra_op_threads". A node whose model
+// has a file runs the model UDF (src/model/model_udf.cc); `n` is null for
+// an invoked closure, whose model is only described.
+Status Parser::ModelPp(const Json& j, const std::string& path, std::string* out,
+                       NodeDef* n) const {
   HFLOW_RETURN_IF_ERROR(Object(j, path, "give {\"name\": ..., \"type\": ...}"));
-  HFLOW_RETURN_IF_ERROR(Keys(j, path, {"name", "type", "compile_config"}));
+  HFLOW_RETURN_IF_ERROR(
+      Keys(j, path,
+           {"name", "type", "compile_config", "framework", "graph_file",
+            "load_params", "intra_op_threads"}));
   std::string name, type;
   HFLOW_RETURN_IF_ERROR(String(j.value("name", Json()), path + ".name", &name));
   HFLOW_RETURN_IF_ERROR(String(j.value("type", Json()), path + ".type", &type));
@@ -109,6 +120,74 @@ Status Parser::ModelPp(const Json& j, const std::string& path,
                  "write \"GraphPp\" or \"FlowGraphPp\"");
   }
   *out = type + " '" + name + "'";
+  if (!j.contains("graph_file")) {
+    for (const char* k : {"framework", "load_params", "intra_op_threads"}) {
+      if (j.contains(k)) {
+        return Error(path + "." + k, "is given without \"graph_file\"",
+                     "name the model file in \"graph_file\"");
+      }
+    }
+    return Status::OK();
+  }
+  // An invoked closure's model is kept, not loaded: the build fails on
+  // the closure (CheckModelNodes), whatever its file.
+  if (n == nullptr) return Status::OK();
+  if (type != "GraphPp") {
+    return Error(path + ".graph_file", "only a GraphPp runs a model file",
+                 "write \"type\": \"GraphPp\"");
+  }
+  return ModelFile(j, path, n);
+}
+
+Status Parser::ModelFile(const Json& j, const std::string& path,
+                         NodeDef* n) const {
+  ModelDef& m = n->model;
+  std::string file;
+  HFLOW_RETURN_IF_ERROR(String(j["graph_file"], path + ".graph_file", &file));
+  m.graph_file = Resolve(base_dir_, file);
+  m.framework = "onnx";
+  if (j.contains("framework")) {
+    HFLOW_RETURN_IF_ERROR(
+        String(j["framework"], path + ".framework", &m.framework));
+    for (char& c : m.framework) c = static_cast<char>(std::tolower(c));
+    if (m.framework != "onnx") {
+      return Error(path + ".framework",
+                   "'" + m.framework + "' is not a framework hflow reads",
+                   "write \"onnx\"");
+    }
+  }
+  if (j.contains("load_params")) {
+    const Json& lp = j["load_params"];
+    HFLOW_RETURN_IF_ERROR(Object(lp, path + ".load_params",
+                                 "give GE's parser options as strings"));
+    for (const auto& [k, v] : lp.items()) {
+      std::string s;
+      HFLOW_RETURN_IF_ERROR(String(v, path + ".load_params." + k, &s));
+      m.load_params[k] = s;
+    }
+  }
+  if (j.contains("compile_config")) {
+    std::string rel;
+    HFLOW_RETURN_IF_ERROR(
+        String(j["compile_config"], path + ".compile_config", &rel));
+    m.compile_config = Resolve(base_dir_, rel);
+  }
+  if (j.contains("intra_op_threads")) {
+    HFLOW_RETURN_IF_ERROR(Int(j["intra_op_threads"], path + ".intra_op_threads",
+                              1, &m.intra_op_threads, 256));
+  }
+  // The node runs the model UDF with the model in its init params.
+  using flow_func::AttrValueImpl;
+  auto str = [](const std::string& v) {
+    return std::make_shared<AttrValueImpl>(AttrValueImpl::Value(v));
+  };
+  n->pp.function = model::kModelFunction;
+  n->pp.init_params[model::kAttrFramework] = str(m.framework);
+  n->pp.init_params[model::kAttrGraphFile] = str(m.graph_file);
+  n->pp.init_params[model::kAttrCompileConfig] = str(m.compile_config);
+  n->pp.init_params[model::kAttrLoadParams] = str(Json(m.load_params).dump());
+  n->pp.init_params[model::kAttrIntraOpThreads] =
+      std::make_shared<AttrValueImpl>(AttrValueImpl::Value(m.intra_op_threads));
   return Status::OK();
 }
 
@@ -123,12 +202,19 @@ Status Parser::Pp(const Json& j, const std::string& path, NodeDef* n) const {
     for (const auto& [key, pp] : c.items()) {
       std::string what;
       HFLOW_RETURN_IF_ERROR(
-          ModelPp(pp, path + ".invoked_closures." + key, &what));
+          ModelPp(pp, path + ".invoked_closures." + key, &what, nullptr));
       n->invoked_models.push_back(what + " invoked as '" + key + "'");
     }
   }
   if (j.contains("model_pp")) {
-    return ModelPp(j["model_pp"], path + ".model_pp", &n->model_pp);
+    for (const char* k : {"function", "compile_config", "func_list"}) {
+      if (j.contains(k)) {
+        return Error(path + "." + k, "cannot be given with \"model_pp\"",
+                     "a model node runs its model; give the model's compile "
+                     "config inside model_pp");
+      }
+    }
+    return ModelPp(j["model_pp"], path + ".model_pp", &n->model_pp, n);
   }
   if (j.contains("func_list")) return FuncList(j, path, n);
   if (!j.contains("function") && !j.contains("compile_config")) {

@@ -401,13 +401,14 @@ Status ValidateGraphStructure(const GraphDef& graph) {
 
 Status CheckModelNodes(const GraphDef& graph) {
   for (const auto& n : graph.nodes) {
-    std::string what = n.model_pp;
+    std::string what = n.model.graph_file.empty() ? n.model_pp : "";
     if (what.empty() && !n.invoked_models.empty()) what = n.invoked_models[0];
     if (what.empty()) continue;
     return Status::NotSupported(
         graph.source + ": node '" + n.name + "': process point " + what +
-        " is a model graph, and hflow does not run model graphs yet; "
-        "replace it with a FunctionPp (a UDF) to run the graph on hflow");
+        " is a model graph without a model file, and hflow does not run "
+        "those yet; give the model_pp a \"graph_file\" (an ONNX model), "
+        "or replace it with a FunctionPp (a UDF)");
   }
   return Status::OK();
 }

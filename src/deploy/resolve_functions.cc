@@ -40,7 +40,11 @@ Status ResolveFunctions(
   for (const NodeDef& n : graph.nodes) {
     const std::string where = graph.source + ": node '" + n.name + "': ";
     std::vector<flow_func::FuncDesc> funcs;
-    if (!n.pp.compile_config.empty()) {
+    if (!n.model.graph_file.empty()) {
+      flow_func::FuncDesc f;
+      HFLOW_RETURN_IF_ERROR(ResolveModelNode(graph, n, &f));
+      funcs.push_back(std::move(f));
+    } else if (!n.pp.compile_config.empty()) {
       flow_func::CompileConfig cfg;
       HFLOW_RETURN_IF_ERROR(
           flow_func::LoadCompileConfigFile(n.pp.compile_config, &cfg)

@@ -32,8 +32,8 @@
 
 #include "hflow/status.h"
 #include "rt/device_binding.h"
-#include "worker/proto/worker.pb.h"
 #include "worker/emitter.h"
+#include "worker/proto/worker.pb.h"
 #include "worker/remote_config.h"
 #include "worker/segment.h"
 #include "worker/worker_process.h"

@@ -141,7 +141,7 @@ class WorkerServer {
   };
   std::mutex emit_mu_;
   std::condition_variable emit_cv_;
-  uint64_t next_emit_ = 1;                   // under emit_mu_
+  uint64_t next_emit_ = 1;                  // under emit_mu_
   std::map<uint64_t, PendingEmit*> emits_;  // under emit_mu_
 };
 

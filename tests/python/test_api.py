@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -123,7 +124,8 @@ def test_node_attrs_in_json(one_cluster, tmp_path):
     assert node["compile_config"] == str(tmp_path / "cfg.json")
     assert node["init_params"] == {"k": 1, "s": "x", "f": 1.5, "b": True, "l": [1, 2], "ll": [[1], [2, 3]],
                                    "t": "DT_INT32", "tl": ["DT_FLOAT", "DT_INT8"]}
-    assert node["invoked_closures"] == {"m": {"name": "gpp", "type": "GraphPp"}}
+    assert node["invoked_closures"] == {"m": {"name": "gpp", "type": "GraphPp", "framework": "onnx",
+                                              "graph_file": os.path.abspath("m.onnx")}}
     assert node["input_map"] == [1, 0] and node["output_map"] == [0]
     assert node["input_attrs"]["0"] == {"count_batch": {"batch_size": 4, "slide_stride": 0, "timeout": 0,
                                                         "padding": False}}

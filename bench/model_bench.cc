@@ -1,0 +1,167 @@
+// Model nodes against libtorch itself (issue: model nodes). The models are
+// made at start by tests/models/make_onnx_models.py (Debian's python3 with
+// torch): resnet18 as ONNX for hflow and as TorchScript (torch.jit.trace of
+// the same module) for the baseline, and a 16-float Identity model.
+//
+//   BM_ModelResnet18      feed -> m (resnet18.onnx) -> fetch, one image
+//   BM_TorchJitResnet18   torch::jit::load'ed module's forward in a loop,
+//                         same thread count (1, the model node's default)
+//   BM_ModelIdentity64B   feed -> m (Identity model) -> fetch, 64 B
+//   BM_UdfIdentity64B     feed -> _BuiltIn_Identity UDF -> fetch, 64 B
+//   BM_ModelLoadResnet18  AddGraph + BuildGraph (parse, upload) + Remove
+//   BM_TorchJitLoadResnet18  torch::jit::load of the same network
+//
+// Thread-safety: each benchmark drives its session from its own thread.
+#include <ATen/Parallel.h>
+#include <benchmark/benchmark.h>
+#include <torch/script.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hflow/hflow.h"
+
+namespace hflow {
+namespace {
+
+constexpr int32_t kTimeoutMs = 60000;
+constexpr int32_t kDevice = 2;
+
+// The models' folder, made once per process.
+const std::string& Models() {
+  static const std::string dir = [] {
+    const std::string d = std::filesystem::temp_directory_path() /
+                          ("hflow_model_bench_" + std::to_string(getpid()));
+    const std::string cmd = std::string(HFLOW_MODEL_PYTHON) + " " +
+                            HFLOW_SOURCE_DIR
+                            "/tests/models/make_onnx_models.py " +
+                            d + " resnet18 extras > /dev/null 2>&1";
+    return std::system(cmd.c_str()) == 0 ? d : std::string();
+  }();
+  return dir;
+}
+
+std::string ModelGraph(const std::string& file, const std::string& extra = "") {
+  return R"({"name":"m","inputs":["x"],"nodes":[{"name":"m","inputs":["x"],)"
+         R"("outputs":1,"model_pp":{"name":"net","type":"GraphPp","graph_file":")" +
+         file + "\"" + extra +
+         R"(}}],"outputs":["m:0"],)"
+         R"("deploy":{"deploy_info":[{"flow_node_name":"m","logic_device_id":"0:0:)" +
+         std::to_string(kDevice) + R"("}]}})";
+}
+
+std::string UdfGraph() {
+  return R"({"name":"u","inputs":["x"],"nodes":[{"name":"m","inputs":["x"],)"
+         R"("outputs":1,"function":"_BuiltIn_Identity"}],"outputs":["m:0"],)"
+         R"("deploy":{"deploy_info":[{"flow_node_name":"m","logic_device_id":"0:0:)" +
+         std::to_string(kDevice) + R"("}]}})";
+}
+
+// hflow initialized on devices 0..3 for the benchmark's life.
+struct Env {
+  Env() {
+    Options o;
+    o.cluster = MakeLocalCluster({0, 1, 2, 3});
+    ok = Initialize(o).ok();
+  }
+  ~Env() { (void)Finalize(); }
+  bool ok = false;
+};
+
+Tensor Floats(std::vector<int64_t> shape, float v) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return Tensor::From(DataType::kFloat, std::move(shape),
+                      std::vector<float>(size_t(n), v));
+}
+
+// Feed -> graph -> fetch of `in`, once per iteration.
+void RoundTrips(benchmark::State& state, const std::string& json,
+                const Tensor& in) {
+  if (Models().empty()) return state.SkipWithError("the models were not made");
+  Env env;
+  Session s;
+  Status st = s.AddGraphJson(1, json, "bench", "");
+  if (st.ok()) st = s.BuildGraph(1);
+  if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+  std::vector<Tensor> out;
+  for (auto _ : state) {
+    FlowInfo info, got;
+    st = s.FeedData(1, {in}, info, kTimeoutMs);
+    if (st.ok()) st = s.FetchData(1, &out, &got, kTimeoutMs);
+    if (!st.ok() || got.ret_code != 0) {
+      state.SkipWithError(st.ok() ? "the model failed" : st.ToString().c_str());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  (void)s.RemoveGraph(1);
+}
+
+void BM_ModelResnet18(benchmark::State& state) {
+  RoundTrips(state, ModelGraph(Models() + "/resnet18.onnx"),
+             Floats({1, 3, 224, 224}, 0.5f));
+}
+BENCHMARK(BM_ModelResnet18)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_TorchJitResnet18(benchmark::State& state) {
+  if (Models().empty()) return state.SkipWithError("the models were not made");
+  at::set_num_threads(1);
+  torch::jit::Module m = torch::jit::load(Models() + "/resnet18.pt");
+  m.eval();
+  torch::NoGradGuard no_grad;
+  const at::Tensor x = at::full({1, 3, 224, 224}, 0.5f);
+  for (auto _ : state) {
+    at::Tensor y = m.forward({x}).toTensor();
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_TorchJitResnet18)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_ModelIdentity64B(benchmark::State& state) {
+  RoundTrips(state, ModelGraph(Models() + "/identity.onnx"), Floats({16}, 1));
+}
+BENCHMARK(BM_ModelIdentity64B)->UseRealTime();
+
+void BM_UdfIdentity64B(benchmark::State& state) {
+  RoundTrips(state, UdfGraph(), Floats({16}, 1));
+}
+BENCHMARK(BM_UdfIdentity64B)->UseRealTime();
+
+void BM_ModelLoadResnet18(benchmark::State& state) {
+  if (Models().empty()) return state.SkipWithError("the models were not made");
+  Env env;
+  const std::string json = ModelGraph(Models() + "/resnet18.onnx");
+  for (auto _ : state) {
+    Session s;
+    Status st = s.AddGraphJson(1, json, "bench", "");
+    if (st.ok()) st = s.BuildGraph(1);
+    if (st.ok()) st = s.RemoveGraph(1);
+    if (!st.ok()) {
+      state.SkipWithError(st.ToString().c_str());
+      break;
+    }
+  }
+}
+BENCHMARK(BM_ModelLoadResnet18)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_TorchJitLoadResnet18(benchmark::State& state) {
+  if (Models().empty()) return state.SkipWithError("the models were not made");
+  for (auto _ : state) {
+    torch::jit::Module m = torch::jit::load(Models() + "/resnet18.pt");
+    benchmark::DoNotOptimize(&m);
+  }
+}
+BENCHMARK(BM_TorchJitLoadResnet18)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace hflow
+
+BENCHMARK_MAIN();

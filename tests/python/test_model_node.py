@@ -1,0 +1,58 @@
+"""Model nodes from Python: GE's GraphProcessPoint with an ONNX file runs on every cluster (devices
+2,3,4,5, 3,6,7 and the default), retyped by its compile config as GE's samples do; a model file
+that is missing fails the build, naming it. The models are made by
+Debian's python3 with onnx (tests/models/make_onnx_models.py), whichever python3 runs the test.
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+import dataflow as df
+from dataflow import _core
+
+from conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> pathlib.Path:
+    out = tmp_path_factory.mktemp("models")
+    subprocess.run(["/usr/bin/python3", str(REPO / "tests" / "models" / "make_onnx_models.py"),
+                    str(out), "extras"], check=True, capture_output=True)
+    return out
+
+
+def test_onnx_model_runs(cluster, models):
+    d0, d1 = df.FlowData(), df.FlowData()
+    node = df.GraphProcessPoint(df.Framework.ONNX, str(models / "add.onnx")).fnode(2, 1)
+    g = df.FlowGraph([node(d0, d1)])
+    assert g.feed_data({d0: np.array([1, 2, 3], np.float32), d1: np.array([0.5, 0.5, 0.5], np.float32)}) == 0
+    out, _, code = g.fetch_data(timeout=30000)
+    assert code == 0
+    np.testing.assert_array_equal(out[0].numpy(), np.array([1.5, 2.5, 3.5], np.float32))
+
+
+def test_compile_config_retypes_inputs(cluster, models, tmp_path):
+    cfg = tmp_path / "int_add.json"
+    cfg.write_text(json.dumps({"build_options": {}, "inputs_tensor_desc": [
+        {"data_type": "DT_INT32", "shape": [3]}, {"data_type": "DT_INT32", "shape": [3]}]}))
+    pp = df.GraphProcessPoint(df.Framework.ONNX, str(models / "add.onnx"), compile_config_path=str(cfg))
+    d0, d1 = df.FlowData(), df.FlowData()
+    g = df.FlowGraph([pp.fnode(2, 1)(d0, d1)])
+    assert g.feed_data({d0: np.array([1, 2, 3], np.int32), d1: np.array([10, 20, 30], np.int32)}) == 0
+    out, _, code = g.fetch_data(timeout=30000)
+    assert code == 0
+    assert out[0].numpy().dtype == np.int32
+    np.testing.assert_array_equal(out[0].numpy(), [11, 22, 33])
+
+
+def test_missing_model_fails_the_build(one_cluster, tmp_path):
+    node = df.GraphProcessPoint(df.Framework.ONNX, str(tmp_path / "none.onnx")).fnode(1, 1)
+    d = df.FlowData()
+    g = df.FlowGraph([node(d)])
+    assert g.feed_data({d: np.ones(1, np.float32)}) != 0
+    assert "none.onnx" in _core.last_error()
