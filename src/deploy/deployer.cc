@@ -83,7 +83,8 @@ Status Deployment::AllocErrorMbuf(int32_t device, int32_t rc, uint64_t trans_id,
 }
 
 Status Deployment::ResolveFunctions() {
-  return deploy::ResolveFunctions(plan_.graph, opts_.build, &funcs_);
+  return deploy::ResolveFunctions(plan_.graph, opts_.build, &funcs_,
+                                  &model_holds_);
 }
 
 Status Deployment::CreateGroups() {
@@ -389,6 +390,7 @@ Status Deploy(const Plan& plan, services::ExchangeService* svc,
   // Outputs are wired before instances: each instance's Init may emit.
   if (s.ok() && options.outputs) options.outputs->Attach(d.get());
   if (s.ok()) s = d->LoadInstances();
+  d->model_holds_.clear();  // every instance has its model now
   if (s.ok()) s = d->WatchDeviceLoss();
   if (!s.ok()) {
     // Rollback: everything done so far, unless a thread still runs in it.

@@ -214,6 +214,8 @@ class Deployment {
   DeployOptions opts_;
   std::unique_ptr<rt::ThreadPool> pool_;
   std::map<std::string, std::vector<flow_func::FuncDesc>> funcs_;  // by node
+  // Parsed models the instances' loads share; dropped once they are loaded.
+  std::vector<std::shared_ptr<void>> model_holds_;
   std::vector<int32_t> groups_;  // devices with a group
   std::map<int32_t, std::shared_ptr<services::MemoryGroup>> group_handles_;
   std::vector<uint32_t> queue_ids_;
@@ -257,15 +259,21 @@ Status FindModelLibrary(std::string* path);
 // A model node (NodeDef::model with a graph file): its model checked by the
 // model library on the host (file, compile config, operators, input and
 // output counts against the node's), and `out` the model UDF to run.
+// `hold` (may be null) keeps the parsed model for the instances' loads
+// (Note [One parse per build] in src/model/loaded_model.h).
 Status ResolveModelNode(const GraphDef& graph, const NodeDef& n,
-                        flow_func::FuncDesc* out);
+                        flow_func::FuncDesc* out,
+                        std::shared_ptr<void>* hold = nullptr);
 
 // Host-side checks of every node's functions: compile configs load, UDF
 // libraries build and load, names are registered, arity matches. Fills the
 // functions of each node (by node name).
+// `holds` (may be null) keeps what the instances' loads reuse (the parsed
+// models of model nodes) until the caller lets go.
 Status ResolveFunctions(
     const GraphDef& graph, const flow_func::UdfBuildOptions& build,
-    std::map<std::string, std::vector<flow_func::FuncDesc>>* out);
+    std::map<std::string, std::vector<flow_func::FuncDesc>>* out,
+    std::vector<std::shared_ptr<void>>* holds = nullptr);
 
 }  // namespace deploy
 }  // namespace hflow

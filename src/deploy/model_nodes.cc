@@ -23,7 +23,8 @@ namespace deploy {
 namespace {
 
 using CheckFn = int (*)(const char*, const char*, const char*, const char*,
-                        int*, int*, char*, size_t);
+                        int*, int*, void**, char*, size_t);
+using ReleaseFn = void (*)(void*);
 
 }  // namespace
 
@@ -56,7 +57,7 @@ Status FindModelLibrary(std::string* path) {
 }
 
 Status ResolveModelNode(const GraphDef& graph, const NodeDef& n,
-                        flow_func::FuncDesc* out) {
+                        flow_func::FuncDesc* out, std::shared_ptr<void>* hold) {
   const std::string where = graph.source + ": node '" + n.name + "': ";
   std::string path;
   HFLOW_RETURN_IF_ERROR(FindModelLibrary(&path).WithContext(where));
@@ -67,8 +68,11 @@ Status ResolveModelNode(const GraphDef& graph, const NodeDef& n,
   auto check =
       handle ? reinterpret_cast<CheckFn>(dlsym(handle, "hflow_model_check"))
              : nullptr;
+  auto release = handle ? reinterpret_cast<ReleaseFn>(
+                              dlsym(handle, "hflow_model_release_hold"))
+                        : nullptr;
   if (handle) dlclose(handle);  // the registry keeps its own reference
-  if (check == nullptr) {
+  if (check == nullptr || release == nullptr) {
     return Status::Internal(where + canonical +
                             " has no hflow_model_check: not hflow's model "
                             "library, or of another version");
@@ -77,13 +81,16 @@ Status ResolveModelNode(const GraphDef& graph, const NodeDef& n,
   const std::string params = nlohmann::json(m.load_params).dump();
   char error[4096] = {0};
   int inputs = 0, outputs = 0;
+  void* parsed = nullptr;
   const int code =
       check(m.framework.c_str(), m.graph_file.c_str(), params.c_str(),
-            m.compile_config.c_str(), &inputs, &outputs, error, sizeof error);
+            m.compile_config.c_str(), &inputs, &outputs,
+            hold ? &parsed : nullptr, error, sizeof error);
   if (code != 0) {
     return Status(static_cast<StatusCode>(code),
                   where + "model " + n.model_pp + ": " + error);
   }
+  if (hold != nullptr) *hold = std::shared_ptr<void>(parsed, release);
   if (uint32_t(inputs) != PpInputs(n) || uint32_t(outputs) != PpOutputs(n)) {
     return Status::InvalidArgument(
         where + "the model " + m.graph_file + " takes " +

@@ -35,14 +35,18 @@ Status AddRegistered(flow_func::FuncDesc f, const std::string& where,
 
 Status ResolveFunctions(
     const GraphDef& graph, const flow_func::UdfBuildOptions& build,
-    std::map<std::string, std::vector<flow_func::FuncDesc>>* out) {
+    std::map<std::string, std::vector<flow_func::FuncDesc>>* out,
+    std::vector<std::shared_ptr<void>>* holds) {
   HFLOW_RETURN_IF_ERROR(CheckBuiltinArity(graph));
   for (const NodeDef& n : graph.nodes) {
     const std::string where = graph.source + ": node '" + n.name + "': ";
     std::vector<flow_func::FuncDesc> funcs;
     if (!n.model.graph_file.empty()) {
       flow_func::FuncDesc f;
-      HFLOW_RETURN_IF_ERROR(ResolveModelNode(graph, n, &f));
+      std::shared_ptr<void> hold;
+      HFLOW_RETURN_IF_ERROR(
+          ResolveModelNode(graph, n, &f, holds ? &hold : nullptr));
+      if (holds) holds->push_back(std::move(hold));
       funcs.push_back(std::move(f));
     } else if (!n.pp.compile_config.empty()) {
       flow_func::CompileConfig cfg;

@@ -194,7 +194,7 @@ Status Executor::CheckOps(const ModelIr& ir) {
   return Status::NotSupported(
       ir.source + ": operators the model executor does not run: " + what +
       "; the supported operators are listed in the user guide's \"Model "
-      "nodes\" section (and by `hflow validate`)");
+      "nodes\" section");
 }
 
 Status Executor::Create(const ModelIr& ir, std::vector<TensorView> constants,

@@ -27,6 +27,9 @@ struct Entry {
 struct Cache {
   std::mutex mu;
   std::map<std::string, std::shared_ptr<Entry>> entries;  // under mu
+  // Note [One parse per build]; entries of models no one holds are pruned
+  // at each insertion.
+  std::map<std::string, std::weak_ptr<const ModelIr>> parsed;  // under mu
 };
 
 Cache& TheCache() {
@@ -37,7 +40,8 @@ Cache& TheCache() {
 std::atomic<uint64_t> g_loads{0};
 
 // The model's identity: what it is made from, and the file's size and
-// modification time, so a file rewritten between builds loads anew.
+// modification time, so a file rewritten between builds loads anew;
+// `device` -1 for the parse alone.
 std::string KeyOf(const ModelSpec& s, int32_t device) {
   std::string key = std::to_string(device) + "\n" + s.framework + "\n" +
                     s.graph_file + "\n" + s.compile_config + "\n";
@@ -59,7 +63,9 @@ LoadedModel::~LoadedModel() {
 
 uint64_t LoadedModel::LoadCount() { return g_loads.load(); }
 
-Status LoadedModel::Check(const ModelSpec& spec, ModelIr* ir) {
+namespace {
+
+Status Parse(const ModelSpec& spec, ModelIr* ir) {
   HFLOW_RETURN_IF_ERROR(
       ParseModelFile(spec.framework, spec.graph_file, spec.load_params, ir));
   CompileConfig cfg;
@@ -83,9 +89,53 @@ Status LoadedModel::Check(const ModelSpec& spec, ModelIr* ir) {
   return Executor::CheckOps(*ir);
 }
 
-Status LoadedModel::Upload() {
+// Everything of `ir` but its constants' bytes.
+ModelIr StructureOf(const ModelIr& ir) {
+  ModelIr s;
+  s.source = ir.source;
+  s.inputs = ir.inputs;
+  s.outputs = ir.outputs;
+  s.nodes = ir.nodes;
+  for (const auto& [name, t] : ir.constants) {
+    IrTensor c;
+    c.dtype = t.dtype;
+    c.dims = t.dims;
+    s.constants.emplace_back(name, std::move(c));
+  }
+  return s;
+}
+
+}  // namespace
+
+Status LoadedModel::Check(const ModelSpec& spec,
+                          std::shared_ptr<const ModelIr>* ir) {
+  const std::string key = KeyOf(spec, -1);
+  Cache& c = TheCache();
+  {
+    std::lock_guard<std::mutex> l(c.mu);
+    auto it = c.parsed.find(key);
+    if (it != c.parsed.end()) {
+      if (auto held = it->second.lock()) {
+        *ir = std::move(held);
+        return Status::OK();
+      }
+    }
+  }
+  auto parsed = std::make_shared<ModelIr>();
+  HFLOW_RETURN_IF_ERROR(Parse(spec, parsed.get()));
+  std::lock_guard<std::mutex> l(c.mu);
+  for (auto it = c.parsed.begin(); it != c.parsed.end();) {
+    it = it->second.expired() ? c.parsed.erase(it) : std::next(it);
+  }
+  c.parsed[key] = parsed;
+  *ir = std::move(parsed);
+  return Status::OK();
+}
+
+Status LoadedModel::Upload(const ModelIr& parsed) {
+  ir_ = StructureOf(parsed);
   std::vector<size_t> at;
-  for (const auto& [name, t] : ir_.constants) {
+  for (const auto& [name, t] : parsed.constants) {
     at.push_back(bytes_);
     bytes_ += (t.bytes.size() + kAlign - 1) / kAlign * kAlign;
   }
@@ -98,8 +148,8 @@ Status LoadedModel::Upload() {
           " bytes) do not fit on device " + std::to_string(device_) + ": ");
     }
   }
-  for (size_t i = 0; i < ir_.constants.size(); ++i) {
-    IrTensor& t = ir_.constants[i].second;
+  for (size_t i = 0; i < parsed.constants.size(); ++i) {
+    const IrTensor& t = parsed.constants[i].second;
     char* dst = static_cast<char*>(block_) + at[i];
     if (!t.bytes.empty()) {
       HFLOW_RETURN_IF_ERROR(rt::Memcpy(device_, dst, t.bytes.data(),
@@ -108,7 +158,6 @@ Status LoadedModel::Upload() {
                                 .WithContext(ir_.source + ": weights: "));
     }
     constants_.push_back(TensorView{t.dtype, t.dims, dst});
-    std::string().swap(t.bytes);  // the device holds them now
   }
   return Status::OK();
 }
@@ -128,10 +177,11 @@ Status LoadedModel::Acquire(const ModelSpec& spec, int32_t device,
     *out = std::move(shared);
     return Status::OK();
   }
+  std::shared_ptr<const ModelIr> parsed;
+  HFLOW_RETURN_IF_ERROR(Check(spec, &parsed));
   std::shared_ptr<LoadedModel> m(new LoadedModel);
   m->device_ = device;
-  HFLOW_RETURN_IF_ERROR(Check(spec, &m->ir_));
-  HFLOW_RETURN_IF_ERROR(m->Upload());  // on failure ~LoadedModel frees
+  HFLOW_RETURN_IF_ERROR(m->Upload(*parsed));  // on failure ~LoadedModel frees
   g_loads.fetch_add(1);
   entry->model = m;
   *out = std::move(m);

@@ -12,6 +12,16 @@
 // (rt::Free) by the last instance's destructor, which the deployer's
 // unload tasks run on a thread bound to the same device.
 //
+// Note [One parse per build]
+// A build checks each model node's model on the host (the deployer, through
+// hflow_model_check) and then loads it on each device (Acquire, in Init):
+// two parses of the file, each a copy of all its weights, were most of a
+// load's time. Check keeps the parsed model in a cache of weak references
+// keyed by what the model is made from (file identity included), and the
+// deployer holds the reference its check returned until its instances are
+// loaded: every Acquire of that build finds the parse and uploads from it.
+// Once the last holder lets go, the host copy of the weights is gone.
+//
 // Thread-safety: Acquire is thread-safe; loads of one model on one device
 // are serialised (the second waits and shares), other loads run in
 // parallel. A LoadedModel is immutable once made.
@@ -50,8 +60,11 @@ class LoadedModel {
                         std::shared_ptr<const LoadedModel>* out);
 
   // Parses and checks `spec` (file, compile config, operators) without
-  // touching a device: what a build checks before deploying.
-  static Status Check(const ModelSpec& spec, ModelIr* ir);
+  // touching a device: what a build checks before deploying. The parsed
+  // model is shared with every Check and Acquire of the same spec while
+  // `ir` lives (Note [One parse per build]).
+  static Status Check(const ModelSpec& spec,
+                      std::shared_ptr<const ModelIr>* ir);
 
   // The IR with the constants' bytes dropped (they live on the device).
   const ModelIr& ir() const { return ir_; }
@@ -64,7 +77,8 @@ class LoadedModel {
 
  private:
   LoadedModel() = default;
-  Status Upload();
+  // The weights of `parsed` into device memory; ir_ gets its structure.
+  Status Upload(const ModelIr& parsed);
 
   int32_t device_ = -1;
   ModelIr ir_;

@@ -4,6 +4,8 @@
 //                        before anything is deployed (file, compile config,
 //                        every operator), so a build and `hflow validate`
 //                        name what is wrong with the node, file and op;
+//                        its hold keeps the parse for the build's loads
+//   hflow_model_release_hold;
 //   hflow_model_acquire  loads a model onto a device on the calling
 //   hflow_model_release  thread's binding, as the model UDF's Init does
 //                        (the seed regression drives the load path with
@@ -44,22 +46,33 @@ struct Held {
 
 }  // namespace
 
+// `hold` (may be null) gets the parsed model, for the loads of the same
+// build to share (Note [One parse per build]); give it back with
+// hflow_model_release_hold.
 extern "C" __attribute__((visibility("default"))) int hflow_model_check(
     const char* framework, const char* graph_file, const char* load_params_json,
-    const char* compile_config, int* inputs, int* outputs, char* error,
-    size_t error_len) {
+    const char* compile_config, int* inputs, int* outputs, void** hold,
+    char* error, size_t error_len) {
   using hflow::Status;
   hflow::model::ModelSpec spec =
       Spec(framework, graph_file, load_params_json, compile_config);
-  hflow::model::ModelIr ir;
+  std::shared_ptr<const hflow::model::ModelIr> ir;
   Status s = hflow::model::LoadedModel::Check(spec, &ir);
   if (!s.ok()) {
     std::snprintf(error, error_len, "%s", s.message().c_str());
     return static_cast<int>(s.code());
   }
-  *inputs = static_cast<int>(ir.inputs.size());
-  *outputs = static_cast<int>(ir.outputs.size());
+  *inputs = static_cast<int>(ir->inputs.size());
+  *outputs = static_cast<int>(ir->outputs.size());
+  if (hold != nullptr) {
+    *hold = new std::shared_ptr<const hflow::model::ModelIr>(std::move(ir));
+  }
   return 0;
+}
+
+extern "C" __attribute__((visibility("default"))) void hflow_model_release_hold(
+    void* hold) {
+  delete static_cast<std::shared_ptr<const hflow::model::ModelIr>*>(hold);
 }
 
 // Returns a handle (release it on a thread bound to the same device), or

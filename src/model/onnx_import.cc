@@ -3,11 +3,13 @@
 // Thread-safety: reentrant.
 #include "model/onnx_import.h"
 
+#include <fcntl.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
+#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -75,8 +77,11 @@ void AppendAs(const Field& field, std::string* bytes) {
   }
 }
 
-Status ToTensor(const onnx::TensorProto& p, const std::string& where,
-                IrTensor* out) {
+// Takes `p`'s data: raw data is moved, not copied (a model's weights are
+// most of its bytes).
+Status TakeTensor(onnx::TensorProto* mp, const std::string& where,
+                  IrTensor* out) {
+  const onnx::TensorProto& p = *mp;
   HFLOW_RETURN_IF_ERROR(ToDataType(p.data_type(), where, &out->dtype));
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     return Status::NotSupported(where +
@@ -91,7 +96,7 @@ Status ToTensor(const onnx::TensorProto& p, const std::string& where,
     }
   }
   if (p.has_raw_data()) {
-    out->bytes = p.raw_data();
+    out->bytes.swap(*mp->mutable_raw_data());
     return Status::OK();
   }
   std::string& b = out->bytes;
@@ -133,6 +138,12 @@ Status ToTensor(const onnx::TensorProto& p, const std::string& where,
       break;
   }
   return Status::OK();
+}
+
+Status ToTensor(const onnx::TensorProto& p, const std::string& where,
+                IrTensor* out) {
+  onnx::TensorProto copy = p;
+  return TakeTensor(&copy, where, out);
 }
 
 Status ToAttr(const onnx::AttributeProto& a, const std::string& where,
@@ -243,15 +254,16 @@ Status CheckOpset(const onnx::ModelProto& m, const std::string& source,
   return Status::OK();
 }
 
-Status Convert(const onnx::ModelProto& m, const std::string& source,
-               int64_t opset, ModelIr* ir) {
+// Takes the initializers' data out of `m`.
+Status Convert(onnx::ModelProto* m, const std::string& source, int64_t opset,
+               ModelIr* ir) {
   ir->source = source;
-  const onnx::GraphProto& g = m.graph();
+  const onnx::GraphProto& g = m->graph();
   std::set<std::string> constants;
-  for (const auto& init : g.initializer()) {
+  for (auto& init : *m->mutable_graph()->mutable_initializer()) {
     IrTensor t;
     HFLOW_RETURN_IF_ERROR(
-        ToTensor(init, source + ": initializer '" + init.name() + "'", &t));
+        TakeTensor(&init, source + ": initializer '" + init.name() + "'", &t));
     ir->constants.emplace_back(init.name(), std::move(t));
     constants.insert(init.name());
   }
@@ -350,9 +362,10 @@ Status ApplyInputShape(const std::string& spec, ModelIr* ir) {
   return Status::OK();
 }
 
-Status ImportOnnxBytes(const std::string& bytes, const std::string& source,
-                       const std::map<std::string, std::string>& params,
-                       ModelIr* out) {
+namespace {
+
+Status CheckParams(const std::string& source,
+                   const std::map<std::string, std::string>& params) {
   for (const auto& [key, value] : params) {
     if (key != "input_shape" && key != "input_format") {
       return Status::InvalidArgument(
@@ -361,21 +374,20 @@ Status ImportOnnxBytes(const std::string& bytes, const std::string& source,
           "input_format");
     }
   }
-  onnx::ModelProto m;
-  if (bytes.empty() || !m.ParseFromString(bytes)) {
-    return Status::InvalidArgument(source +
-                                   ": not an ONNX model (the file is empty, "
-                                   "truncated or not a ModelProto)");
-  }
+  return Status::OK();
+}
+
+// The parsed model `m` (its data taken) into `out`.
+Status FromProto(onnx::ModelProto* m, const std::string& source,
+                 const std::map<std::string, std::string>& params,
+                 ModelIr* out) {
   int64_t opset = 0;
-  HFLOW_RETURN_IF_ERROR(CheckOpset(m, source, &opset));
+  HFLOW_RETURN_IF_ERROR(CheckOpset(*m, source, &opset));
   try {
-    onnx::checker::check_model(m);
+    onnx::checker::check_model(*m);
   } catch (const std::exception& e) {
-    return Status::InvalidArgument(source +
-                                   ": the ONNX checker rejects the "
-                                   "model: " +
-                                   e.what());
+    return Status::InvalidArgument(
+        source + ": the ONNX checker rejects the model: " + e.what());
   }
   ModelIr ir;
   HFLOW_RETURN_IF_ERROR(Convert(m, source, opset, &ir));
@@ -388,17 +400,42 @@ Status ImportOnnxBytes(const std::string& bytes, const std::string& source,
   return Status::OK();
 }
 
+constexpr char kNotAModel[] =
+    ": not an ONNX model (the file is empty, truncated or not a ModelProto)";
+
+}  // namespace
+
+Status ImportOnnxBytes(const std::string& bytes, const std::string& source,
+                       const std::map<std::string, std::string>& params,
+                       ModelIr* out) {
+  HFLOW_RETURN_IF_ERROR(CheckParams(source, params));
+  onnx::ModelProto m;
+  if (bytes.empty() || !m.ParseFromString(bytes)) {
+    return Status::InvalidArgument(source + kNotAModel);
+  }
+  return FromProto(&m, source, params, out);
+}
+
+// Parsed straight from the file (no copy of its bytes in between: a
+// model's weights are most of them).
 Status ImportOnnxFile(const std::string& path,
                       const std::map<std::string, std::string>& params,
                       ModelIr* out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
+  HFLOW_RETURN_IF_ERROR(CheckParams(path, params));
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     return Status::NotFound(path + ": cannot open the model file (" +
                             std::strerror(errno) + ")");
   }
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ImportOnnxBytes(ss.str(), path, params, out);
+  onnx::ModelProto m;
+  bool parsed = false;
+  {
+    google::protobuf::io::FileInputStream in(fd, 1 << 20);
+    in.SetCloseOnDelete(true);
+    parsed = m.ParseFromZeroCopyStream(&in) && in.ByteCount() > 0;
+  }
+  if (!parsed) return Status::InvalidArgument(path + kNotAModel);
+  return FromProto(&m, path, params, out);
 }
 
 }  // namespace model
