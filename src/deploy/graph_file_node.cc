@@ -150,10 +150,11 @@ Status Parser::ModelFile(const Json& j, const std::string& path,
     HFLOW_RETURN_IF_ERROR(
         String(j["framework"], path + ".framework", &m.framework));
     for (char& c : m.framework) c = static_cast<char>(std::tolower(c));
-    if (m.framework != "onnx") {
+    if (m.framework != model::kFrameworkOnnx &&
+        m.framework != model::kFrameworkTensorFlow) {
       return Error(path + ".framework",
                    "'" + m.framework + "' is not a framework hflow reads",
-                   "write \"onnx\"");
+                   "write \"onnx\" or \"tensorflow\"");
     }
   }
   if (j.contains("load_params")) {

@@ -20,6 +20,7 @@
 
 #include "model/loaded_model.h"
 #include "model/model_config.h"
+#include "model/tf_import.h"
 #include "nlohmann/json.hpp"
 
 namespace {
@@ -112,6 +113,13 @@ extern "C" __attribute__((visibility("default"))) size_t hflow_model_ops_table(
   for (const auto& [group, ops] : groups) {
     table += "| " + group + " | " + ops + " |\n";
   }
+  std::string tf;
+  for (const std::string& op : hflow::model::TfOperators()) {
+    tf += (tf.empty() ? "`" : ", `") + op + "`";
+  }
+  table +=
+      "\nTensorFlow operators the TensorFlow front-end maps onto them: " + tf +
+      ".\n";
   if (len > 0) std::snprintf(out, len, "%s", table.c_str());
   return table.size() + 1;
 }

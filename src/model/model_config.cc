@@ -8,6 +8,7 @@
 
 #include "flow_func/lib/flow_func_internal.h"
 #include "model/onnx_import.h"
+#include "model/tf_import.h"
 #include "util/json_fields.h"
 
 namespace hflow {
@@ -123,8 +124,12 @@ Status ParseModelFile(const std::string& framework,
   if (framework == kFrameworkOnnx) {
     return ImportOnnxFile(graph_file, load_params, ir);
   }
+  if (framework == kFrameworkTensorFlow) {
+    return ImportTfFile(graph_file, load_params, ir);
+  }
   return Status::NotSupported("framework '" + framework +
-                              "' is not supported; give \"onnx\"");
+                              "' is not supported; give \"onnx\" or "
+                              "\"tensorflow\"");
 }
 
 }  // namespace model

@@ -31,6 +31,7 @@ inline constexpr char kAttrIntraOpThreads[] = "_model_intra_op_threads";
 
 // Frameworks, as GE's dataflow.Framework names them (lower case here).
 inline constexpr char kFrameworkOnnx[] = "onnx";
+inline constexpr char kFrameworkTensorFlow[] = "tensorflow";
 
 // One entry of inputs_tensor_desc.
 struct InputDesc {

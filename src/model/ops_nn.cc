@@ -121,21 +121,29 @@ Status Pool(const IrNode& n, Kernel* k) {
     Window r = Resolve(w, x, dims, w.kernel);
     const double fill = kMax ? -std::numeric_limits<double>::infinity() : 0.0;
     std::vector<int64_t> pads = SplitPads(r, dims, &x, fill);
-    at::Tensor y;
-    if (kMax) {
+    auto pool = [&](const at::Tensor& t) {
+      if (kMax) {
+        if (dims == 1)
+          return at::max_pool1d(t, r.kernel, r.strides, pads, r.dilations,
+                                ceil);
+        if (dims == 2)
+          return at::max_pool2d(t, r.kernel, r.strides, pads, r.dilations,
+                                ceil);
+        return at::max_pool3d(t, r.kernel, r.strides, pads, r.dilations, ceil);
+      }
       if (dims == 1)
-        y = at::max_pool1d(x, r.kernel, r.strides, pads, r.dilations, ceil);
+        return at::avg_pool1d(t, r.kernel, r.strides, pads, ceil, include_pad);
       if (dims == 2)
-        y = at::max_pool2d(x, r.kernel, r.strides, pads, r.dilations, ceil);
-      if (dims == 3)
-        y = at::max_pool3d(x, r.kernel, r.strides, pads, r.dilations, ceil);
-    } else {
-      if (dims == 1)
-        y = at::avg_pool1d(x, r.kernel, r.strides, pads, ceil, include_pad);
-      if (dims == 2)
-        y = at::avg_pool2d(x, r.kernel, r.strides, pads, ceil, include_pad);
-      if (dims == 3)
-        y = at::avg_pool3d(x, r.kernel, r.strides, pads, ceil, include_pad);
+        return at::avg_pool2d(t, r.kernel, r.strides, pads, ceil, include_pad);
+      return at::avg_pool3d(t, r.kernel, r.strides, pads, ceil, include_pad);
+    };
+    at::Tensor y = pool(x);
+    if (!kMax && !include_pad && x.sizes() != in[0].sizes()) {
+      // SplitPads padded one side explicitly, and those zeros count as
+      // pixels for ATen: divide by the share of real pixels in each window.
+      at::Tensor real = at::ones_like(in[0]);
+      SplitPads(r, dims, &real, 0.0);
+      y = y / pool(real);
     }
     (*out)[0] = y;
   };

@@ -119,6 +119,24 @@ TEST_P(ModelNodeTest, CompileConfigRetypesTheInputs) {
   EXPECT_EQ(out[0].As<int32_t>(), (std::vector<int32_t>{11, 22, 33}));
 }
 
+// GE's own sample: a TensorFlow add.pb of float32 placeholders runs as
+// int32 because its compile config says so.
+TEST_P(ModelNodeTest, GesTensorFlowAddSampleRunsAsInt32) {
+  const std::string cfg = WriteFile(
+      "tf_int_add.json",
+      R"({"build_options":{},"inputs_tensor_desc":[)"
+      R"({"data_type":"DT_INT32","shape":[3]},{"data_type":"DT_INT32","shape":[3]}]})");
+  ASSERT_TRUE(Build(testing::ModelGraphJson(
+                        testing::ModelDir() + "/tf_add.pb", 2, 1, {Device()},
+                        ",\"compile_config\":\"" + cfg + "\"", "tensorflow"))
+                  .ok());
+  std::vector<Tensor> out;
+  ASSERT_EQ(RunOnce({Ints({1, 2, 3}), Ints({4, 5, 6})}, &out).ret_code, 0);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].dtype, DataType::kInt32);
+  EXPECT_EQ(out[0].As<int32_t>(), (std::vector<int32_t>{5, 7, 9}));
+}
+
 TEST_P(ModelNodeTest, AWrongDtypeOrShapeFailsThatTransactionOnly) {
   ASSERT_TRUE(
       Build(testing::ModelGraphJson(Model("add"), 2, 1, {Device()})).ok());
@@ -233,10 +251,12 @@ class ModelBuildErrorTest : public ::testing::Test {
   void TearDown() override { (void)Finalize(); }
 
   Status Build(const std::string& file, size_t inputs, size_t outputs,
-               const std::string& extra = "") {
+               const std::string& extra = "",
+               const std::string& framework = "onnx") {
     Session s;
     HFLOW_RETURN_IF_ERROR(s.AddGraphJson(
-        1, testing::ModelGraphJson(file, inputs, outputs, {3}, extra),
+        1,
+        testing::ModelGraphJson(file, inputs, outputs, {3}, extra, framework),
         "model graph", ""));
     Status st = s.BuildGraph(1);
     (void)s.RemoveGraph(1);
@@ -272,6 +292,19 @@ TEST_F(ModelBuildErrorTest, UnsupportedOperatorsAreAllNamed) {
   EXPECT_THAT(st.message(), HasSubstr("Det (node 'Det_0' and 1 more)"));
   EXPECT_THAT(st.message(), HasSubstr("NonZero"));
   EXPECT_THAT(st.message(), HasSubstr("Model nodes"));
+}
+
+TEST_F(ModelBuildErrorTest, TensorFlowOperatorsNotMappedAreAllNamed) {
+  Status st =
+      Build(testing::ModelDir() + "/tf_unsupported.pb", 1, 1, "", "tensorflow");
+  EXPECT_EQ(st.code(), StatusCode::kNotSupported) << st.ToString();
+  EXPECT_THAT(st.message(), HasSubstr("node 'm'"));
+  EXPECT_THAT(st.message(), HasSubstr("Erf (node 'erf')"));
+  EXPECT_THAT(st.message(), HasSubstr("Lgamma (node 'lgamma')"));
+  const std::string junk = WriteFile("junk.pb", "\x0a\xff\xff");
+  st = Build(junk, 1, 1, "", "tensorflow");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_THAT(st.message(), HasSubstr("not a TensorFlow GraphDef"));
 }
 
 TEST_F(ModelBuildErrorTest, OpsetsOutsideTheRangeAreRefused) {
@@ -310,7 +343,7 @@ TEST_F(ModelBuildErrorTest, AnUnknownFrameworkIsAGraphFileError) {
       1, testing::ModelGraphJson(Model("add"), 2, 1, {3}), "g", "");
   ASSERT_TRUE(st.ok()) << st.ToString();
   std::string json = testing::ModelGraphJson(Model("add"), 2, 1, {3});
-  json.replace(json.find("\"onnx\""), 6, "\"caffe\"");
+  json.replace(json.find("\"onnx\""), 6, "\"caffe\"");  // not TF either
   st = s.AddGraphJson(2, json, "g", "");
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("model_pp.framework"));

@@ -1,8 +1,11 @@
-// Numerics of the ONNX front-end and the ATen executor, end to end: each
+// Numerics of the ONNX and TensorFlow front-ends and the ATen executor,
+// end to end: each
 // model made at test time by tests/models/make_onnx_models.py (torchvision's
 // resnet18 and mobilenet_v2, a TransformerEncoder at opsets 11 and 17, and
 // models that exercise the element-wise, reduction, shape and nn operators
-// and integer arithmetic) runs as a model node of a graph, fed the
+// and integer arithmetic; and TensorFlow GraphDefs written by
+// tests/models/make_tf_models.py: a small NHWC CNN and the other mapped
+// operators) runs as a model node of a graph, fed the
 // generator's inputs; every output must match PyTorch eager's on the same
 // inputs (fp32 max abs difference <= 1e-4, integers exact). Every case on
 // device sets with and without device 0:
@@ -45,7 +48,7 @@ TEST_P(ModelOnnxTest, MatchesPyTorchEager) {
   Status st = s.AddGraphJson(
       1,
       testing::ModelGraphJson(c->file, c->inputs.size(), c->outputs.size(),
-                              {devices.back()}),
+                              {devices.back()}, "", c->framework),
       "model graph " + name, "");
   ASSERT_TRUE(st.ok()) << st.ToString();
   st = s.BuildGraph(1);
@@ -88,7 +91,10 @@ std::vector<std::string> CaseNames() {
           "nn",
           "more_ops",
           "integers",
-          "integers32"};
+          "integers32",
+          "tf_cnn",
+          "tf_ops",
+          "tf_add"};
 }
 
 std::string ParamName(const ::testing::TestParamInfo<Param>& info) {

@@ -30,8 +30,14 @@ const char* Generator() {
 bool Fresh(const fs::path& manifest) {
   std::error_code ec;
   if (!fs::exists(manifest, ec)) return false;
-  return fs::last_write_time(manifest, ec) >=
-         fs::last_write_time(Generator(), ec);
+  const auto made = fs::last_write_time(manifest, ec);
+  for (const auto& f :
+       fs::directory_iterator(fs::path(Generator()).parent_path(), ec)) {
+    if (f.path().extension() == ".py" && f.last_write_time(ec) > made) {
+      return false;
+    }
+  }
+  return true;
 }
 
 template <typename T>
@@ -95,6 +101,7 @@ std::vector<ModelCase> ModelCases() {
     ModelCase c;
     c.name = e.at("name").get<std::string>();
     c.file = e.at("file").get<std::string>();
+    c.framework = e.value("framework", std::string("onnx"));
     c.opset = e.at("opset").get<int>();
     c.inputs = e.at("inputs").get<std::vector<std::string>>();
     c.outputs = e.at("outputs").get<std::vector<std::string>>();
@@ -114,7 +121,8 @@ const ModelCase* FindModelCase(const std::string& name) {
 
 std::string ModelGraphJson(const std::string& model_file, size_t inputs,
                            size_t outputs, const std::vector<int32_t>& devices,
-                           const std::string& extra) {
+                           const std::string& extra,
+                           const std::string& framework) {
   nlohmann::json g;
   g["name"] = "model_graph";
   std::vector<std::string> in, out;
@@ -122,7 +130,8 @@ std::string ModelGraphJson(const std::string& model_file, size_t inputs,
   for (size_t i = 0; i < outputs; ++i) out.push_back("m:" + std::to_string(i));
   g["inputs"] = in;
   nlohmann::json pp = nlohmann::json::parse(
-      R"({"name":"net","type":"GraphPp","framework":"onnx","graph_file":)" +
+      R"({"name":"net","type":"GraphPp","framework":)" +
+      nlohmann::json(framework).dump() + R"(,"graph_file":)" +
       nlohmann::json(model_file).dump() + extra + "}");
   g["nodes"] = {
       {{"name", "m"}, {"inputs", in}, {"outputs", outputs}, {"model_pp", pp}}};

@@ -17,12 +17,12 @@ namespace hflow {
 namespace testing {
 
 // The folder holding manifest.json and the models, made on first use (or
-// when the generator is newer than the manifest). Fails the test (and
-// returns "") when the generator fails.
+// when a generator in tests/models is newer than the manifest). Fails the test
+// (and returns "") when the generator fails.
 std::string ModelDir();
 
 struct ModelCase {
-  std::string name, file;
+  std::string name, file, framework;
   int opset = 0;
   std::vector<std::string> inputs, outputs;  // .npy files
 };
@@ -36,7 +36,8 @@ const ModelCase* FindModelCase(const std::string& name);
 // model_pp verbatim (",\"compile_config\":\"...\"").
 std::string ModelGraphJson(const std::string& model_file, size_t inputs,
                            size_t outputs, const std::vector<int32_t>& devices,
-                           const std::string& extra = "");
+                           const std::string& extra = "",
+                           const std::string& framework = "onnx");
 
 // Whether `got` matches `want`: same dtype and shape, floats within `tol`
 // (max abs difference), integers and bools exact. `why` says how not.

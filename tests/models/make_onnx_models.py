@@ -8,7 +8,8 @@ OUTDIR/manifest.json lists each case:
   {"name", "file", "opset", "inputs": [npy...], "outputs": [npy...]}
 
 Usage: make_onnx_models.py OUTDIR [CASE...]   (default: every case; the
-name "extras" asks for the small onnx.helper models alone)
+name "extras" asks for the small onnx.helper models alone, "tf" for the
+TensorFlow GraphDefs of make_tf_models.py)
 """
 import io
 import json
@@ -201,6 +202,10 @@ def main():
         manifest.append(entry)
     if not only or "extras" in only:
         extras(out)
+    if not only or "tf" in only:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import make_tf_models
+        manifest += make_tf_models.write(out)
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
 

@@ -1,7 +1,7 @@
-"""Model nodes from Python: GE's GraphProcessPoint with an ONNX file runs on every cluster (devices
-2,3,4,5, 3,6,7 and the default), retyped by its compile config as GE's samples do; a model file
-that is missing fails the build, naming it. The models are made by
-Debian's python3 with onnx (tests/models/make_onnx_models.py), whichever python3 runs the test.
+"""Model nodes from Python: GE's GraphProcessPoint with an ONNX file or a TensorFlow GraphDef runs on every
+cluster (devices 2,3,4,5, 3,6,7 and the default), retyped by its compile config as GE's samples do; a
+model file that is missing fails the build, naming it. The models are made by Debian's python3 with
+torch and onnx (tests/models/make_onnx_models.py), whichever python3 runs the test.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from conftest import REPO
 def models(tmp_path_factory) -> pathlib.Path:
     out = tmp_path_factory.mktemp("models")
     subprocess.run(["/usr/bin/python3", str(REPO / "tests" / "models" / "make_onnx_models.py"),
-                    str(out), "extras"], check=True, capture_output=True)
+                    str(out), "extras", "tf"], check=True, capture_output=True)
     return out
 
 
@@ -48,6 +48,17 @@ def test_compile_config_retypes_inputs(cluster, models, tmp_path):
     assert code == 0
     assert out[0].numpy().dtype == np.int32
     np.testing.assert_array_equal(out[0].numpy(), [11, 22, 33])
+
+
+def test_tensorflow_model_runs(cluster, models):
+    a, b = np.load(models / "tf_add.i0.npy"), np.load(models / "tf_add.i1.npy")
+    d0, d1 = df.FlowData(), df.FlowData()
+    node = df.GraphProcessPoint(df.Framework.TENSORFLOW, str(models / "tf_add.pb")).fnode(2, 1)
+    g = df.FlowGraph([node(d0, d1)])
+    assert g.feed_data({d0: a, d1: b}) == 0
+    out, _, code = g.fetch_data(timeout=30000)
+    assert code == 0
+    np.testing.assert_allclose(out[0].numpy(), a + b, rtol=0, atol=1e-6)
 
 
 def test_missing_model_fails_the_build(one_cluster, tmp_path):
