@@ -150,6 +150,36 @@ TEST_P(ModelNodeTest, AWrongDtypeOrShapeFailsThatTransactionOnly) {
   EXPECT_EQ(out[0].As<float>(), (std::vector<float>{2, 3, 4}));
 }
 
+// GE's rule: an input without data, or one that carries a failure, does
+// not run the model; its outputs are empty and carry the input's ret_code
+// (a failed input is passed on by the executor before Proc, an empty one
+// by the model UDF).
+TEST_P(ModelNodeTest, FailedOrEmptyInputsDoNotRunTheModel) {
+  ASSERT_TRUE(
+      Build(testing::ModelGraphJson(Model("add"), 2, 1, {Device()})).ok());
+  Message empty;
+  empty.empty = true;
+  ASSERT_TRUE(s_.FeedMessages(1, {}, {empty, empty}, kTimeoutMs).ok());
+  std::vector<Message> out;
+  ASSERT_TRUE(s_.FetchMessages(1, {}, &out, kTimeoutMs).ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].empty);
+  EXPECT_EQ(out[0].info.ret_code, 0);
+  Message failed, fine;
+  failed.tensors = {Floats({1, 2, 3})};
+  failed.info.ret_code = 7;
+  fine.tensors = {Floats({1, 1, 1})};
+  ASSERT_TRUE(s_.FeedMessages(1, {}, {failed, fine}, kTimeoutMs).ok());
+  ASSERT_TRUE(s_.FetchMessages(1, {}, &out, kTimeoutMs).ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].info.ret_code, 7);
+  EXPECT_TRUE(out[0].tensors.empty());
+  // The graph goes on.
+  std::vector<Tensor> sum;
+  ASSERT_EQ(RunOnce({Floats({1, 2, 3}), Floats({1, 1, 1})}, &sum).ret_code, 0);
+  EXPECT_EQ(sum[0].As<float>(), (std::vector<float>{2, 3, 4}));
+}
+
 TEST_P(ModelNodeTest, AKernelErrorFailsThatTransactionOnly) {
   ASSERT_TRUE(
       Build(testing::ModelGraphJson(Model("reshape_dyn"), 1, 1, {Device()}))
