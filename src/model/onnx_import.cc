@@ -3,15 +3,14 @@
 // Thread-safety: reentrant.
 #include "model/onnx_import.h"
 
-#include <fcntl.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
-#include <cerrno>
 #include <cstring>
 #include <set>
 #include <sstream>
+
+#include "model/proto_file.h"
 
 namespace hflow {
 namespace model {
@@ -422,18 +421,9 @@ Status ImportOnnxFile(const std::string& path,
                       const std::map<std::string, std::string>& params,
                       ModelIr* out) {
   HFLOW_RETURN_IF_ERROR(CheckParams(path, params));
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return Status::NotFound(path + ": cannot open the model file (" +
-                            std::strerror(errno) + ")");
-  }
   onnx::ModelProto m;
   bool parsed = false;
-  {
-    google::protobuf::io::FileInputStream in(fd, 1 << 20);
-    in.SetCloseOnDelete(true);
-    parsed = m.ParseFromZeroCopyStream(&in) && in.ByteCount() > 0;
-  }
+  HFLOW_RETURN_IF_ERROR(ParseProtoFile(path, &m, &parsed));
   if (!parsed) return Status::InvalidArgument(path + kNotAModel);
   return FromProto(&m, path, params, out);
 }

@@ -12,11 +12,7 @@
 // Thread-safety: reentrant.
 #include "model/tf_import.h"
 
-#include <fcntl.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -24,6 +20,7 @@
 
 #include "model/onnx_import.h"
 #include "model/proto/tf_graph.pb.h"
+#include "model/proto_file.h"
 
 namespace hflow {
 namespace model {
@@ -773,19 +770,11 @@ Status ImportTfFile(const std::string& path,
                     const std::map<std::string, std::string>& params,
                     ModelIr* out) {
   HFLOW_RETURN_IF_ERROR(CheckParams(path, params));
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return Status::NotFound(path + ": cannot open the model file (" +
-                            std::strerror(errno) + ")");
-  }
   tf::GraphDef g;
   bool parsed = false;
-  {
-    google::protobuf::io::FileInputStream in(fd, 1 << 20);
-    in.SetCloseOnDelete(true);
-    parsed = g.ParseFromZeroCopyStream(&in) && g.node_size() > 0;
-  }
-  if (!parsed) return Status::InvalidArgument(path + kNotAGraph);
+  HFLOW_RETURN_IF_ERROR(ParseProtoFile(path, &g, &parsed));
+  if (!parsed || g.node_size() == 0)
+    return Status::InvalidArgument(path + kNotAGraph);
   return FromProto(g, path, params, out);
 }
 
