@@ -1,8 +1,11 @@
-// GE's onnx model parser entry points, so programs that build GraphPp
-// nodes from model files compile and link unchanged. hflow does not parse
-// model files: aclgrphParseONNX leaves the graph empty and returns GRAPH_FAILED
-// with a log line naming the file, and a DataFlow graph with a GraphPp node
-// fails at build with a not-supported error naming the node.
+// GE's ONNX model parser: an ONNX file (opsets 11 to 17) into a ge::Graph
+// of Data and Const ops and the model's operators (as `ai.onnx::17::<Op>`
+// ops), which a GraphPp node or Session::AddGraph + RunGraph runs on
+// hflow's model executor. GE's parser options: "input_shape"
+// ("name:1,3,224,224;..."), "input_format". Needs hflow's model library
+// (built where libtorch and libonnx are installed). A missing or corrupt
+// file, an unsupported operator or opset: GRAPH_FAILED, with the reason
+// logged and kept for GEGetErrorMsg, naming the file and the op.
 //
 // Thread-safety: any thread.
 #ifndef HFLOW_GE_PARSER_ONNX_PARSER_H_
@@ -24,6 +27,10 @@ PARSER_FUNC_VISIBILITY graphStatus aclgrphParseONNX(const char* model_file,
                                                     ge::Graph& graph);
 PARSER_FUNC_VISIBILITY graphStatus aclgrphParseONNX(
     const char* model_file,
+    const std::map<ge::AscendString, ge::AscendString>& parser_params,
+    ge::Graph& graph);
+PARSER_FUNC_VISIBILITY graphStatus aclgrphParseONNXFromMem(
+    const char* buffer, size_t size,
     const std::map<ge::AscendString, ge::AscendString>& parser_params,
     ge::Graph& graph);
 }  // namespace ge

@@ -1,8 +1,11 @@
-// GE's tensorflow model parser entry points, so programs that build GraphPp
-// nodes from model files compile and link unchanged. hflow does not parse
-// model files: aclgrphParseTensorFlow leaves the graph empty and returns
-// GRAPH_FAILED with a log line naming the file, and a DataFlow graph with a
-// GraphPp node fails at build with a not-supported error naming the node.
+// GE's TensorFlow model parser: a frozen GraphDef (.pb) into a ge::Graph of
+// Data and Const ops and the model's operators (mapped onto ONNX-named
+// `ai.onnx::17::<Op>` ops, NHWC operators wrapped in transposes), which a
+// GraphPp node or Session::AddGraph + RunGraph runs on hflow's model
+// executor. GE's parser options: "input_shape" ("name:1,224,224,3;..."),
+// "out_nodes" ("node:0;other:1"), "input_format". Needs hflow's model
+// library. A missing or corrupt file or an unmapped operator: GRAPH_FAILED,
+// with the reason logged and kept for GEGetErrorMsg, naming the file and op.
 //
 // Thread-safety: any thread.
 #ifndef HFLOW_GE_PARSER_TENSORFLOW_PARSER_H_

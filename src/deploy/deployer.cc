@@ -176,6 +176,16 @@ flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
     };
   }
   env.get_exception = opts_.get_exception;
+  for (const InvokedModelDef& d : n->invoked) {
+    flow_func::InvokedModelSpec spec;
+    spec.key = d.key;
+    spec.framework = d.model.framework;
+    spec.graph_file = d.model.graph_file;
+    spec.compile_config = d.model.compile_config;
+    spec.load_params = d.model.load_params;
+    spec.intra_op_threads = d.model.intra_op_threads;
+    env.invoked.push_back(std::move(spec));
+  }
   return env;
 }
 

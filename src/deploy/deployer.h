@@ -265,6 +265,12 @@ Status ResolveModelNode(const GraphDef& graph, const NodeDef& n,
                         flow_func::FuncDesc* out,
                         std::shared_ptr<void>* hold = nullptr);
 
+// The models a node's UDF invokes (NodeDef::invoked), each checked by the
+// model library on the host, as ResolveModelNode checks a model node's;
+// `holds` (may be null) keeps the parsed models for the instances' loads.
+Status ResolveInvokedModels(const GraphDef& graph, const NodeDef& n,
+                            std::vector<std::shared_ptr<void>>* holds);
+
 // Host-side checks of every node's functions: compile configs load, UDF
 // libraries build and load, names are registered, arity matches. Fills the
 // functions of each node (by node name).

@@ -51,6 +51,14 @@ struct ModelDef {
   int64_t intra_op_threads = 0;  // 0: the default (1)
 };
 
+// A model a UDF invokes (FunctionPp::AddInvokedClosure; "invoked_closures"
+// in the graph file): RunFlowModel(key, ...) runs it.
+struct InvokedModelDef {
+  std::string key;   // the name the UDF invokes it by
+  std::string what;  // "GraphPp 'name' invoked as 'key'", for messages
+  ModelDef model;    // graph_file empty: none (fails at build)
+};
+
 struct NodeDef {
   std::string name;
   std::vector<OutputRef> inputs;  // one per node input
@@ -75,10 +83,11 @@ struct NodeDef {
   // file; GE's GraphPp, FlowGraphPp and FunctionPp::AddInvokedClosure):
   // each entry reads "GraphPp 'name'" (closures add " invoked as 'key'").
   // A model_pp with a graph file (`model`) runs as the model UDF (its pp
-  // names it); one without, and any invoked closure, fails at build.
+  // names it); an invoked closure with one is loaded with each instance of
+  // the node; one without a graph file fails at build.
   std::string model_pp;
   ModelDef model;
-  std::vector<std::string> invoked_models;
+  std::vector<InvokedModelDef> invoked;
 };
 
 // The inputs and outputs of a node's process point (its input and output

@@ -103,10 +103,10 @@ Status Parser::Balance(const Json& j, const std::string& path,
 // "compile_config": ...}, described as "GraphPp 'name'"; a GraphPp may
 // name its model file as GE's GraphProcessPoint does ("framework",
 // "graph_file", "load_params") and "intra_op_threads". A node whose model
-// has a file runs the model UDF (src/model/model_udf.cc); `n` is null for
-// an invoked closure, whose model is only described.
+// has a file runs the model UDF (src/model/model_udf.cc); an invoked
+// closure's is loaded with the instances of the UDF that invokes it.
 Status Parser::ModelPp(const Json& j, const std::string& path, std::string* out,
-                       NodeDef* n) const {
+                       ModelDef* m) const {
   HFLOW_RETURN_IF_ERROR(Object(j, path, "give {\"name\": ..., \"type\": ...}"));
   HFLOW_RETURN_IF_ERROR(
       Keys(j, path,
@@ -129,19 +129,34 @@ Status Parser::ModelPp(const Json& j, const std::string& path, std::string* out,
     }
     return Status::OK();
   }
-  // An invoked closure's model is kept, not loaded: the build fails on
-  // the closure (CheckModelNodes), whatever its file.
-  if (n == nullptr) return Status::OK();
   if (type != "GraphPp") {
     return Error(path + ".graph_file", "only a GraphPp runs a model file",
                  "write \"type\": \"GraphPp\"");
   }
-  return ModelFile(j, path, n);
+  return ModelFile(j, path, m);
 }
 
+namespace {
+// The node runs the model UDF with its model in the init params.
+void UseModelFunction(NodeDef* n) {
+  const ModelDef& m = n->model;
+  using flow_func::AttrValueImpl;
+  auto str = [](const std::string& v) {
+    return std::make_shared<AttrValueImpl>(AttrValueImpl::Value(v));
+  };
+  n->pp.function = model::kModelFunction;
+  n->pp.init_params[model::kAttrFramework] = str(m.framework);
+  n->pp.init_params[model::kAttrGraphFile] = str(m.graph_file);
+  n->pp.init_params[model::kAttrCompileConfig] = str(m.compile_config);
+  n->pp.init_params[model::kAttrLoadParams] = str(Json(m.load_params).dump());
+  n->pp.init_params[model::kAttrIntraOpThreads] =
+      std::make_shared<AttrValueImpl>(AttrValueImpl::Value(m.intra_op_threads));
+}
+}  // namespace
+
 Status Parser::ModelFile(const Json& j, const std::string& path,
-                         NodeDef* n) const {
-  ModelDef& m = n->model;
+                         ModelDef* out) const {
+  ModelDef& m = *out;
   std::string file;
   HFLOW_RETURN_IF_ERROR(String(j["graph_file"], path + ".graph_file", &file));
   m.graph_file = Resolve(base_dir_, file);
@@ -151,10 +166,12 @@ Status Parser::ModelFile(const Json& j, const std::string& path,
         String(j["framework"], path + ".framework", &m.framework));
     for (char& c : m.framework) c = static_cast<char>(std::tolower(c));
     if (m.framework != model::kFrameworkOnnx &&
-        m.framework != model::kFrameworkTensorFlow) {
+        m.framework != model::kFrameworkTensorFlow &&
+        m.framework != model::kFrameworkGeGraph) {
       return Error(path + ".framework",
                    "'" + m.framework + "' is not a framework hflow reads",
-                   "write \"onnx\" or \"tensorflow\"");
+                   "write \"onnx\", \"tensorflow\" or \"ge_graph\" (a GE "
+                   "graph file)");
     }
   }
   if (j.contains("load_params")) {
@@ -177,18 +194,6 @@ Status Parser::ModelFile(const Json& j, const std::string& path,
     HFLOW_RETURN_IF_ERROR(Int(j["intra_op_threads"], path + ".intra_op_threads",
                               1, &m.intra_op_threads, 256));
   }
-  // The node runs the model UDF with the model in its init params.
-  using flow_func::AttrValueImpl;
-  auto str = [](const std::string& v) {
-    return std::make_shared<AttrValueImpl>(AttrValueImpl::Value(v));
-  };
-  n->pp.function = model::kModelFunction;
-  n->pp.init_params[model::kAttrFramework] = str(m.framework);
-  n->pp.init_params[model::kAttrGraphFile] = str(m.graph_file);
-  n->pp.init_params[model::kAttrCompileConfig] = str(m.compile_config);
-  n->pp.init_params[model::kAttrLoadParams] = str(Json(m.load_params).dump());
-  n->pp.init_params[model::kAttrIntraOpThreads] =
-      std::make_shared<AttrValueImpl>(AttrValueImpl::Value(m.intra_op_threads));
   return Status::OK();
 }
 
@@ -201,10 +206,12 @@ Status Parser::Pp(const Json& j, const std::string& path, NodeDef* n) const {
                    "key each closure by the name the UDF invokes it by");
     }
     for (const auto& [key, pp] : c.items()) {
-      std::string what;
+      InvokedModelDef d;
+      d.key = key;
       HFLOW_RETURN_IF_ERROR(
-          ModelPp(pp, path + ".invoked_closures." + key, &what, nullptr));
-      n->invoked_models.push_back(what + " invoked as '" + key + "'");
+          ModelPp(pp, path + ".invoked_closures." + key, &d.what, &d.model));
+      d.what += " invoked as '" + key + "'";
+      n->invoked.push_back(std::move(d));
     }
   }
   if (j.contains("model_pp")) {
@@ -215,7 +222,10 @@ Status Parser::Pp(const Json& j, const std::string& path, NodeDef* n) const {
                      "config inside model_pp");
       }
     }
-    return ModelPp(j["model_pp"], path + ".model_pp", &n->model_pp, n);
+    HFLOW_RETURN_IF_ERROR(
+        ModelPp(j["model_pp"], path + ".model_pp", &n->model_pp, &n->model));
+    if (!n->model.graph_file.empty()) UseModelFunction(n);
+    return Status::OK();
   }
   if (j.contains("func_list")) return FuncList(j, path, n);
   if (!j.contains("function") && !j.contains("compile_config")) {

@@ -54,10 +54,9 @@ class Parser : public util::JsonFields {
   Status Pp(const Json& j, const std::string& path, NodeDef* n) const;
   Status FuncList(const Json& j, const std::string& path, NodeDef* n) const;
   Status InitParams(const Json& j, const std::string& path, NodeDef* n) const;
-  // `model` null: an invoked closure (no graph file taken).
   Status ModelPp(const Json& j, const std::string& path, std::string* out,
-                 NodeDef* model) const;
-  Status ModelFile(const Json& j, const std::string& path, NodeDef* n) const;
+                 ModelDef* model) const;
+  Status ModelFile(const Json& j, const std::string& path, ModelDef* m) const;
   Status Balance(const Json& j, const std::string& path, NodeDef* n) const;
   Status NodeFlowAttrs(const Json& j, const std::string& path,
                        NodeDef* n) const;

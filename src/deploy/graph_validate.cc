@@ -401,14 +401,17 @@ Status ValidateGraphStructure(const GraphDef& graph) {
 
 Status CheckModelNodes(const GraphDef& graph) {
   for (const auto& n : graph.nodes) {
-    std::string what = n.model.graph_file.empty() ? n.model_pp : "";
-    if (what.empty() && !n.invoked_models.empty()) what = n.invoked_models[0];
+    std::string what =
+        n.model.graph_file.empty() && !n.model_pp.empty() ? n.model_pp : "";
+    for (const InvokedModelDef& d : n.invoked) {
+      if (what.empty() && d.model.graph_file.empty()) what = d.what;
+    }
     if (what.empty()) continue;
     return Status::NotSupported(
         graph.source + ": node '" + n.name + "': process point " + what +
         " is a model graph without a model file, and hflow does not run "
-        "those yet; give the model_pp a \"graph_file\" (an ONNX model), "
-        "or replace it with a FunctionPp (a UDF)");
+        "those; give it a \"graph_file\" (an ONNX or TensorFlow model, or "
+        "a GE graph file), or replace it with a FunctionPp (a UDF)");
   }
   return Status::OK();
 }

@@ -56,41 +56,68 @@ Status FindModelLibrary(std::string* path) {
       "at it");
 }
 
-Status ResolveModelNode(const GraphDef& graph, const NodeDef& n,
-                        flow_func::FuncDesc* out, std::shared_ptr<void>* hold) {
-  const std::string where = graph.source + ": node '" + n.name + "': ";
+namespace {
+
+// The model library loaded (as a UDF library: its model UDF registers) and
+// its check entries.
+struct ModelLibrary {
+  std::string canonical;
+  CheckFn check = nullptr;
+  ReleaseFn release = nullptr;
+};
+
+Status LoadModelLibrary(const std::string& where, ModelLibrary* lib) {
   std::string path;
   HFLOW_RETURN_IF_ERROR(FindModelLibrary(&path).WithContext(where));
   HFLOW_RETURN_IF_ERROR(flow_func::LoadUdfLibrary(path).WithContext(where));
   std::error_code ec;
-  const std::string canonical = std::filesystem::canonical(path, ec).string();
-  void* handle = dlopen(canonical.c_str(), RTLD_NOW | RTLD_NOLOAD);
-  auto check =
+  lib->canonical = std::filesystem::canonical(path, ec).string();
+  void* handle = dlopen(lib->canonical.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  lib->check =
       handle ? reinterpret_cast<CheckFn>(dlsym(handle, "hflow_model_check"))
              : nullptr;
-  auto release = handle ? reinterpret_cast<ReleaseFn>(
+  lib->release = handle ? reinterpret_cast<ReleaseFn>(
                               dlsym(handle, "hflow_model_release_hold"))
                         : nullptr;
   if (handle) dlclose(handle);  // the registry keeps its own reference
-  if (check == nullptr || release == nullptr) {
-    return Status::Internal(where + canonical +
+  if (lib->check == nullptr || lib->release == nullptr) {
+    return Status::Internal(where + lib->canonical +
                             " has no hflow_model_check: not hflow's model "
                             "library, or of another version");
   }
-  const ModelDef& m = n.model;
+  return Status::OK();
+}
+
+// `m` checked by the library; its input and output counts in *inputs and
+// *outputs, and (hold non-null) the parsed model held.
+Status CheckModel(const ModelLibrary& lib, const ModelDef& m,
+                  const std::string& where, int* inputs, int* outputs,
+                  std::shared_ptr<void>* hold) {
   const std::string params = nlohmann::json(m.load_params).dump();
   char error[4096] = {0};
-  int inputs = 0, outputs = 0;
   void* parsed = nullptr;
   const int code =
-      check(m.framework.c_str(), m.graph_file.c_str(), params.c_str(),
-            m.compile_config.c_str(), &inputs, &outputs,
-            hold ? &parsed : nullptr, error, sizeof error);
+      lib.check(m.framework.c_str(), m.graph_file.c_str(), params.c_str(),
+                m.compile_config.c_str(), inputs, outputs,
+                hold ? &parsed : nullptr, error, sizeof error);
   if (code != 0) {
-    return Status(static_cast<StatusCode>(code),
-                  where + "model " + n.model_pp + ": " + error);
+    return Status(static_cast<StatusCode>(code), where + error);
   }
-  if (hold != nullptr) *hold = std::shared_ptr<void>(parsed, release);
+  if (hold != nullptr) *hold = std::shared_ptr<void>(parsed, lib.release);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ResolveModelNode(const GraphDef& graph, const NodeDef& n,
+                        flow_func::FuncDesc* out, std::shared_ptr<void>* hold) {
+  const std::string where = graph.source + ": node '" + n.name + "': ";
+  ModelLibrary lib;
+  HFLOW_RETURN_IF_ERROR(LoadModelLibrary(where, &lib));
+  const ModelDef& m = n.model;
+  int inputs = 0, outputs = 0;
+  HFLOW_RETURN_IF_ERROR(CheckModel(lib, m, where + "model " + n.model_pp + ": ",
+                                   &inputs, &outputs, hold));
   if (uint32_t(inputs) != PpInputs(n) || uint32_t(outputs) != PpOutputs(n)) {
     return Status::InvalidArgument(
         where + "the model " + m.graph_file + " takes " +
@@ -100,7 +127,24 @@ Status ResolveModelNode(const GraphDef& graph, const NodeDef& n,
         "; wire the node as its model");
   }
   out->name = model::kModelFunction;
-  out->library = canonical;
+  out->library = lib.canonical;
+  return Status::OK();
+}
+
+Status ResolveInvokedModels(const GraphDef& graph, const NodeDef& n,
+                            std::vector<std::shared_ptr<void>>* holds) {
+  if (n.invoked.empty()) return Status::OK();
+  const std::string where = graph.source + ": node '" + n.name + "': ";
+  ModelLibrary lib;
+  HFLOW_RETURN_IF_ERROR(LoadModelLibrary(where, &lib));
+  for (const InvokedModelDef& d : n.invoked) {
+    int inputs = 0, outputs = 0;
+    std::shared_ptr<void> hold;
+    HFLOW_RETURN_IF_ERROR(CheckModel(lib, d.model, where + d.what + ": ",
+                                     &inputs, &outputs,
+                                     holds ? &hold : nullptr));
+    if (holds) holds->push_back(std::move(hold));
+  }
   return Status::OK();
 }
 

@@ -97,6 +97,7 @@ Status ResolveFunctions(
           "_BuiltIn_TimeBatch)",
           &funcs));
     }
+    HFLOW_RETURN_IF_ERROR(ResolveInvokedModels(graph, n, holds));
     (*out)[n.name] = std::move(funcs);
   }
   return Status::OK();

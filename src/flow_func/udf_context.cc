@@ -2,6 +2,7 @@
 // Thread-safety: as documented there.
 #include "flow_func/udf_context.h"
 
+#include <chrono>
 #include <cstring>
 #include <typeinfo>
 
@@ -204,10 +205,58 @@ bool ContextCore::Exception(int32_t& code, uint64_t& user_ctx) const {
   return env_->get_exception && env_->get_exception(&code, &user_ctx);
 }
 
-int32_t ContextCore::RunFlowModelUnsupported(const char* key) const {
-  FLOW_FUNC_LOG_ERROR("node %s: RunFlowModel(%s) is not supported by hflow yet",
-                      env_->node.c_str(), key ? key : "");
-  return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;
+Status ContextCore::LoadInvokedModels() {
+  for (const InvokedModelSpec& spec : env_->invoked) {
+    auto inv = std::make_unique<Invoked>();
+    HFLOW_RETURN_IF_ERROR(LoadInvokedModel(spec, env_->device, &inv->model)
+                              .WithContext("node '" + env_->node +
+                                           "': invoked model '" + spec.key +
+                                           "': "));
+    invoked_[spec.key] = std::move(inv);
+  }
+  return Status::OK();
+}
+
+int32_t ContextCore::RunFlowModel(
+    const char* key, const std::vector<std::shared_ptr<FlowMsg>>& in,
+    std::vector<std::shared_ptr<FlowMsg>>& out, int32_t timeout) const {
+  const std::string k = key == nullptr ? "" : key;
+  auto it = invoked_.find(k);
+  if (it == invoked_.end()) {
+    std::string keys;
+    for (const auto& [name, m] : invoked_)
+      keys += (keys.empty() ? "" : ", ") + name;
+    FLOW_FUNC_LOG_ERROR(
+        "node %s: RunFlowModel(%s): no invoked closure of that key (the "
+        "FunctionPp's AddInvokedClosure keys: %s)",
+        env_->node.c_str(), k.c_str(), keys.empty() ? "none" : keys.c_str());
+    return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
+  }
+  Invoked& inv = *it->second;
+  const auto start = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> one_run(inv.mu);
+  std::vector<std::shared_ptr<FlowMsg>> got;
+  MsgMakers make;
+  make.tensor = [this](const std::vector<int64_t>& shape,
+                       FlowFunc::TensorDataType dt) {
+    return AllocTensor(shape, dt, 0);
+  };
+  make.empty = [this] {
+    return AllocEmpty(FlowFunc::MsgType::MSG_TYPE_TENSOR_DATA);
+  };
+  const int32_t rc = inv.model->Run(in, make, &got);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  if (rc == FlowFunc::FLOW_FUNC_SUCCESS && timeout >= 0 && ms > timeout) {
+    FLOW_FUNC_LOG_ERROR(
+        "node %s: RunFlowModel(%s) took %lld ms, past its "
+        "timeout of %d ms",
+        env_->node.c_str(), k.c_str(), static_cast<long long>(ms), timeout);
+    return FlowFunc::FLOW_FUNC_ERR_TIME_OUT_ERROR;
+  }
+  if (rc == FlowFunc::FLOW_FUNC_SUCCESS) out = std::move(got);
+  return rc;
 }
 
 // --- MetaContextImpl ---
@@ -242,9 +291,9 @@ std::shared_ptr<FlowMsg> MetaContextImpl::AllocEmptyDataMsg(
   return core_->AllocEmpty(t);
 }
 int32_t MetaContextImpl::RunFlowModel(
-    const char* key, const std::vector<std::shared_ptr<FlowMsg>>&,
-    std::vector<std::shared_ptr<FlowMsg>>&, int32_t) {
-  return core_->RunFlowModelUnsupported(key);
+    const char* key, const std::vector<std::shared_ptr<FlowMsg>>& in,
+    std::vector<std::shared_ptr<FlowMsg>>& out, int32_t timeout) {
+  return core_->RunFlowModel(key, in, out, timeout);
 }
 int32_t MetaContextImpl::GetUserData(void* data, size_t size,
                                      size_t offset) const {
@@ -294,9 +343,9 @@ int32_t MetaRunContextImpl::SetMultiOutputs(
   return core_->MultiOutput(idx, msgs, options);
 }
 int32_t MetaRunContextImpl::RunFlowModel(
-    const char* key, const std::vector<std::shared_ptr<FlowMsg>>&,
-    std::vector<std::shared_ptr<FlowMsg>>&, int32_t) {
-  return core_->RunFlowModelUnsupported(key);
+    const char* key, const std::vector<std::shared_ptr<FlowMsg>>& in,
+    std::vector<std::shared_ptr<FlowMsg>>& out, int32_t timeout) {
+  return core_->RunFlowModel(key, in, out, timeout);
 }
 int32_t MetaRunContextImpl::GetUserData(void* data, size_t size,
                                         size_t offset) const {

@@ -11,12 +11,15 @@
 #define HFLOW_FLOW_FUNC_UDF_CONTEXT_H_
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "flow_func/balance.h"
 #include "flow_func/init_params.h"
+#include "flow_func/invoked_model.h"
 #include "flow_func/mbuf_msg.h"
 #include "flow_func/meta_context.h"
 #include "flow_func/meta_params.h"
@@ -42,6 +45,8 @@ struct InstanceEnv {
   // Exception channel (exception catch): raise and observe.
   std::function<void(int32_t code, uint64_t user_context_id)> raise;
   std::function<bool(int32_t* code, uint64_t* user_context_id)> get_exception;
+  // The models the UDF invokes (RunFlowModel), loaded at Init.
+  std::vector<InvokedModelSpec> invoked;
 };
 
 // Shared by the three context classes.
@@ -66,7 +71,17 @@ class ContextCore {
   int32_t UserData(void* data, size_t size, size_t offset) const;
   void Raise(int32_t code, uint64_t user_ctx) const;
   bool Exception(int32_t& code, uint64_t& user_ctx) const;
-  int32_t RunFlowModelUnsupported(const char* key) const;
+  // Loads env().invoked on the calling thread's binding (UdfInstance::Init,
+  // on the deploy thread bound to the instance's device).
+  Status LoadInvokedModels();
+  // RunFlowModel: the invoked model `key` on `in` into `out`, on the
+  // calling thread. A run that took longer than `timeout` ms (>= 0) fails
+  // with FLOW_FUNC_ERR_TIME_OUT_ERROR and no outputs, as GE's does.
+  int32_t RunFlowModel(
+      const char* key,
+      const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& in,
+      std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& out,
+      int32_t timeout) const;
 
   // A new message takes the balance labels of the input being processed.
   void InheritLabels(MbufFlowMsg* msg) const;
@@ -87,6 +102,11 @@ class ContextCore {
                    std::shared_ptr<FlowFunc::FlowMsg>* out) const;
 
   std::shared_ptr<const InstanceEnv> env_;
+  struct Invoked {
+    std::unique_ptr<InvokedModel> model;
+    std::mutex mu;  // one run of a model at a time
+  };
+  std::map<std::string, std::unique_ptr<Invoked>> invoked_;
 };
 
 class MetaContextImpl final : public FlowFunc::MetaContext {

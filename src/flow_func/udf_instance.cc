@@ -260,6 +260,9 @@ bool UdfInstance::InCall(std::string* what) const {
 
 Status UdfInstance::Init(const rt::ScopedDevice& bound) {
   HFLOW_RETURN_IF_ERROR(bound.Require(env().device));
+  // The invoked models load here, on the thread `bound` proves is bound to
+  // the instance's device, before the UDF's Init may use them.
+  HFLOW_RETURN_IF_ERROR(core_->LoadInvokedModels());
   CallHooks hooks(log_header_, allocator_);
   Enter(0, util::UdfPhase::kInit, 0);
   int32_t rc = Guarded(

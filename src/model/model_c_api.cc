@@ -9,15 +9,22 @@
 //   hflow_model_acquire  loads a model onto a device on the calling
 //   hflow_model_release  thread's binding, as the model UDF's Init does
 //                        (the seed regression drives the load path with
-//                        and without a binding through them).
+//                        and without a binding through them);
+//   hflow_model_to_ge_graph  a model file parsed into a GE graph file's
+//                        bytes (GE's parsers, aclgrphParseONNX/TensorFlow);
+//   hflow_model_free     frees those bytes.
 //
 // Thread-safety: reentrant.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <string>
 
+#include "model/executor.h"
+#include "model/ge_graph_import.h"
+#include "model/ge_ops.h"
 #include "model/loaded_model.h"
 #include "model/model_config.h"
 #include "model/tf_import.h"
@@ -99,6 +106,42 @@ extern "C" __attribute__((visibility("default"))) void hflow_model_release(
   delete static_cast<Held*>(handle);
 }
 
+// Parses `graph_file` of `framework` with GE's parser options
+// (`params_json`, an object of strings) and writes it as a GE graph file:
+// *out (free it with hflow_model_free) of *out_len bytes. Returns 0, or the
+// status code with the message in `error`.
+extern "C" __attribute__((visibility("default"))) int hflow_model_to_ge_graph(
+    const char* framework, const char* graph_file, const char* params_json,
+    const char* graph_name, char** out, size_t* out_len, char* error,
+    size_t error_len) {
+  const hflow::model::ModelSpec spec =
+      Spec(framework, graph_file, params_json, "");
+  hflow::model::ModelIr ir;
+  hflow::Status s = hflow::model::ParseModelFile(
+      spec.framework, spec.graph_file, spec.load_params, &ir);
+  // GE's parsers refuse what cannot run: every unsupported op, here.
+  if (s.ok()) s = hflow::model::Executor::CheckOps(ir);
+  std::string bytes;
+  if (s.ok()) s = hflow::model::ExportGeGraph(ir, graph_name, &bytes);
+  if (!s.ok()) {
+    std::snprintf(error, error_len, "%s", s.message().c_str());
+    return static_cast<int>(s.code());
+  }
+  *out = static_cast<char*>(std::malloc(bytes.size()));
+  if (*out == nullptr) {
+    std::snprintf(error, error_len, "out of memory (%zu bytes)", bytes.size());
+    return static_cast<int>(hflow::StatusCode::kOutOfMemory);
+  }
+  std::memcpy(*out, bytes.data(), bytes.size());
+  *out_len = bytes.size();
+  return 0;
+}
+
+extern "C" __attribute__((visibility("default"))) void hflow_model_free(
+    void* p) {
+  std::free(p);
+}
+
 // The supported operators as the user guide's table (markdown rows:
 // "| group | operators |"), written into `out` (truncated to `len`);
 // returns the length it needs.
@@ -120,6 +163,14 @@ extern "C" __attribute__((visibility("default"))) size_t hflow_model_ops_table(
   table +=
       "\nTensorFlow operators the TensorFlow front-end maps onto them: " + tf +
       ".\n";
+  std::string ge;
+  for (const std::string& op : hflow::model::GeOperators()) {
+    ge += (ge.empty() ? "`" : ", `") + op + "`";
+  }
+  table +=
+      "\nGE operators (include/op_proto/all_ops.h) the GE-graph "
+      "front-end maps onto them: " +
+      ge + ".\n";
   if (len > 0) std::snprintf(out, len, "%s", table.c_str());
   return table.size() + 1;
 }

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "flow_func/lib/flow_func_internal.h"
+#include "model/ge_graph_import.h"
 #include "model/onnx_import.h"
 #include "model/tf_import.h"
 #include "util/json_fields.h"
@@ -127,9 +128,12 @@ Status ParseModelFile(const std::string& framework,
   if (framework == kFrameworkTensorFlow) {
     return ImportTfFile(graph_file, load_params, ir);
   }
+  if (framework == kFrameworkGeGraph) {
+    return ImportGeGraphFile(graph_file, load_params, ir);
+  }
   return Status::NotSupported("framework '" + framework +
-                              "' is not supported; give \"onnx\" or "
-                              "\"tensorflow\"");
+                              "' is not supported; give \"onnx\", "
+                              "\"tensorflow\" or \"ge_graph\"");
 }
 
 }  // namespace model

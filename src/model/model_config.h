@@ -32,6 +32,8 @@ inline constexpr char kAttrIntraOpThreads[] = "_model_intra_op_threads";
 // Frameworks, as GE's dataflow.Framework names them (lower case here).
 inline constexpr char kFrameworkOnnx[] = "onnx";
 inline constexpr char kFrameworkTensorFlow[] = "tensorflow";
+// hflow's GE graph file (ge::Graph::SaveToFile; a GraphPp node's graph).
+inline constexpr char kFrameworkGeGraph[] = "ge_graph";
 
 // One entry of inputs_tensor_desc.
 struct InputDesc {

@@ -343,7 +343,8 @@ Status ApplyInputShape(const std::string& spec, ModelIr* ir) {
     }
     bool found = false;
     for (IrValue& v : ir->inputs) {
-      if (v.name == name) {
+      // A TensorFlow input is the tensor "node:0"; GE names it by node.
+      if (v.name == name || v.name == name + ":0") {
         v.dims = dims;
         v.has_shape = true;
         found = true;

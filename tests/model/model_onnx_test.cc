@@ -1,11 +1,13 @@
-// Numerics of the ONNX and TensorFlow front-ends and the ATen executor,
-// end to end: each
+// Numerics of the ONNX, TensorFlow and GE-graph front-ends and the ATen
+// executor, end to end: each
 // model made at test time by tests/models/make_onnx_models.py (torchvision's
 // resnet18 and mobilenet_v2, a TransformerEncoder at opsets 11 and 17, and
 // models that exercise the element-wise, reduction, shape and nn operators
 // and integer arithmetic; and TensorFlow GraphDefs written by
 // tests/models/make_tf_models.py: a small NHWC CNN and the other mapped
-// operators) runs as a model node of a graph, fed the
+// operators; and GE graph files written by tests/models/make_ge_graphs.py:
+// NHWC and NCHW CNNs, and between them every GE operator the front-end
+// lowers) runs as a model node of a graph, fed the
 // generator's inputs; every output must match PyTorch eager's on the same
 // inputs (fp32 max abs difference <= 1e-4, integers exact). Every case on
 // device sets with and without device 0:
@@ -94,7 +96,11 @@ std::vector<std::string> CaseNames() {
           "integers32",
           "tf_cnn",
           "tf_ops",
-          "tf_add"};
+          "tf_add",
+          "ge_cnn",
+          "ge_nn",
+          "ge_elementwise",
+          "ge_shapes"};
 }
 
 std::string ParamName(const ::testing::TestParamInfo<Param>& info) {

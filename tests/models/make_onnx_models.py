@@ -9,7 +9,8 @@ OUTDIR/manifest.json lists each case:
 
 Usage: make_onnx_models.py OUTDIR [CASE...]   (default: every case; the
 name "extras" asks for the small onnx.helper models alone, "tf" for the
-TensorFlow GraphDefs of make_tf_models.py)
+TensorFlow GraphDefs of make_tf_models.py, "ge" for the GE graph files of
+make_ge_graphs.py)
 """
 import io
 import json
@@ -206,6 +207,10 @@ def main():
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import make_tf_models
         manifest += make_tf_models.write(out)
+    if not only or "ge" in only:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import make_ge_graphs
+        manifest += make_ge_graphs.write(out)
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
 

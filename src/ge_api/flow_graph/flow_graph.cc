@@ -75,6 +75,12 @@ FlowNode& FlowNode::AddPp(const ProcessPoint& pp) {
   pp.Serialize(text);
   impl_->pp = Json::parse(text.GetString(), nullptr, false);
   impl_->pp_name = Str(pp.GetProcessPointName());
+  if (impl_->pp.contains("model_pp") && impl_->pp["model_pp"].is_object() &&
+      impl_->pp["model_pp"].contains("error")) {
+    Misuse(op, "AddPp('" + impl_->pp_name +
+                   "'): " + impl_->pp["model_pp"]["error"].get<std::string>());
+    impl_->pp["model_pp"].erase("error");
+  }
   if (pp.GetProcessPointType() == ProcessPointType::FUNCTION &&
       Str(pp.GetCompileConfig()).empty()) {
     Misuse(op, "AddPp('" + impl_->pp_name +

@@ -65,6 +65,12 @@ struct FlowGraphData {
 bool FlowGraphJson(const FlowGraphData& graph, std::string* json,
                    std::string* error);
 
+// Writes a GE graph file's `bytes` into this process's folder of them
+// (Note [GraphPp graph files], graph_file_dir.cc, removed at exit); *path
+// is the new file, or false with *error.
+bool WriteGraphFile(const std::string& bytes, const std::string& name,
+                    std::string* path, std::string* error);
+
 }  // namespace dflow
 }  // namespace ge
 

@@ -43,40 +43,28 @@ const char* TypeName(ProcessPointType t) {
   }
 }
 
-// GE's DT_* names, as the graph file reads a DataType init param.
-const char* DtName(DataType dt) {
-  switch (dt) {
-    case DT_FLOAT:
-      return "DT_FLOAT";
-    case DT_FLOAT16:
-      return "DT_FLOAT16";
-    case DT_INT8:
-      return "DT_INT8";
-    case DT_INT32:
-      return "DT_INT32";
-    case DT_UINT8:
-      return "DT_UINT8";
-    case DT_INT16:
-      return "DT_INT16";
-    case DT_UINT16:
-      return "DT_UINT16";
-    case DT_UINT32:
-      return "DT_UINT32";
-    case DT_INT64:
-      return "DT_INT64";
-    case DT_UINT64:
-      return "DT_UINT64";
-    case DT_DOUBLE:
-      return "DT_DOUBLE";
-    case DT_BOOL:
-      return "DT_BOOL";
-    case DT_STRING:
-      return "DT_STRING";
-    case DT_BF16:
-      return "DT_BF16";
-    default:
-      return "DT_UNDEFINED";
+// The model_pp of a GraphPp: its graph built and saved (Note [GraphPp graph
+// files]), or an "error" the node reports at AddPp.
+void SaveGraph(const GraphPp& pp, const GraphBuilder& builder, Json* m) {
+  std::string bytes, error;
+  if (!builder) {
+    error = "the GraphPp has no graph builder";
+  } else {
+    const Graph graph = builder();
+    if (!GraphToBytes(graph, &bytes, &error)) {
+      error = "its graph builder's graph: " + error;
+    }
   }
+  std::string path;
+  if (error.empty()) {
+    WriteGraphFile(bytes, Str(pp.GetProcessPointName()), &path, &error);
+  }
+  if (!error.empty()) {
+    (*m)["error"] = error;
+    return;
+  }
+  (*m)["graph_file"] = path;
+  (*m)["framework"] = "ge_graph";
 }
 
 Json ModelPp(const ProcessPoint& pp) {
@@ -122,7 +110,9 @@ GraphPp& GraphPp::SetCompileConfig(const char_t* path) {
 }
 GraphBuilder GraphPp::GetGraphBuilder() const { return impl_->builder; }
 void GraphPp::Serialize(AscendString& str) const {
-  str = AscendString(Json{{"model_pp", ModelPp(*this)}}.dump().c_str());
+  Json m = ModelPp(*this);
+  SaveGraph(*this, impl_->builder, &m);
+  str = AscendString(Json{{"model_pp", m}}.dump().c_str());
 }
 
 FlowGraphPp::FlowGraphPp(const char_t* pp_name, const FlowGraphBuilder& builder)
@@ -162,7 +152,7 @@ HFLOW_GE_INIT_PARAM(const std::vector<int64_t>&, value)
 HFLOW_GE_INIT_PARAM(const std::vector<std::vector<int64_t>>&, value)
 HFLOW_GE_INIT_PARAM(const bool&, value)
 HFLOW_GE_INIT_PARAM(const std::vector<bool>&, value)
-HFLOW_GE_INIT_PARAM(const DataType&, DtName(value))
+HFLOW_GE_INIT_PARAM(const DataType&, DataTypeGeName(value))
 #undef HFLOW_GE_INIT_PARAM
 
 FunctionPp& FunctionPp::SetInitParam(const char_t* attr_name,
@@ -189,7 +179,7 @@ FunctionPp& FunctionPp::SetInitParam(const char_t* attr_name,
 FunctionPp& FunctionPp::SetInitParam(const char_t* attr_name,
                                      const std::vector<DataType>& value) {
   Json list = Json::array();
-  for (DataType v : value) list.push_back(DtName(v));
+  for (DataType v : value) list.push_back(DataTypeGeName(v));
   impl_->init_params[Str(attr_name)] = list;
   return *this;
 }

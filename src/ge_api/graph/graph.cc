@@ -2,6 +2,8 @@
 //
 // Thread-safety: as the handle: one thread builds, any thread reads.
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "ge_api/graph/graph_internal.h"
 
@@ -116,17 +118,34 @@ graphStatus Graph::GetAllOpName(std::vector<AscendString>& names) const {
   return GRAPH_SUCCESS;
 }
 graphStatus Graph::SaveToFile(const char_t* file_name) const {
-  std::fprintf(stderr,
-               "hflow ge: Graph::SaveToFile(%s): GE model files are not "
-               "supported by hflow\n",
-               file_name == nullptr ? "(null)" : file_name);
+  const std::string path = file_name == nullptr ? "" : file_name;
+  std::string bytes, error;
+  if (path.empty()) {
+    error = "no file name";
+  } else if (GraphToBytes(*this, &bytes, &error)) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (out) return GRAPH_SUCCESS;
+    error = "cannot write the file";
+  }
+  std::fprintf(stderr, "hflow ge: Graph::SaveToFile(%s): %s\n", path.c_str(),
+               error.c_str());
   return GRAPH_FAILED;
 }
 graphStatus Graph::LoadFromFile(const char_t* file_name) {
+  const std::string path = file_name == nullptr ? "" : file_name;
+  std::ifstream in(path, std::ios::binary);
+  std::string error = "cannot open the file";
+  if (in) {
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    if (GraphFromBytes(bytes.str(), this, &error)) return GRAPH_SUCCESS;
+  }
   std::fprintf(stderr,
-               "hflow ge: Graph::LoadFromFile(%s): GE model files are not "
-               "supported by hflow\n",
-               file_name == nullptr ? "(null)" : file_name);
+               "hflow ge: Graph::LoadFromFile(%s): %s (hflow reads the GE "
+               "graph files Graph::SaveToFile writes, not GE's .air/.om)\n",
+               path.c_str(), error.c_str());
   return GRAPH_FAILED;
 }
 const std::string& Graph::GetName() const {

@@ -83,6 +83,17 @@ class GraphAccess {
   }
 };
 
+// GE's DT_* name of `dt` ("DT_UNDEFINED" for one without), and back.
+const char* DataTypeGeName(DataType dt);
+DataType DataTypeOf(const std::string& name);
+
+// `graph` as a GE graph file's bytes (graph_file.cc; docs/formats.md "GE
+// graph file"), or false with *error naming the op.
+bool GraphToBytes(const Graph& graph, std::string* bytes, std::string* error);
+// A new graph read from a GE graph file's bytes into *graph, or false with
+// *error saying what is wrong.
+bool GraphFromBytes(const std::string& bytes, Graph* graph, std::string* error);
+
 }  // namespace ge
 
 #endif  // HFLOW_GE_API_GRAPH_GRAPH_INTERNAL_H_

@@ -1,33 +1,56 @@
-// aclgrphParseONNX (parser/onnx_parser.h): hflow reads no model files, so it
-// says so and leaves the graph empty. libfmk_onnx_parser.so (old string ABI).
+// aclgrphParseONNX (parser/onnx_parser.h): the ONNX file parsed by hflow's
+// model library into a ge::Graph (runner_ops.h ParseModel). From memory,
+// the bytes go through a temporary file, as the library reads files.
+// libfmk_onnx_parser.so (old string ABI).
 //
 // Thread-safety: any thread.
 #include "parser/onnx_parser.h"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "ge_api/runner/runner_ops.h"
 
 namespace ge {
 graphStatus aclgrphParseONNX(const char* model_file, ge::Graph& graph) {
   return aclgrphParseONNX(model_file, {}, graph);
 }
 graphStatus aclgrphParseONNX(
-    const char* model_file, const std::map<ge::AscendString, ge::AscendString>&,
-    ge::Graph& /*graph*/) {
-  std::fprintf(
-      stderr,
-      "hflow ge: aclgrphParseONNX(%s): hflow does not parse model files "
-      "and does not run model graphs yet; a GraphPp node fails at "
-      "build\n",
-      model_file == nullptr ? "(null)" : model_file);
-  return GRAPH_FAILED;
+    const char* model_file,
+    const std::map<ge::AscendString, ge::AscendString>& parser_params,
+    ge::Graph& graph) {
+  return runner::ParseModel("aclgrphParseONNX", "onnx", model_file,
+                            parser_params, graph);
 }
 graphStatus aclgrphParseONNXFromMem(
-    const char* /*buffer*/, size_t size,
-    const std::map<ge::AscendString, ge::AscendString>&, ge::Graph&) {
-  std::fprintf(stderr,
-               "hflow ge: aclgrphParseONNXFromMem(%zu bytes): hflow does not "
-               "parse model files and does not run model graphs yet\n",
-               size);
-  return GRAPH_FAILED;
+    const char* buffer, size_t size,
+    const std::map<ge::AscendString, ge::AscendString>& parser_params,
+    ge::Graph& graph) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string path =
+      std::string(tmp != nullptr && *tmp ? tmp : "/tmp") + "/hflow-onnx-XXXXXX";
+  const int fd = mkstemp(&path[0]);
+  bool written = fd >= 0;
+  for (size_t done = 0; written && done < size;) {
+    const ssize_t n = write(fd, buffer + done, size - done);
+    written = n > 0;
+    done += written ? static_cast<size_t>(n) : 0;
+  }
+  if (fd >= 0) close(fd);
+  graphStatus s = GRAPH_FAILED;
+  if (written && (buffer != nullptr || size == 0)) {
+    s = runner::ParseModel("aclgrphParseONNXFromMem", "onnx", path.c_str(),
+                           parser_params, graph);
+  } else {
+    std::fprintf(stderr,
+                 "hflow ge: aclgrphParseONNXFromMem(%zu bytes): cannot write "
+                 "them to %s\n",
+                 size, path.c_str());
+  }
+  if (fd >= 0) unlink(path.c_str());
+  return s;
 }
 }  // namespace ge

@@ -8,6 +8,8 @@
 #include "ge_api/runner/bridge.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,6 +22,7 @@
 #include "hflow/rt.h"
 #include "hflow/session.h"
 #include "session/ge_codes.h"
+#include "session/model_convert.h"
 
 namespace hflow {
 namespace gebridge {
@@ -452,6 +455,25 @@ uint32_t FetchMessages(uint64_t session, uint32_t graph_id,
                                   "transaction (exception catch)")
                     : std::string("the stream ended (end of sequence)"));
 }
+
+uint32_t ParseModel(const char* call, const char* framework,
+                    const char* model_file, const KeyValue* params,
+                    size_t param_num, const char* graph_name, char** out,
+                    size_t* out_len) {
+  std::string bytes;
+  const Status s =
+      ConvertModelToGeGraph(framework, model_file == nullptr ? "" : model_file,
+                            Options(params, param_num),
+                            graph_name == nullptr ? "" : graph_name, &bytes);
+  if (!s.ok()) return Code(call, s);
+  *out = static_cast<char*>(std::malloc(bytes.size() + 1));
+  if (*out == nullptr) return Report(call, ge::kGeFailed, "out of memory");
+  std::memcpy(*out, bytes.data(), bytes.size());
+  *out_len = bytes.size();
+  return ge::kGeSuccess;
+}
+
+void FreeBytes(char* bytes) { std::free(bytes); }
 
 uint32_t Fail(const char* call, uint32_t code, const char* reason) {
   return Report(call == nullptr ? "" : call, code,

@@ -109,6 +109,15 @@ uint32_t FetchMessages(uint64_t session, uint32_t graph_id,
                        const uint32_t* indexes, size_t index_num,
                        int32_t timeout, FetchSink* sink);
 
+// GE's parsers: `model_file` of `framework` ("onnx", "tensorflow") with
+// GE's parser options as a GE graph file's bytes in *out (give them back
+// with FreeBytes).
+uint32_t ParseModel(const char* call, const char* framework,
+                    const char* model_file, const KeyValue* params,
+                    size_t param_num, const char* graph_name, char** out,
+                    size_t* out_len);
+void FreeBytes(char* bytes);
+
 // Reports a failure found on the GE side (logs it, keeps it as LastError)
 // and returns `code`.
 uint32_t Fail(const char* call, uint32_t code, const char* reason);

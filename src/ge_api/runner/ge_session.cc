@@ -21,13 +21,6 @@ std::map<AscendString, AscendString> ToAscend(
   return out;
 }
 
-Status NotSupported(const char* call, uint32_t graph_id) {
-  const std::string c =
-      std::string(call) + "(graph " + std::to_string(graph_id) + ")";
-  return gb::Fail(c.c_str(), ACL_ERROR_GE_PARAM_INVALID,
-                  "model execution is not supported: hflow runs DataFlow "
-                  "graphs (FeedDataFlowGraph / FetchDataFlowGraph)");
-}
 }  // namespace
 
 Status GEInitialize(const std::map<std::string, std::string>& options) {
@@ -70,6 +63,7 @@ Status Session::AddGraphWithCopy(
   return runner::AddGraph(sessionId_, graph_id, graph, options);
 }
 Status Session::RemoveGraph(uint32_t graph_id) {
+  runner::ForgetModelGraph(sessionId_, graph_id);
   return gb::RemoveGraph(sessionId_, graph_id);
 }
 Status Session::BuildGraph(uint32_t graph_id,
@@ -82,13 +76,14 @@ Status Session::BuildGraph(uint32_t graph_id, const std::vector<Tensor>&) {
 Status Session::CompileGraph(uint32_t graph_id) {
   return gb::BuildGraph(sessionId_, graph_id);
 }
-Status Session::RunGraph(uint32_t graph_id, const std::vector<Tensor>&,
-                         std::vector<Tensor>&) {
-  return NotSupported("RunGraph", graph_id);
+Status Session::RunGraph(uint32_t graph_id, const std::vector<Tensor>& inputs,
+                         std::vector<Tensor>& outputs) {
+  return runner::RunGraph(sessionId_, graph_id, inputs, outputs);
 }
-Status Session::RunGraphAsync(uint32_t graph_id, const std::vector<Tensor>&,
-                              RunAsyncCallback) {
-  return NotSupported("RunGraphAsync", graph_id);
+Status Session::RunGraphAsync(uint32_t graph_id,
+                              const std::vector<Tensor>& inputs,
+                              RunAsyncCallback callback) {
+  return runner::RunGraphAsync(sessionId_, graph_id, inputs, callback);
 }
 bool Session::IsGraphNeedRebuild(uint32_t) { return false; }
 uint64_t Session::GetSessionId() const { return sessionId_; }

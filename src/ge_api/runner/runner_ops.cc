@@ -82,10 +82,12 @@ Status AddGraph(uint64_t sid, uint32_t graph_id, const Graph& graph,
                 const std::map<AscendString, AscendString>& options) {
   const auto& impl = GraphAccess::Impl(graph);
   const std::string call = Call("AddGraph", graph_id);
-  if (!impl || !impl->flow_json) {
+  if (impl && !impl->flow_json) {
+    return AddModelGraph(sid, graph_id, graph, options);  // a model graph
+  }
+  if (!impl) {
     return gb::Fail(call.c_str(), ACL_ERROR_GE_PARAM_INVALID,
-                    "the graph is not a DataFlow graph; hflow runs DataFlow "
-                    "graphs: pass FlowGraph::ToGeGraph()");
+                    "the graph is empty (default-constructed)");
   }
   std::string json, error;
   if (!impl->flow_json(&json, &error)) {
@@ -167,6 +169,39 @@ Status FetchMsgs(uint64_t sid, uint32_t graph_id,
                                      indexes.size(), timeout, &c);
   outputs = std::move(c.msgs);
   return s;
+}
+
+graphStatus ParseModel(const char* call, const char* framework,
+                       const char* model_file,
+                       const std::map<AscendString, AscendString>& params,
+                       Graph& graph) {
+  KeyValues kv(params);
+  const auto& impl = GraphAccess::Impl(graph);
+  std::string name = impl ? impl->name : "";
+  if (name.empty() && model_file != nullptr) {
+    name = model_file;
+    name = name.substr(name.find_last_of('/') + 1);
+    name = name.substr(0, name.find('.'));
+  }
+  const std::string c =
+      std::string(call) + "(" + (model_file ? model_file : "(null)") + ")";
+  char* bytes = nullptr;
+  size_t len = 0;
+  if (gb::ParseModel(c.c_str(), framework, model_file, kv.kv.data(),
+                     kv.kv.size(), name.c_str(), &bytes, &len) != SUCCESS) {
+    return GRAPH_FAILED;
+  }
+  const std::string file(bytes, len);
+  gb::FreeBytes(bytes);
+  std::string error;
+  Graph parsed;
+  if (!GraphFromBytes(file, &parsed, &error)) {
+    gb::Fail(c.c_str(), GRAPH_FAILED, error.c_str());
+    return GRAPH_FAILED;
+  }
+  GraphAccess::Impl(parsed)->name = name;
+  graph = parsed;
+  return GRAPH_SUCCESS;
 }
 
 }  // namespace runner

@@ -37,6 +37,26 @@ Status FetchMsgs(uint64_t sid, uint32_t graph_id,
                  const std::vector<uint32_t>& indexes,
                  std::vector<FlowMsgPtr>& outputs, int32_t timeout);
 
+// A plain ge::Graph (a model graph) as a one-model-node graph
+// (run_graph.cc), and its runs.
+Status AddModelGraph(uint64_t sid, uint32_t graph_id, const Graph& graph,
+                     const std::map<AscendString, AscendString>& options);
+void ForgetModelGraph(uint64_t sid, uint32_t graph_id);
+Status RunGraph(uint64_t sid, uint32_t graph_id,
+                const std::vector<Tensor>& inputs,
+                std::vector<Tensor>& outputs);
+Status RunGraphAsync(uint64_t sid, uint32_t graph_id,
+                     const std::vector<Tensor>& inputs,
+                     RunAsyncCallback callback);
+
+// GE's parsers: `model_file` parsed by the model library into `graph` (a
+// graph of ai.onnx ops over Data and Const ops). GRAPH_FAILED with the
+// reason logged (and kept for GEGetErrorMsg) naming `call` and the file.
+graphStatus ParseModel(const char* call, const char* framework,
+                       const char* model_file,
+                       const std::map<AscendString, AscendString>& params,
+                       Graph& graph);
+
 std::map<std::string, std::string> ToStd(
     const std::map<AscendString, AscendString>& options);
 

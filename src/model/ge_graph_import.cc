@@ -1,0 +1,511 @@
+// The GE-graph front-end (ge_graph_import.h): reads the container or the
+// plain JSON form, orders the ops producers first, and turns each into IR.
+//
+// Note [GE graph value names]: a Data op's value is named after the op
+// (so GE's "input_shape" parser option names it as the user wrote it);
+// every other op's output i is "<op>:<i>".
+//
+// Thread-safety: reentrant.
+#include "model/ge_graph_import.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "flow_func/lib/flow_func_internal.h"
+#include "model/ge_ops.h"
+#include "model/onnx_import.h"
+#include "nlohmann/json.hpp"
+
+namespace hflow {
+namespace model {
+namespace {
+
+using Json = nlohmann::json;
+
+Status ReadWhole(const std::string& path, std::string* bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::NotFound(path + ": cannot open the GE graph file");
+  }
+  std::ostringstream s;
+  s << in.rdbuf();
+  *bytes = s.str();
+  return Status::OK();
+}
+
+uint64_t ReadLe64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+
+class Importer {
+ public:
+  Importer(const std::string& bytes, const std::string& source)
+      : bytes_(bytes), source_(source) {}
+
+  Status Run(ModelIr* ir) {
+    ir->source = source_;
+    HFLOW_RETURN_IF_ERROR(Split());
+    HFLOW_RETURN_IF_ERROR(Header());
+    std::vector<const Json*> order;
+    HFLOW_RETURN_IF_ERROR(Order(&order));
+    for (const Json* op : order) HFLOW_RETURN_IF_ERROR(Op(*op, ir));
+    HFLOW_RETURN_IF_ERROR(Inputs(ir));
+    return Outputs(ir);
+  }
+
+ private:
+  Status Error(const std::string& what) const {
+    return Status::InvalidArgument(source_ + ": " + what);
+  }
+
+  // The JSON text and where the data section starts.
+  Status Split() {
+    const size_t magic = std::strlen(kGeGraphMagic);
+    if (bytes_.compare(0, magic, kGeGraphMagic) == 0) {
+      if (bytes_.size() < magic + 8) return Error("truncated header");
+      const uint64_t len = ReadLe64(bytes_.data() + magic);
+      if (len > bytes_.size() - magic - 8) {
+        return Error("the header says " + std::to_string(len) +
+                     " bytes of JSON, the file has " +
+                     std::to_string(bytes_.size() - magic - 8));
+      }
+      json_ = std::string_view(bytes_).substr(magic + 8, len);
+      const size_t end = magic + 8 + len;
+      data_start_ = (end + kGeGraphAlign - 1) / kGeGraphAlign * kGeGraphAlign;
+      return Status::OK();
+    }
+    const size_t first = bytes_.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos || bytes_[first] != '{') {
+      return Error(
+          "not a GE graph file (it starts with neither HFGRAPH1 nor a JSON "
+          "object): write it with ge::Graph::SaveToFile, or as the JSON "
+          "form of the format");
+    }
+    json_ = bytes_;
+    data_start_ = bytes_.size();
+    return Status::OK();
+  }
+
+  Status Header() {
+    doc_ = Json::parse(json_.begin(), json_.end(), nullptr, false);
+    if (doc_.is_discarded() || !doc_.is_object()) {
+      return Error("the graph's JSON does not parse");
+    }
+    if (doc_.value("format", "") != "hflow-ge-graph") {
+      return Error("\"format\" must be \"hflow-ge-graph\"");
+    }
+    if (!doc_.contains("version") || !doc_["version"].is_number_integer() ||
+        doc_["version"].get<int64_t>() != 1) {
+      return Error(
+          "\"version\" must be 1 (a newer hflow wrote it? rebuild the graph "
+          "with this one)");
+    }
+    if (!doc_.contains("ops") || !doc_["ops"].is_array()) {
+      return Error("\"ops\" must be an array of ops");
+    }
+    for (const Json& op : doc_["ops"]) {
+      if (!op.is_object() || !op.contains("name") || !op["name"].is_string() ||
+          !op.contains("type") || !op["type"].is_string()) {
+        return Error("every op needs a string \"name\" and \"type\"");
+      }
+      const std::string name = op["name"].get<std::string>();
+      if (!ops_.emplace(name, &op).second) {
+        return Error("two ops are named '" + name + "'");
+      }
+    }
+    return Status::OK();
+  }
+
+  // Producers before consumers (file order among the ready ones).
+  Status Order(std::vector<const Json*>* order) {
+    std::map<std::string, std::set<std::string>> waits;
+    for (const Json& op : doc_["ops"]) {
+      const std::string name = op["name"].get<std::string>();
+      waits[name];
+      if (!op.contains("inputs")) continue;
+      if (!op["inputs"].is_array()) {
+        return Error("op '" + name + "': \"inputs\" must be an array");
+      }
+      for (const Json& in : op["inputs"]) {
+        if (!in.is_object() || !in.contains("op") || !in["op"].is_string()) {
+          return Error("op '" + name +
+                       "': each input needs \"index\", \"op\" and \"output\"");
+        }
+        const std::string src = in["op"].get<std::string>();
+        if (ops_.count(src) == 0) {
+          return Error("op '" + name + "': its input comes from '" + src +
+                       "', which is not an op of the graph");
+        }
+        waits[name].insert(src);
+      }
+    }
+    std::set<std::string> done;
+    while (order->size() < ops_.size()) {
+      bool progress = false;
+      for (const Json& op : doc_["ops"]) {
+        const std::string name = op["name"].get<std::string>();
+        if (done.count(name) != 0) continue;
+        bool ready = true;
+        for (const std::string& w : waits[name]) ready &= done.count(w) != 0;
+        if (!ready) continue;
+        done.insert(name);
+        order->push_back(&op);
+        progress = true;
+      }
+      if (!progress) {
+        return Error("the ops form a cycle (a model graph is acyclic)");
+      }
+    }
+    return Status::OK();
+  }
+
+  Status Tensor(const Json& t, const std::string& where, IrTensor* out) const {
+    if (!t.is_object()) return Error(where + ": a tensor must be an object");
+    const FlowFunc::internal::DataTypeInfo* info =
+        FlowFunc::internal::FindDataTypeByGeName(t.value("dtype", ""));
+    if (info == nullptr || ElementSize(info->dtype) == 0) {
+      return Error(where + ": \"dtype\" '" + t.value("dtype", "") +
+                   "' is not a data type a model runs on");
+    }
+    out->dtype = info->dtype;
+    if (t.contains("dims") && t["dims"].is_array()) {
+      for (const Json& d : t["dims"]) {
+        if (!d.is_number_integer() || d.get<int64_t>() < 0) {
+          return Error(where + ": \"dims\" must be integers >= 0");
+        }
+        out->dims.push_back(d.get<int64_t>());
+      }
+    }
+    const int64_t n = out->NumElements();
+    if (n < 0) return Error(where + ": \"dims\" overflow");
+    const size_t size = static_cast<size_t>(n) * ElementSize(out->dtype);
+    if (t.contains("values")) return Values(t["values"], where, n, out);
+    if (!t.contains("offset") || !t["offset"].is_number_unsigned() ||
+        !t.contains("size") || !t["size"].is_number_unsigned()) {
+      return Error(where +
+                   ": a tensor needs \"offset\" and \"size\" (bytes "
+                   "in the data section) or inline \"values\"");
+    }
+    const uint64_t off = t["offset"].get<uint64_t>();
+    const uint64_t len = t["size"].get<uint64_t>();
+    if (len != size) {
+      return Error(where + ": \"size\" is " + std::to_string(len) +
+                   " bytes, its dtype and dims make " + std::to_string(size));
+    }
+    if (off > bytes_.size() || data_start_ + off > bytes_.size() ||
+        len > bytes_.size() - data_start_ - off) {
+      return Error(where + ": bytes [" + std::to_string(off) + ", " +
+                   std::to_string(off + len) +
+                   ") run past the end of the data section (truncated file?)");
+    }
+    out->bytes = bytes_.substr(data_start_ + off, len);
+    return Status::OK();
+  }
+
+  Status Values(const Json& v, const std::string& where, int64_t n,
+                IrTensor* out) const {
+    if (!v.is_array() || static_cast<int64_t>(v.size()) != n) {
+      return Error(where + ": \"values\" must list " + std::to_string(n) +
+                   " numbers (the product of dims)");
+    }
+    out->bytes.resize(static_cast<size_t>(n) * ElementSize(out->dtype));
+    char* p = out->bytes.data();
+    for (const Json& x : v) {
+      if (!x.is_number() && !x.is_boolean()) {
+        return Error(where + ": \"values\" must be numbers");
+      }
+      const double d =
+          x.is_boolean() ? (x.get<bool>() ? 1 : 0) : x.get<double>();
+      const int64_t i =
+          x.is_number_integer() ? x.get<int64_t>() : static_cast<int64_t>(d);
+      switch (out->dtype) {
+#define HFLOW_PUT(DT, T, V)          \
+  case DataType::DT: {               \
+    const T val = static_cast<T>(V); \
+    std::memcpy(p, &val, sizeof(T)); \
+    p += sizeof(T);                  \
+    break;                           \
+  }
+        HFLOW_PUT(DT_FLOAT, float, d)
+        HFLOW_PUT(DT_DOUBLE, double, d)
+        HFLOW_PUT(DT_INT8, int8_t, i)
+        HFLOW_PUT(DT_UINT8, uint8_t, i)
+        HFLOW_PUT(DT_INT16, int16_t, i)
+        HFLOW_PUT(DT_INT32, int32_t, i)
+        HFLOW_PUT(DT_INT64, int64_t, i)
+        HFLOW_PUT(DT_BOOL, uint8_t, i != 0)
+#undef HFLOW_PUT
+        default:
+          return Error(where + ": inline \"values\" are not supported for " +
+                       DataTypeName(out->dtype) +
+                       "; store it in the data "
+                       "section");
+      }
+    }
+    return Status::OK();
+  }
+
+  Status Attr(const Json& a, const std::string& where, IrAttr* out) const {
+    if (!a.is_object() || a.size() != 1) {
+      return Error(where +
+                   ": an attribute is an object with one key "
+                   "(int, float, bool, string, ints, floats, dtype "
+                   "or tensor)");
+    }
+    const auto& [k, v] = *a.items().begin();
+    using K = IrAttr::Kind;
+    if (k == "int" && v.is_number_integer()) {
+      out->kind = K::kInt;
+      out->i = v.get<int64_t>();
+    } else if (k == "bool" && v.is_boolean()) {
+      out->kind = K::kInt;
+      out->i = v.get<bool>() ? 1 : 0;
+    } else if (k == "float" && v.is_number()) {
+      out->kind = K::kFloat;
+      out->f = v.get<double>();
+    } else if (k == "string" && v.is_string()) {
+      out->kind = K::kString;
+      out->s = v.get<std::string>();
+    } else if (k == "ints" && v.is_array()) {
+      out->kind = K::kInts;
+      for (const Json& x : v) {
+        if (!x.is_number_integer()) return Error(where + ": ints must be ints");
+        out->ints.push_back(x.get<int64_t>());
+      }
+    } else if (k == "floats" && v.is_array()) {
+      out->kind = K::kFloats;
+      for (const Json& x : v) {
+        if (!x.is_number()) return Error(where + ": floats must be numbers");
+        out->floats.push_back(x.get<double>());
+      }
+    } else if (k == "dtype" && v.is_string()) {
+      const auto* info =
+          FlowFunc::internal::FindDataTypeByGeName(v.get<std::string>());
+      if (info == nullptr) {
+        return Error(where + ": '" + v.get<std::string>() +
+                     "' is not one of GE's DT_* names");
+      }
+      out->kind = K::kInt;
+      out->i = static_cast<int64_t>(info->dtype);
+    } else if (k == "tensor") {
+      out->kind = K::kTensor;
+      return Tensor(v, where, &out->t);
+    } else {
+      return Error(where + ": '" + k +
+                   "' is not an attribute kind, or its "
+                   "value has the wrong JSON type");
+    }
+    return Status::OK();
+  }
+
+  static std::vector<std::string> Names(const Json& op, const char* key) {
+    std::vector<std::string> out;
+    if (op.contains(key) && op[key].is_array()) {
+      for (const Json& n : op[key]) {
+        out.push_back(n.is_string() ? n.get<std::string>() : "");
+      }
+    }
+    return out;
+  }
+
+  std::string ValueOf(const std::string& op, int64_t output) const {
+    const Json& src = *ops_.at(op);
+    if (src["type"] == "Data") return op;  // Note [GE graph value names]
+    return op + ":" + std::to_string(output);
+  }
+
+  Status Op(const Json& j, ModelIr* ir) {
+    GeOp op;
+    op.name = j["name"].get<std::string>();
+    op.type = j["type"].get<std::string>();
+    op.input_names = Names(j, "input_names");
+    const std::vector<std::string> outs = Names(j, "output_names");
+    const std::string where = "op '" + op.name + "' (" + op.type + ")";
+    if (j.contains("attrs")) {
+      if (!j["attrs"].is_object()) {
+        return Error(where + ": \"attrs\" must be an object");
+      }
+      for (const auto& [k, v] : j["attrs"].items()) {
+        HFLOW_RETURN_IF_ERROR(
+            Attr(v, where + ": attribute '" + k + "'", &op.attrs[k]));
+      }
+    }
+    if (j.contains("inputs")) {
+      for (const Json& in : j["inputs"]) {
+        const int64_t idx = in.value("index", int64_t{-1});
+        const int64_t out = in.value("output", int64_t{0});
+        if (idx < 0 || idx > 4096 || out < 0) {
+          return Error(where +
+                       ": an input needs \"index\" and \"output\" "
+                       "(integers >= 0)");
+        }
+        if (op.inputs.size() <= static_cast<size_t>(idx)) {
+          op.inputs.resize(static_cast<size_t>(idx) + 1);
+        }
+        op.inputs[static_cast<size_t>(idx)] =
+            ValueOf(in["op"].get<std::string>(), out);
+      }
+    }
+    if (op.inputs.size() < op.input_names.size()) {
+      op.inputs.resize(op.input_names.size());
+    }
+    for (size_t i = 0; i < std::max<size_t>(outs.size(), 1); ++i) {
+      op.outputs.push_back(op.name + ":" + std::to_string(i));
+    }
+    if (op.type == "Data") return Data(j, op, ir);
+    if (op.type == "Const") {
+      auto it = op.attrs.find("value");
+      if (it == op.attrs.end() || it->second.kind != IrAttr::Kind::kTensor) {
+        return Error(where + ": a Const needs a tensor attribute 'value'");
+      }
+      ir->constants.emplace_back(op.outputs[0], it->second.t);
+      return Status::OK();
+    }
+    if (op.type.rfind(kOnnxOpPrefix, 0) == 0) return Onnx(op, ir);
+    return LowerGeOp(op, ir).WithContext(source_ + ": ");
+  }
+
+  // The input goes into ir->inputs now (lowerings read the ranks of their
+  // inputs there); Inputs puts them in the graph's order at the end.
+  Status Data(const Json& j, const GeOp& op, ModelIr* ir) {
+    IrValue v;
+    v.name = op.name;
+    v.has_shape = false;
+    for (const char* desc : {"y", "x"}) {
+      if (!j.contains("descs") || !j["descs"].contains(desc)) continue;
+      const Json& d = j["descs"][desc];
+      const auto* info =
+          FlowFunc::internal::FindDataTypeByGeName(d.value("dtype", ""));
+      if (info == nullptr || ElementSize(info->dtype) == 0) {
+        return Error("op '" + op.name + "' (Data): desc '" + desc +
+                     "' has no dtype a model runs on");
+      }
+      v.dtype = info->dtype;
+      if (d.contains("dims") && d["dims"].is_array()) {
+        v.has_shape = true;
+        for (const Json& x : d["dims"]) {
+          v.dims.push_back(x.is_number_integer() ? x.get<int64_t>() : -1);
+        }
+      }
+      break;
+    }
+    auto it = op.attrs.find("index");
+    const int64_t index = it == op.attrs.end() ? 0 : it->second.i;
+    data_ops_.emplace_back(index, v);
+    ir->inputs.push_back(v);
+    return Status::OK();
+  }
+
+  // An ONNX operator kept as it is: "ai.onnx::<opset>::<Op>".
+  Status Onnx(const GeOp& op, ModelIr* ir) const {
+    const std::string rest = op.type.substr(std::strlen(kOnnxOpPrefix));
+    const size_t sep = rest.find("::");
+    IrNode n;
+    n.op = sep == std::string::npos ? rest : rest.substr(sep + 2);
+    n.name = op.name;
+    n.inputs = op.inputs;
+    while (!n.inputs.empty() && n.inputs.back().empty()) n.inputs.pop_back();
+    n.outputs = op.outputs;
+    n.attrs = op.attrs;
+    ir->nodes.push_back(std::move(n));
+    return Status::OK();
+  }
+
+  Status Inputs(ModelIr* ir) {
+    ir->inputs.clear();
+    std::vector<std::string> listed;
+    if (doc_.contains("inputs") && doc_["inputs"].is_array()) {
+      listed = Names(doc_, "inputs");
+    }
+    if (listed.empty()) {
+      std::stable_sort(
+          data_ops_.begin(), data_ops_.end(),
+          [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& d : data_ops_) ir->inputs.push_back(d.second);
+      return Status::OK();
+    }
+    for (const std::string& name : listed) {
+      bool found = false;
+      for (const auto& d : data_ops_) {
+        if (d.second.name != name) continue;
+        ir->inputs.push_back(d.second);
+        found = true;
+      }
+      if (!found) {
+        return Error("\"inputs\" lists '" + name + "', which is not a Data op");
+      }
+    }
+    return Status::OK();
+  }
+
+  Status Outputs(ModelIr* ir) const {
+    if (!doc_.contains("outputs") || !doc_["outputs"].is_array() ||
+        doc_["outputs"].empty()) {
+      return Error("\"outputs\" must list the graph's outputs (SetOutputs)");
+    }
+    for (const Json& o : doc_["outputs"]) {
+      if (!o.is_object() || !o.contains("op") || !o["op"].is_string() ||
+          ops_.count(o["op"].get<std::string>()) == 0) {
+        return Error(
+            "each output needs \"op\" (an op of the graph) and "
+            "\"index\"");
+      }
+      IrValue v;
+      v.name = ValueOf(o["op"].get<std::string>(), o.value("index", 0));
+      v.has_shape = false;
+      ir->outputs.push_back(v);
+    }
+    return Status::OK();
+  }
+
+  const std::string& bytes_;
+  const std::string source_;
+  std::string_view json_;
+  size_t data_start_ = 0;  // the data section's offset in bytes_
+  Json doc_;
+  std::map<std::string, const Json*> ops_;
+  std::vector<std::pair<int64_t, IrValue>> data_ops_;  // (index, input)
+};
+
+}  // namespace
+
+Status ImportGeGraphBytes(const std::string& bytes, const std::string& source,
+                          const std::map<std::string, std::string>& params,
+                          ModelIr* out) {
+  for (const auto& [k, v] : params) {
+    if (k != "input_shape") {
+      return Status::InvalidArgument(
+          source + ": load param '" + k +
+          "' is not an option of a GE graph (input_shape is)");
+    }
+  }
+  ModelIr ir;
+  HFLOW_RETURN_IF_ERROR(Importer(bytes, source).Run(&ir));
+  auto it = params.find("input_shape");
+  if (it != params.end()) {
+    HFLOW_RETURN_IF_ERROR(
+        ApplyInputShape(it->second, &ir).WithContext(source + ": "));
+  }
+  HFLOW_RETURN_IF_ERROR(CheckIr(ir));
+  *out = std::move(ir);
+  return Status::OK();
+}
+
+Status ImportGeGraphFile(const std::string& path,
+                         const std::map<std::string, std::string>& params,
+                         ModelIr* out) {
+  std::string bytes;
+  HFLOW_RETURN_IF_ERROR(ReadWhole(path, &bytes));
+  return ImportGeGraphBytes(bytes, path, params, out);
+}
+
+}  // namespace model
+}  // namespace hflow
