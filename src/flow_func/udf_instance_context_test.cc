@@ -4,15 +4,18 @@
 // RunFlowModel, and context allocations on the instance's device.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/flow_func_log.h"
 #include "flow_func/flow_msg_queue.h"
+#include "flow_func/invoked_model.h"
 #include "flow_func/lib/flow_func_internal.h"
 #include "flow_func/meta_flow_func.h"
 #include "flow_func/meta_multi_func.h"
@@ -317,27 +320,77 @@ TEST_F(UdfInstanceTest, ExceptionChannelWithoutHandlersIsHarmless) {
   EXPECT_FALSE(got);
 }
 
-TEST_F(UdfInstanceTest, RunFlowModelIsNotSupported) {
-  UdfHarness h;
-  int32_t single_rc = 0, multi_rc = 0;
+// RunFlowModel's plumbing, with a fake model loader (the model library's
+// real one is tested in tests/model/model_invoke_test.cc): the instance's
+// Init loads each invoked model on its bound thread for its device; a run
+// reaches the model with the instance's allocators; an unknown key and a
+// run past its timeout fail; without a loader, Init fails saying why.
+class FakeModel : public InvokedModel {
+ public:
+  explicit FakeModel(int sleep_ms) : sleep_ms_(sleep_ms) {}
+  int32_t Run(const Msgs& in, const MsgMakers& make, Msgs* out) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms_));
+    auto m = make.tensor({static_cast<int64_t>(in.size())},
+                         TensorDataType::DT_INT32);
+    if (!m) return FlowFunc::FLOW_FUNC_FAILED;
+    out->push_back(m);
+    return kOk;
+  }
+
+ private:
+  int sleep_ms_;
+};
+
+TEST_F(UdfInstanceTest, RunFlowModelRunsTheInvokedModels) {
+  UdfHarness h({3, 6, 7}, 7);
+  std::vector<std::pair<std::string, int32_t>> loads;  // key, bound device
+  SetInvokedModelLoader([&](const InvokedModelSpec& spec, int32_t device,
+                            std::unique_ptr<InvokedModel>* out) {
+    int32_t bound = -1;
+    (void)h.sim().GetDevice(&bound);
+    EXPECT_EQ(bound, device);
+    loads.push_back({spec.key, device});
+    *out = std::make_unique<FakeModel>(spec.key == "slow" ? 50 : 0);
+    return Status::OK();
+  });
+  int32_t rc_fast = -1, rc_slow = -1, rc_none = -1;
+  Msgs got_fast, got_slow;
   g_hooks.single_proc = [&](MetaContext* c, const Msgs& in) {
-    Msgs out;
-    single_rc = c->RunFlowModel("model", in, out, 100);
+    rc_fast = c->RunFlowModel("fast", in, got_fast, 1000);
+    rc_slow = c->RunFlowModel("slow", in, got_slow, 1);
+    Msgs none;
+    rc_none = c->RunFlowModel("none", in, none, 1000);
     return kOk;
   };
-  g_hooks.proc_a = [&](const std::shared_ptr<MetaRunContext>& c,
-                       const Msgs& in) {
-    Msgs out;
-    multi_rc = c->RunFlowModel(nullptr, in, out, -1);
-    return kOk;
-  };
-  auto single = Make(h, "UdfInstanceTest_Single");
-  auto multi = Make(h, {"UdfInstanceTest_MultiA"}, h.Env("rfm", 1, 1));
+  InstanceEnv env = h.Env("node_invoke", 1, 1);
+  env.invoked = {InvokedModelSpec{"fast"}, InvokedModelSpec{"slow"}};
+  auto inst = Make(h, {"UdfInstanceTest_Single"}, std::move(env));
+  ASSERT_NE(inst, nullptr);
+  EXPECT_EQ(loads, (std::vector<std::pair<std::string, int32_t>>{{"fast", 7},
+                                                                 {"slow", 7}}));
   auto bound = h.Bind();
-  ASSERT_EQ(single->Proc(*bound, 0, {}), kOk);
-  ASSERT_EQ(multi->Proc(*bound, 0, {}), kOk);
-  EXPECT_EQ(single_rc, FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT);
-  EXPECT_EQ(multi_rc, FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT);
+  ASSERT_EQ(inst->Proc(*bound, 0, {}), kOk);
+  EXPECT_EQ(rc_fast, kOk);
+  ASSERT_EQ(got_fast.size(), 1u);
+  EXPECT_EQ(got_fast[0]->GetTensor()->GetDataType(), TensorDataType::DT_INT32);
+  EXPECT_EQ(rc_slow, FlowFunc::FLOW_FUNC_ERR_TIME_OUT_ERROR);
+  EXPECT_TRUE(got_slow.empty());
+  EXPECT_EQ(rc_none, FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID);
+
+  // No loader (no model library in the process): Init fails naming the
+  // node and the closure.
+  SetInvokedModelLoader(nullptr);
+  InstanceEnv env2 = h.Env("node_orphan", 1, 1);
+  env2.invoked = {InvokedModelSpec{"m"}};
+  std::unique_ptr<UdfInstance> orphan;
+  ASSERT_TRUE(UdfInstance::Create(Funcs({"UdfInstanceTest_Single"}),
+                                  std::move(env2), &orphan)
+                  .ok());
+  const Status s = orphan->Init(*bound);
+  EXPECT_EQ(s.code(), StatusCode::kNotSupported) << s.ToString();
+  EXPECT_TRUE(udf_instance_test::Contains(s.message(), "node_orphan"))
+      << s.ToString();
+  EXPECT_TRUE(udf_instance_test::Contains(s.message(), "'m'")) << s.ToString();
 }
 
 TEST_F(UdfInstanceTest, ContextAllocationsLiveOnTheInstanceDevice) {

@@ -11,9 +11,9 @@
 // The same graph runs through Session::AddGraph + RunGraph and
 // RunGraphAsync, after Graph::SaveToFile/LoadFromFile, and parsed from
 // model files (aclgrphParseTensorFlow, aclgrphParseONNX) when
-// HFLOW_GE_MODEL_DIR names a folder of the test models. What hflow does not
-// run yet (a UDF's invoked closure) fails cleanly, naming node and closure;
-// the session stays usable.
+// HFLOW_GE_MODEL_DIR names a folder of the test models. A UDF runs its
+// invoked closure (AddInvokedClosure + RunFlowModel). Bad graphs fail
+// cleanly, naming node and closure; the session stays usable.
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -231,21 +231,32 @@ int main(int argc, char** argv) {
     StatusIs(session->RunGraph(1, {Int32s({1}, {1})}, out),
              ACL_ERROR_GE_PARAM_INVALID, "RunGraph of a DataFlow graph");
 
-    // A UDF that may invoke a model closure: not run yet.
-    FlowData x("x", 0);
-    FunctionPp fpp("pass_pp");
-    fpp.SetCompileConfig("config/pass_through.json");
-    fpp.AddInvokedClosure("model_key", GraphPp("closure_pp", UntypedAdd));
-    FlowNode invoker("invoker", 1, 1);
-    invoker.SetInput(0, x).AddPp(fpp);
+    // A UDF that invokes a model closure (RunFlowModel); one whose
+    // closure's graph has no outputs fails AddGraph naming node and closure.
+    FlowData x0("x0", 0);
+    FlowData x1("x1", 1);
+    FunctionPp fpp("invoke_pp");
+    fpp.SetCompileConfig("config/invoke_model.json");
+    fpp.AddInvokedClosure("model_key", GraphPp("closure_pp", TypedAdd));
+    FlowNode invoker("invoker", 2, 1);
+    invoker.SetInput(0, x0).SetInput(1, x1).AddPp(fpp);
     FlowGraph g3("invoked_closure");
-    g3.SetInputs({x}).SetOutputs({invoker});
+    g3.SetInputs({x0, x1}).SetOutputs({invoker});
     StatusIs(session->AddGraph(4, g3.ToGeGraph()), SUCCESS,
              "AddGraph with an invoked closure");
-    Fails(session->BuildGraph(4, std::vector<Tensor>()),
-          "BuildGraph of a UDF with an invoked closure");
-    Contains(GEGetErrorMsg(), "'invoker'", "the error names the node");
-    Contains(GEGetErrorMsg(), "closure_pp", "and the closure");
+    FeedAndCheck(*session, 4, "RunFlowModel of the invoked closure");
+    FunctionPp bad_fpp("bad_invoke_pp");
+    bad_fpp.SetCompileConfig("config/invoke_model.json");
+    bad_fpp.AddInvokedClosure("model_key",
+                              GraphPp("empty_closure", [] { return Graph(); }));
+    FlowNode bad_invoker("bad_invoker", 2, 1);
+    bad_invoker.SetInput(0, x0).SetInput(1, x1).AddPp(bad_fpp);
+    FlowGraph g5("bad_invoked_closure");
+    g5.SetInputs({x0, x1}).SetOutputs({bad_invoker});
+    Fails(session->AddGraph(5, g5.ToGeGraph()),
+          "AddGraph with a closure whose graph is empty");
+    Contains(GEGetErrorMsg(), "'bad_invoker'", "the error names the node");
+    Contains(GEGetErrorMsg(), "'model_key'", "and the closure");
 
     const char* models = std::getenv("HFLOW_GE_MODEL_DIR");
     if (Check(models != nullptr && *models != '\0',

@@ -15,8 +15,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -31,13 +29,6 @@ namespace {
 using ::testing::HasSubstr;
 constexpr double kTolerance = 1e-4;
 constexpr int32_t kTimeoutMs = 60000;
-
-std::string WriteFile(const std::string& name, const std::string& bytes) {
-  const std::string path =
-      (std::filesystem::path(::testing::TempDir()) / name).lexically_normal();
-  std::ofstream(path, std::ios::binary) << bytes;
-  return path;
-}
 
 class ModelGeGraphTest : public ::testing::Test {
  protected:
@@ -71,7 +62,7 @@ TEST_F(ModelGeGraphTest, ParsedModelsMatchPyTorchEager) {
     Status st = ConvertModelToGeGraph(c.framework, c.file, {}, c.name, &bytes);
     ASSERT_TRUE(st.ok()) << st.ToString();
     ASSERT_EQ(bytes.compare(0, 8, "HFGRAPH1"), 0);
-    const std::string file = WriteFile(c.name + ".hfg", bytes);
+    const std::string file = testing::WriteTempFile(c.name + ".hfg", bytes);
     ++id;
     st = Build(id, file, c.inputs.size(), c.outputs.size());
     ASSERT_TRUE(st.ok()) << st.ToString();
@@ -121,7 +112,7 @@ constexpr char kHandGraph[] = R"({
                                   "values": [1, -2, 3, -4]}}}}]})";
 
 TEST_F(ModelGeGraphTest, HandWrittenGraphRuns) {
-  const std::string file = WriteFile("hand.json", kHandGraph);
+  const std::string file = testing::WriteTempFile("hand.json", kHandGraph);
   Status st = Build(1, file, 1, 1);
   ASSERT_TRUE(st.ok()) << st.ToString();
   const Tensor a =
@@ -174,7 +165,8 @@ TEST_F(ModelGeGraphTest, BadFilesFailTheBuildNamingWhat) {
   uint32_t id = 0;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    const std::string file = WriteFile("bad_" + c.name + ".json", c.bytes);
+    const std::string file =
+        testing::WriteTempFile("bad_" + c.name + ".json", c.bytes);
     const Status st = Build(++id, file, 1, 1);
     ASSERT_FALSE(st.ok());
     EXPECT_THAT(st.message(), HasSubstr(file));

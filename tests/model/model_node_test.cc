@@ -13,7 +13,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -35,30 +34,8 @@ std::string Model(const std::string& name) {
   return testing::ModelDir() + "/" + name + ".onnx";
 }
 
-std::string WriteFile(const std::string& name, const std::string& text) {
-  const std::string path =
-      (std::filesystem::path(::testing::TempDir()) / name).lexically_normal();
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
-
-class ModelNodeTest : public ::testing::TestWithParam<std::vector<int32_t>> {
+class ModelNodeTest : public testing::ModelDeviceTest {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(testing::ModelDir().empty());
-    Options o;
-    o.cluster = MakeLocalCluster(GetParam());
-    ASSERT_TRUE(Initialize(o).ok());
-  }
-  void TearDown() override { (void)Finalize(); }
-
-  int32_t Device() const { return GetParam().back(); }
-
-  Status Build(const std::string& json) {
-    HFLOW_RETURN_IF_ERROR(s_.AddGraphJson(1, json, "model graph", ""));
-    return s_.BuildGraph(1);
-  }
-
   // Feeds `in` and fetches the transaction's outputs.
   FlowInfo RunOnce(const std::vector<Tensor>& in, std::vector<Tensor>* out) {
     FlowInfo info, got;
@@ -68,8 +45,6 @@ class ModelNodeTest : public ::testing::TestWithParam<std::vector<int32_t>> {
     EXPECT_TRUE(st.ok()) << st.ToString();
     return got;
   }
-
-  Session s_;
 };
 
 // Device memory in use on `d` now (rt::GetMemInfo, on a binding the
@@ -104,7 +79,7 @@ TEST_P(ModelNodeTest, RunsAFloatModelAsFloat) {
 // GE's samples rely on this: inputs_tensor_desc overrides each Data
 // input's dtype and shape by index.
 TEST_P(ModelNodeTest, CompileConfigRetypesTheInputs) {
-  const std::string cfg = WriteFile(
+  const std::string cfg = testing::WriteTempFile(
       "int_add.json",
       R"({"build_options":{},"inputs_tensor_desc":[)"
       R"({"data_type":"DT_INT32","shape":[3]},{"data_type":"DT_INT32","shape":[-1]}]})");
@@ -122,7 +97,7 @@ TEST_P(ModelNodeTest, CompileConfigRetypesTheInputs) {
 // GE's own sample: a TensorFlow add.pb of float32 placeholders runs as
 // int32 because its compile config says so.
 TEST_P(ModelNodeTest, GesTensorFlowAddSampleRunsAsInt32) {
-  const std::string cfg = WriteFile(
+  const std::string cfg = testing::WriteTempFile(
       "tf_int_add.json",
       R"({"build_options":{},"inputs_tensor_desc":[)"
       R"({"data_type":"DT_INT32","shape":[3]},{"data_type":"DT_INT32","shape":[3]}]})");
@@ -305,12 +280,13 @@ TEST_F(ModelBuildErrorTest, ATruncatedFileIsNotAModel) {
   std::ifstream in(Model("add"), std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
   const std::string cut =
-      WriteFile("cut.onnx", bytes.substr(0, bytes.size() / 2));
+      testing::WriteTempFile("cut.onnx", bytes.substr(0, bytes.size() / 2));
   Status st = Build(cut, 2, 1);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("node 'm'"));
   EXPECT_THAT(st.message(), HasSubstr(cut));
-  const std::string junk = WriteFile("junk.onnx", "not a model at all");
+  const std::string junk =
+      testing::WriteTempFile("junk.onnx", "not a model at all");
   st = Build(junk, 2, 1);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
 }
@@ -331,7 +307,7 @@ TEST_F(ModelBuildErrorTest, TensorFlowOperatorsNotMappedAreAllNamed) {
   EXPECT_THAT(st.message(), HasSubstr("node 'm'"));
   EXPECT_THAT(st.message(), HasSubstr("Erf (node 'erf')"));
   EXPECT_THAT(st.message(), HasSubstr("Lgamma (node 'lgamma')"));
-  const std::string junk = WriteFile("junk.pb", "\x0a\xff\xff");
+  const std::string junk = testing::WriteTempFile("junk.pb", "\x0a\xff\xff");
   st = Build(junk, 1, 1, "", "tensorflow");
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("not a TensorFlow GraphDef"));
@@ -353,14 +329,14 @@ TEST_F(ModelBuildErrorTest, TheNodeMustBeWiredAsItsModel) {
 }
 
 TEST_F(ModelBuildErrorTest, ACompileConfigThatDoesNotFitIsRefused) {
-  const std::string three = WriteFile(
+  const std::string three = testing::WriteTempFile(
       "three.json", R"({"inputs_tensor_desc":[{"data_type":"DT_INT32"},)"
                     R"({"data_type":"DT_INT32"},{"data_type":"DT_INT32"}]})");
   Status st =
       Build(Model("add"), 2, 1, ",\"compile_config\":\"" + three + "\"");
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("lists 3 inputs"));
-  const std::string bad = WriteFile(
+  const std::string bad = testing::WriteTempFile(
       "bad.json", R"({"inputs_tensor_desc":[{"data_type":"DT_WHAT"}]})");
   st = Build(Model("add"), 2, 1, ",\"compile_config\":\"" + bad + "\"");
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();

@@ -192,5 +192,26 @@ Tensor LoadNpy(const std::string& path) {
   return t;
 }
 
+std::string WriteTempFile(const std::string& name, const std::string& bytes) {
+  const std::string path =
+      (std::filesystem::path(::testing::TempDir()) / name).lexically_normal();
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+void ModelDeviceTest::SetUp() {
+  ASSERT_FALSE(ModelDir().empty());
+  Options o;
+  o.cluster = MakeLocalCluster(GetParam());
+  ASSERT_TRUE(Initialize(o).ok());
+}
+
+void ModelDeviceTest::TearDown() { (void)Finalize(); }
+
+Status ModelDeviceTest::Build(const std::string& json) {
+  HFLOW_RETURN_IF_ERROR(s_.AddGraphJson(1, json, "model graph", ""));
+  return s_.BuildGraph(1);
+}
+
 }  // namespace testing
 }  // namespace hflow

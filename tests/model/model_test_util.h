@@ -8,6 +8,8 @@
 #ifndef HFLOW_TESTS_MODEL_MODEL_TEST_UTIL_H_
 #define HFLOW_TESTS_MODEL_MODEL_TEST_UTIL_H_
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
 
@@ -45,6 +47,22 @@ bool TensorsMatch(const Tensor& got, const Tensor& want, double tol,
                   std::string* why);
 
 Tensor LoadNpy(const std::string& path);
+
+// Writes `bytes` to `name` in the test's temporary folder; its path.
+std::string WriteTempFile(const std::string& name, const std::string& bytes);
+
+// A test on a local cluster of the parameter's devices, with a session.
+class ModelDeviceTest : public ::testing::TestWithParam<std::vector<int32_t>> {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+  // The set's last device: never the first, so not device 0 by luck.
+  int32_t Device() const { return GetParam().back(); }
+  // AddGraphJson(1, json) and BuildGraph(1).
+  Status Build(const std::string& json);
+
+  Session s_;
+};
 
 }  // namespace testing
 }  // namespace hflow

@@ -75,11 +75,23 @@ FlowNode& FlowNode::AddPp(const ProcessPoint& pp) {
   pp.Serialize(text);
   impl_->pp = Json::parse(text.GetString(), nullptr, false);
   impl_->pp_name = Str(pp.GetProcessPointName());
-  if (impl_->pp.contains("model_pp") && impl_->pp["model_pp"].is_object() &&
-      impl_->pp["model_pp"].contains("error")) {
-    Misuse(op, "AddPp('" + impl_->pp_name +
-                   "'): " + impl_->pp["model_pp"]["error"].get<std::string>());
-    impl_->pp["model_pp"].erase("error");
+  // A GraphPp (or a FunctionPp's invoked GraphPp) whose graph could not
+  // be saved: the node reports it at AddGraph.
+  std::vector<std::pair<std::string, Json*>> models;
+  if (impl_->pp.contains("model_pp")) {
+    models.push_back({"", &impl_->pp["model_pp"]});
+  }
+  if (impl_->pp.contains("invoked_closures") &&
+      impl_->pp["invoked_closures"].is_object()) {
+    for (auto& c : impl_->pp["invoked_closures"].items()) {
+      models.push_back({" invoked closure '" + c.key() + "'", &c.value()});
+    }
+  }
+  for (const auto& m : models) {
+    if (!m.second->is_object() || !m.second->contains("error")) continue;
+    Misuse(op, "AddPp('" + impl_->pp_name + "')" + m.first + ": " +
+                   (*m.second)["error"].get<std::string>());
+    m.second->erase("error");
   }
   if (pp.GetProcessPointType() == ProcessPointType::FUNCTION &&
       Str(pp.GetCompileConfig()).empty()) {

@@ -186,7 +186,9 @@ FunctionPp& FunctionPp::SetInitParam(const char_t* attr_name,
 
 FunctionPp& FunctionPp::AddInvokedClosure(const char_t* name,
                                           const GraphPp& graph_pp) {
-  impl_->closures[Str(name)] = ModelPp(graph_pp);
+  Json m = ModelPp(graph_pp);
+  SaveGraph(graph_pp, graph_pp.GetGraphBuilder(), &m);
+  impl_->closures[Str(name)] = m;
   impl_->graph_closures.emplace(Str(name), graph_pp);
   return *this;
 }

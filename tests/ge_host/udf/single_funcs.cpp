@@ -79,6 +79,21 @@ class CheckNonNegative : public MetaFlowFunc {
 
 }  // namespace
 
+// Runs its invoked closure "model_key" on its two inputs (GE's
+// AddInvokedClosure + RunFlowModel) and sends the model's first output.
+class InvokeModel : public MetaFlowFunc {
+ public:
+  int32_t Init() override { return FLOW_FUNC_SUCCESS; }
+  int32_t Proc(const std::vector<std::shared_ptr<FlowMsg> >& in) override {
+    std::vector<std::shared_ptr<FlowMsg> > out;
+    const int32_t rc = context_->RunFlowModel("model_key", in, out, 5000);
+    if (rc != FLOW_FUNC_SUCCESS) return rc;
+    if (out.size() != 1) return FLOW_FUNC_FAILED;
+    return context_->SetOutput(0, out[0]);
+  }
+};
+
 REGISTER_FLOW_FUNC("PassThrough", PassThrough);
+REGISTER_FLOW_FUNC("InvokeModel", InvokeModel);
 REGISTER_FLOW_FUNC("AddPair", AddPair);
 REGISTER_FLOW_FUNC("CheckNonNegative", CheckNonNegative);
