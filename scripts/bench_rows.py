@@ -85,6 +85,14 @@ ROWS = [
     ("model_load_resnet18", "BM_ModelLoadResnet18/real_time",
      "BM_TorchJitLoadResnet18/real_time",
      "torch::jit::load of the same network", "time"),
+    ("model_pre_model_post", "BM_PreModelPost/real_time",
+     "BM_PreModelPostInline/real_time",
+     "pre, the traced resnet18's forward and post back to back on one "
+     "thread", "msgs/s"),
+    ("model_pre_model_post_2dev", "BM_PreModelPostPipelined2/real_time",
+     "BM_PreModelPostInline/real_time",
+     "the same, one thread (the graph: two devices, 4 in flight)",
+     "msgs/s"),
     # The Python package (bench/py_bench.py), against C++ of the same run.
     ("py_feed_fetch_round_trip_64B", "PY_RoundTrip", "BM_RoundTrip/real_time",
      "C++ feed_fetch_round_trip_64B (Session::FeedData/FetchData)", "time"),

@@ -260,7 +260,9 @@ class Importer {
                    "(int, float, bool, string, ints, floats, dtype "
                    "or tensor)");
     }
-    const auto& [k, v] = *a.items().begin();
+    // Not `*a.items().begin()`: that proxy dies with the full expression.
+    const std::string k = a.begin().key();
+    const Json& v = a.begin().value();
     using K = IrAttr::Kind;
     if (k == "int" && v.is_number_integer()) {
       out->kind = K::kInt;

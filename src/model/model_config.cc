@@ -118,10 +118,11 @@ Status ApplyCompileConfig(const CompileConfig& cfg, ModelIr* ir) {
   return Status::OK();
 }
 
-Status ParseModelFile(const std::string& framework,
-                      const std::string& graph_file,
-                      const std::map<std::string, std::string>& load_params,
-                      ModelIr* ir) {
+namespace {
+
+Status ParseFile(const std::string& framework, const std::string& graph_file,
+                 const std::map<std::string, std::string>& load_params,
+                 ModelIr* ir) {
   if (framework == kFrameworkOnnx) {
     return ImportOnnxFile(graph_file, load_params, ir);
   }
@@ -134,6 +135,69 @@ Status ParseModelFile(const std::string& framework,
   return Status::NotSupported("framework '" + framework +
                               "' is not supported; give \"onnx\", "
                               "\"tensorflow\" or \"ge_graph\"");
+}
+
+// GE's parser option "input_data_names" ("a,b"): the model's inputs in
+// that order; every input must be named once.
+Status OrderInputs(const std::string& names, ModelIr* ir) {
+  std::vector<IrValue> ordered;
+  std::stringstream ss(names);
+  std::string name;
+  while (std::getline(ss, name, ',')) {
+    bool found = false;
+    for (const IrValue& v : ir->inputs) {
+      if (v.name != name && v.name != name + ":0") continue;
+      for (const IrValue& o : ordered) {
+        if (o.name == v.name) {
+          return Status::InvalidArgument(ir->source +
+                                         ": load param input_data_names "
+                                         "names '" +
+                                         name + "' twice");
+        }
+      }
+      ordered.push_back(v);
+      found = true;
+    }
+    if (!found) {
+      return Status::InvalidArgument(ir->source +
+                                     ": load param input_data_names names '" +
+                                     name + "', which is not a model input");
+    }
+  }
+  if (ordered.size() != ir->inputs.size()) {
+    return Status::InvalidArgument(
+        ir->source + ": load param input_data_names lists " +
+        std::to_string(ordered.size()) + " of the model's " +
+        std::to_string(ir->inputs.size()) + " inputs; name every input");
+  }
+  ir->inputs = std::move(ordered);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ParseModelFile(const std::string& framework,
+                      const std::string& graph_file,
+                      const std::map<std::string, std::string>& given,
+                      ModelIr* ir) {
+  // GE's parsers also take these keys: the output node names under GE's
+  // option name, the inputs' order, and options without an effect here.
+  std::map<std::string, std::string> load_params = given;
+  if (auto it = load_params.find("ge.outputNodeName");
+      it != load_params.end()) {
+    load_params.emplace("out_nodes", it->second);
+    load_params.erase(it);
+  }
+  std::string input_names;
+  if (auto it = load_params.find("input_data_names"); it != load_params.end()) {
+    input_names = it->second;
+    load_params.erase(it);
+  }
+  for (const char* ignored : {"log", "enable_scope_fusion_passes"}) {
+    load_params.erase(ignored);
+  }
+  HFLOW_RETURN_IF_ERROR(ParseFile(framework, graph_file, load_params, ir));
+  return input_names.empty() ? Status::OK() : OrderInputs(input_names, ir);
 }
 
 }  // namespace model

@@ -57,7 +57,10 @@ Status LoadModelCompileConfig(const std::string& path, CompileConfig* out);
 Status ApplyCompileConfig(const CompileConfig& cfg, ModelIr* ir);
 
 // Parses a model file of `framework` into `ir` (`load_params` are GE's
-// parser options).
+// parser options: each front-end's, and for all of them GE's
+// "input_data_names" ("a,b": the inputs' order, every input named once),
+// "ge.outputNodeName" (as "out_nodes"), and "log" and
+// "enable_scope_fusion_passes", which change nothing here).
 Status ParseModelFile(const std::string& framework,
                       const std::string& graph_file,
                       const std::map<std::string, std::string>& load_params,

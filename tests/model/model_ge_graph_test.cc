@@ -20,6 +20,7 @@
 
 #include "hflow/hflow.h"
 #include "model/model_test_util.h"
+#include "nlohmann/json.hpp"
 #include "session/model_convert.h"
 #include "test_util.h"
 
@@ -174,6 +175,27 @@ TEST_F(ModelGeGraphTest, BadFilesFailTheBuildNamingWhat) {
     EXPECT_THAT(st.message(), HasSubstr("'m'"));  // the node
     (void)s_.RemoveGraph(id);
   }
+}
+
+// GE's parser option input_data_names orders the model's inputs (GE's
+// TensorFlow sample passes it); every input must be named.
+TEST_F(ModelGeGraphTest, InputDataNamesOrderTheInputs) {
+  const std::string pb = testing::ModelDir() + "/tf_add.pb";
+  std::string bytes;
+  Status st = ConvertModelToGeGraph("tensorflow", pb,
+                                    {{"input_data_names", "b,a"}}, "g", &bytes);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_GT(bytes.size(), 16u);
+  uint64_t len = 0;
+  for (int i = 7; i >= 0; --i) len = (len << 8) | uint8_t(bytes[8 + i]);
+  const nlohmann::json header = nlohmann::json::parse(bytes.substr(16, len));
+  EXPECT_EQ(header["inputs"], nlohmann::json({"b:0", "a:0"}));
+  st = ConvertModelToGeGraph("tensorflow", pb, {{"input_data_names", "a"}}, "g",
+                             &bytes);
+  EXPECT_THAT(st.message(), HasSubstr("name every input"));
+  st = ConvertModelToGeGraph("tensorflow", pb, {{"input_data_names", "a,zz"}},
+                             "g", &bytes);
+  EXPECT_THAT(st.message(), HasSubstr("'zz'"));
 }
 
 TEST_F(ModelGeGraphTest, ConvertNamesTheFileAndTheOp) {

@@ -20,6 +20,7 @@
 #include "hflow/hflow.h"
 #include "hflow/rt.h"
 #include "model/model_test_util.h"
+#include "nlohmann/json.hpp"
 #include "test_util.h"
 
 namespace hflow {
@@ -74,6 +75,29 @@ TEST_P(ModelNodeTest, RunsAFloatModelAsFloat) {
             0);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].As<float>(), (std::vector<float>{1.5, 2.25, 7}));
+}
+
+// A count batch on a model input, as on a UDF's: two fed [3] tensors
+// reach the model as one [6] (batch_dim 0), and the output carries the
+// last message's transaction.
+TEST_P(ModelNodeTest, CountBatchOnAModelInput) {
+  nlohmann::json g = nlohmann::json::parse(
+      testing::ModelGraphJson(Model("reshape_dyn"), 1, 1, {Device()}));
+  g["nodes"][0]["input_attrs"] = {
+      {"0", {{"count_batch", {{"batch_size", 2}, {"batch_dim", 0}}}}}};
+  const Status st = Build(g.dump());
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  FlowInfo info;
+  ASSERT_TRUE(s_.FeedData(1, {Floats({1, 2, 3})}, info, kTimeoutMs).ok());
+  ASSERT_TRUE(s_.FeedData(1, {Floats({4, 5, 6})}, info, kTimeoutMs).ok());
+  std::vector<Tensor> out;
+  FlowInfo got;
+  ASSERT_TRUE(s_.FetchData(1, &out, &got, kTimeoutMs).ok());
+  ASSERT_EQ(got.ret_code, 0);
+  EXPECT_EQ(got.transaction_id, 2u);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(out[0].As<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
 }
 
 // GE's samples rely on this: inputs_tensor_desc overrides each Data
