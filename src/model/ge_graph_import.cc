@@ -13,7 +13,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -29,13 +28,17 @@ namespace {
 using Json = nlohmann::json;
 
 Status ReadWhole(const std::string& path, std::string* bytes) {
-  std::ifstream in(path, std::ios::binary);
+  // Sized once: a stringstream would copy the weights at every doubling.
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) {
     return Status::NotFound(path + ": cannot open the GE graph file");
   }
-  std::ostringstream s;
-  s << in.rdbuf();
-  *bytes = s.str();
+  const std::streamoff size = in.tellg();
+  bytes->resize(size > 0 ? static_cast<size_t>(size) : 0);
+  in.seekg(0);
+  if (size > 0 && !in.read(bytes->data(), size)) {
+    return Status::NotFound(path + ": cannot read the GE graph file");
+  }
   return Status::OK();
 }
 
@@ -56,6 +59,7 @@ class Importer {
     HFLOW_RETURN_IF_ERROR(Header());
     std::vector<const Json*> order;
     HFLOW_RETURN_IF_ERROR(Order(&order));
+    HFLOW_RETURN_IF_ERROR(KnownTypes());
     for (const Json* op : order) HFLOW_RETURN_IF_ERROR(Op(*op, ir));
     HFLOW_RETURN_IF_ERROR(Inputs(ir));
     return Outputs(ir);
@@ -165,6 +169,28 @@ class Importer {
       }
     }
     return Status::OK();
+  }
+
+  // Every op type hflow does not run, each with its first op, at once (as
+  // the ONNX front-end names every unsupported operator).
+  Status KnownTypes() const {
+    std::map<std::string, std::string> unknown;  // type -> first op
+    for (const Json& op : doc_["ops"]) {
+      const std::string type = op["type"].get<std::string>();
+      if (type == "Data" || type == "Const" ||
+          type.rfind(kOnnxOpPrefix, 0) == 0 || IsGeOperator(type)) {
+        continue;
+      }
+      unknown.emplace(type, op["name"].get<std::string>());
+    }
+    if (unknown.empty()) return Status::OK();
+    std::string list;
+    for (const auto& [type, op] : unknown) {
+      list += (list.empty() ? "" : ", ") + type + " (op '" + op + "')";
+    }
+    return Status::NotSupported(
+        source_ + ": GE operators hflow does not run: " + list +
+        "; the user guide's \"Model nodes\" lists the ones it runs");
   }
 
   Status Tensor(const Json& t, const std::string& where, IrTensor* out) const {
