@@ -49,6 +49,14 @@ bool Deployment::Isolated(const DeployedInstance& inst, bool* own) const {
 
 Status Deployment::CreateRemote(const DeployedInstance& inst, bool own,
                                 std::unique_ptr<flow_func::Instance>* out) {
+  const NodeDef* n = plan_.graph.FindNode(inst.plan.node);
+  if (n != nullptr && !n->invoked.empty()) {
+    return Status::NotSupported(
+        n->invoked[0].what +
+        ": a UDF in a worker process cannot invoke models yet "
+        "(RunFlowModel); run the node in the host (no heavy_load, "
+        "udf_isolation off)");
+  }
   std::vector<std::string> launcher;
   for (const auto& f : inst.funcs) {
     if (!f.library.empty()) continue;

@@ -4,6 +4,7 @@
 // go to the data section. What the parsers hand to ge::Graph.
 //
 // Thread-safety: reentrant.
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -115,6 +116,16 @@ class Exporter {
     Json attrs = Json::object();
     for (const auto& [key, a] : n.attrs) {
       using K = IrAttr::Kind;
+      // JSON has no inf or NaN (nlohmann would write null).
+      bool finite = a.kind != K::kFloat || std::isfinite(a.f);
+      for (double f : a.kind == K::kFloats ? a.floats : std::vector<double>()) {
+        finite = finite && std::isfinite(f);
+      }
+      if (!finite) {
+        return Status::NotSupported(n.Describe() + ": attribute '" + key +
+                                    "' is not finite, which a GE graph file "
+                                    "cannot hold");
+      }
       switch (a.kind) {
         case K::kInt:
           attrs[key] = {{"int", a.i}};

@@ -9,8 +9,10 @@
 #include "model/ge_graph_import.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -211,8 +213,11 @@ class Importer {
       }
     }
     const int64_t n = out->NumElements();
-    if (n < 0) return Error(where + ": \"dims\" overflow");
-    const size_t size = static_cast<size_t>(n) * ElementSize(out->dtype);
+    size_t size = 0;
+    if (n < 0 || __builtin_mul_overflow(static_cast<size_t>(n),
+                                        ElementSize(out->dtype), &size)) {
+      return Error(where + ": \"dims\" overflow");
+    }
     if (t.contains("values")) return Values(t["values"], where, n, out);
     if (!t.contains("offset") || !t["offset"].is_number_unsigned() ||
         !t.contains("size") || !t["size"].is_number_unsigned()) {
@@ -236,6 +241,37 @@ class Importer {
     return Status::OK();
   }
 
+  // One inline value as a double (float dtypes) and an integer (integer
+  // dtypes), refusing what the dtype cannot hold: a cast out of range is
+  // undefined.
+  Status Number(const Json& x, DataType dt, const std::string& where, double* d,
+                int64_t* i) const {
+    const bool integral = dt != DataType::DT_FLOAT &&
+                          dt != DataType::DT_DOUBLE &&
+                          dt != DataType::DT_FLOAT16 && dt != DataType::DT_BF16;
+    if (x.is_boolean()) {
+      *i = x.get<bool>() ? 1 : 0;
+      *d = static_cast<double>(*i);
+    } else if (x.is_number_integer()) {
+      *i = x.get<int64_t>();
+      *d = static_cast<double>(*i);
+    } else {
+      *d = x.get<double>();
+      if (integral) {
+        if (!(*d >= -9.0e18 && *d <= 9.0e18) || *d != std::trunc(*d)) {
+          return Error(where + ": \"values\" of " + DataTypeName(dt) +
+                       " must be integers");
+        }
+        *i = static_cast<int64_t>(*d);
+      }
+    }
+    if (dt == DataType::DT_FLOAT && std::isfinite(*d) &&
+        std::fabs(*d) > std::numeric_limits<float>::max()) {
+      return Error(where + ": a value is out of float32's range");
+    }
+    return Status::OK();
+  }
+
   Status Values(const Json& v, const std::string& where, int64_t n,
                 IrTensor* out) const {
     if (!v.is_array() || static_cast<int64_t>(v.size()) != n) {
@@ -248,10 +284,9 @@ class Importer {
       if (!x.is_number() && !x.is_boolean()) {
         return Error(where + ": \"values\" must be numbers");
       }
-      const double d =
-          x.is_boolean() ? (x.get<bool>() ? 1 : 0) : x.get<double>();
-      const int64_t i =
-          x.is_number_integer() ? x.get<int64_t>() : static_cast<int64_t>(d);
+      double d = 0;
+      int64_t i = 0;
+      HFLOW_RETURN_IF_ERROR(Number(x, out->dtype, where, &d, &i));
       switch (out->dtype) {
 #define HFLOW_PUT(DT, T, V)          \
   case DataType::DT: {               \
@@ -296,7 +331,8 @@ class Importer {
     } else if (k == "bool" && v.is_boolean()) {
       out->kind = K::kInt;
       out->i = v.get<bool>() ? 1 : 0;
-    } else if (k == "float" && v.is_number()) {
+    } else if (k == "float" && v.is_number() &&
+               std::isfinite(v.get<double>())) {
       out->kind = K::kFloat;
       out->f = v.get<double>();
     } else if (k == "string" && v.is_string()) {
@@ -311,7 +347,9 @@ class Importer {
     } else if (k == "floats" && v.is_array()) {
       out->kind = K::kFloats;
       for (const Json& x : v) {
-        if (!x.is_number()) return Error(where + ": floats must be numbers");
+        if (!x.is_number() || !std::isfinite(x.get<double>())) {
+          return Error(where + ": floats must be finite numbers");
+        }
         out->floats.push_back(x.get<double>());
       }
     } else if (k == "dtype" && v.is_string()) {
@@ -516,7 +554,14 @@ Status ImportGeGraphBytes(const std::string& bytes, const std::string& source,
     }
   }
   ModelIr ir;
-  HFLOW_RETURN_IF_ERROR(Importer(bytes, source).Run(&ir));
+  // A field of the wrong JSON type makes nlohmann throw; a bad file must
+  // be an error, never an exception through the library's C entries.
+  try {
+    HFLOW_RETURN_IF_ERROR(Importer(bytes, source).Run(&ir));
+  } catch (const nlohmann::json::exception& e) {
+    return Status::InvalidArgument(
+        source + ": a field has the wrong JSON type (" + e.what() + ")");
+  }
   auto it = params.find("input_shape");
   if (it != params.end()) {
     HFLOW_RETURN_IF_ERROR(

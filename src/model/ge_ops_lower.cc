@@ -49,6 +49,9 @@ IrTensor Permute(const IrTensor& t, const std::vector<int64_t>& perm) {
   r.dtype = t.dtype;
   for (int64_t p : perm) r.dims.push_back(t.dims[p]);
   r.bytes.resize(t.bytes.size());
+  // Nothing to move; and with a zero dim the other dims' product (the
+  // strides) may not fit in int64.
+  if (r.NumElements() <= 0) return r;
   std::vector<int64_t> stride(rank, 1);  // of the source, per source dim
   for (size_t i = rank; i-- > 1;) stride[i - 1] = stride[i] * t.dims[i];
   std::vector<int64_t> idx(rank, 0);  // position in the result

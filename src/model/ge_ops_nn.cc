@@ -124,7 +124,11 @@ Status Conv(Lowering* l) {
     }
     IrTensor t = Permute(*f, {2, 3, 0, 1});
     groups = f->dims[2];
-    t.dims = {f->dims[2] * f->dims[3], 1, f->dims[0], f->dims[1]};
+    int64_t out_channels = 0;
+    if (__builtin_mul_overflow(f->dims[2], f->dims[3], &out_channels)) {
+      return l->Error("input 'filter': its dims overflow");
+    }
+    t.dims = {out_channels, 1, f->dims[0], f->dims[1]};
     w = l->AddConst("filter_oihw", std::move(t));
   } else if (nhwc && f != nullptr) {  // HWCN → OIHW, once
     w = l->AddConst("filter_oihw", Permute(*f, {3, 2, 0, 1}));

@@ -114,7 +114,11 @@ Status Slice(Lowering* l) {
     }
     std::vector<int64_t> ends;
     for (size_t i = 0; i < off.size(); ++i) {
-      ends.push_back(size[i] == -1 ? kMax : off[i] + size[i]);
+      int64_t end = kMax;
+      if (size[i] != -1 && __builtin_add_overflow(off[i], size[i], &end)) {
+        return l->Error("'offsets' + 'size' overflows");
+      }
+      ends.push_back(end);
     }
     l->Emit1("Slice", {x, l->AddInts("starts", off), l->AddInts("ends", ends)},
              y);
@@ -163,6 +167,9 @@ Status StridedSlice(Lowering* l) {
     return l->Unsupported(
         "attributes 'ellipsis_mask' and 'new_axis_mask' must be 0");
   }
+  if (begin.size() > 64) {  // the masks are 64-bit
+    return l->Error("'begin' has more than 64 entries");
+  }
   std::vector<int64_t> axes, shrink;
   for (size_t i = 0; i < begin.size(); ++i) {
     const bool up = strides[i] > 0;
@@ -170,7 +177,7 @@ Status StridedSlice(Lowering* l) {
     if (masks[0] >> i & 1) begin[i] = up ? 0 : kMax;
     if (masks[1] >> i & 1) end[i] = up ? kMax : kMin;
     if (masks[2] >> i & 1) {  // one element, the axis then dropped
-      end[i] = begin[i] == -1 ? kMax : begin[i] + 1;
+      end[i] = begin[i] == -1 || begin[i] == kMax ? kMax : begin[i] + 1;
       strides[i] = 1;
       shrink.push_back(int64_t(i));
     }

@@ -223,6 +223,15 @@ int main(int argc, char** argv) {
              "the loaded graph has op 'add'");
     StatusIs(session->AddGraph(11, loaded), SUCCESS, "AddGraph(loaded)");
     RunAndCheck<int32_t>(*session, 11, DT_INT32, "the loaded graph");
+    // A graph whose op feeds itself: refused, not written forever.
+    op::Add loop("loop");
+    loop.set_input_x1(loop).set_input_x2(loop);
+    Graph cyclic("cyclic");
+    cyclic.SetOutputs({loop});
+    Eq(cyclic.SaveToFile(file.c_str()), GRAPH_FAILED,
+       "SaveToFile of a cyclic graph");
+    Fails(session->AddGraph(12, cyclic), "AddGraph of a cyclic graph");
+    Contains(GEGetErrorMsg(), "'loop'", "the error names the op");
     Graph not_a_graph;
     Eq(not_a_graph.LoadFromFile("config/add_pair.json"), GRAPH_FAILED,
        "LoadFromFile of a file that is not a GE graph");

@@ -158,6 +158,16 @@ TEST_F(ModelGeGraphTest, BadFilesFailTheBuildNamingWhat) {
        "NoSuchOp"},
       {"few_values", with("[1, -2, 3, -4]", "[1, 2]"), "op 'w'"},
       {"unknown_onnx_op", with("ai.onnx::17::Relu", "ai.onnx::17::Det"), "Det"},
+      {"dims_overflow",
+       with("\"dims\": [4],\n                                  \"values\": "
+            "[1, -2, 3, -4]",
+            "\"dims\": [2147483648, 2147483648, 1, 1], \"offset\": 0, "
+            "\"size\": 0"),
+       "overflow"},
+      {"wrong_json_type",
+       with("\"dtype\": \"DT_FLOAT\", \"dims\": [4],",
+            "\"dtype\": 5, \"dims\": [4],"),
+       "wrong JSON type"},
       {"no_outputs",
        with("\"outputs\": [{\"op\": \"relu\", \"index\": 0}]",
             "\"outputs\": []"),

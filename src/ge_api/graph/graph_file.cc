@@ -6,6 +6,7 @@
 // (old string ABI).
 //
 // Thread-safety: reads a finished graph / builds a new one; reentrant.
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -55,7 +56,9 @@ class Writer {
  public:
   bool Run(const GraphImpl& g, std::string* bytes, std::string* error) {
     Json ops = Json::array();
-    for (const OperatorImpl* op : Order(g)) {
+    std::vector<const OperatorImpl*> order;
+    if (!Order(g, &order, error)) return false;
+    for (const OperatorImpl* op : order) {
       Json j;
       if (!Op(*op, &j, error)) return false;
       ops.push_back(std::move(j));
@@ -102,34 +105,45 @@ class Writer {
 
  private:
   // Producers before consumers, from the graph's inputs, outputs, targets
-  // and added ops.
-  static std::vector<const OperatorImpl*> Order(const GraphImpl& g) {
-    std::vector<const OperatorImpl*> order;
-    std::set<const OperatorImpl*> seen;
+  // and added ops; false with *error on a cycle (a model graph is acyclic;
+  // a SetInput mistake can make one).
+  static bool Order(const GraphImpl& g, std::vector<const OperatorImpl*>* order,
+                    std::string* error) {
+    std::set<const OperatorImpl*> seen, open;
     std::vector<Operator> roots = g.inputs;
     for (const auto& o : g.outputs) roots.push_back(o.first);
     roots.insert(roots.end(), g.targets.begin(), g.targets.end());
     roots.insert(roots.end(), g.ops.begin(), g.ops.end());
-    // Iterative post-order: an op is emitted once its producers are.
+    // Iterative post-order: an op is emitted once its producers are; `open`
+    // holds the ops whose producers are being visited (the DFS path).
     for (const Operator& root : roots) {
       std::vector<std::pair<const OperatorImpl*, bool>> stack;
       stack.push_back({OperatorAccess::Impl(root).get(), false});
       while (!stack.empty()) {
         auto [op, expanded] = stack.back();
         stack.pop_back();
-        if (op == nullptr || seen.count(op) != 0) continue;
+        if (op == nullptr) continue;
         if (expanded) {
+          open.erase(op);
           seen.insert(op);
-          order.push_back(op);
+          order->push_back(op);
           continue;
         }
+        if (seen.count(op) != 0) continue;
+        if (open.count(op) != 0) {
+          *error = "op '" + op->name +
+                   "' is its own producer through its inputs: a model graph "
+                   "has no cycle";
+          return false;
+        }
+        open.insert(op);
         stack.push_back({op, true});
         for (const auto& in : op->inputs) {
           if (in.second.src) stack.push_back({in.second.src.get(), false});
         }
       }
     }
-    return order;
+    return true;
   }
 
   Json TensorJson(const Tensor& t) {
@@ -176,7 +190,21 @@ class Writer {
                        {"output", in.second.src_index}});
     }
     Json attrs = Json::object();
-    for (const auto& a : op.attrs) attrs[a.first] = AttrJson(a.second);
+    for (const auto& a : op.attrs) {
+      // JSON has no inf or NaN (nlohmann would write null).
+      bool finite = true;
+      if (const auto* f = std::get_if<float>(&a.second)) {
+        finite = std::isfinite(*f);
+      } else if (const auto* v = std::get_if<std::vector<float>>(&a.second)) {
+        for (float x : *v) finite = finite && std::isfinite(x);
+      }
+      if (!finite) {
+        *error = "op '" + op.name + "': attribute '" + a.first +
+                 "' is not finite, which a GE graph file cannot hold";
+        return false;
+      }
+      attrs[a.first] = AttrJson(a.second);
+    }
     Json descs = Json::object();
     for (const auto& d : op.descs) {
       // Keys are "in:<name>" / "out:<name>" (operator.cc).
@@ -277,7 +305,8 @@ class Reader {
     }
     const uint64_t off = t.value("offset", uint64_t{0});
     const uint64_t len = t.value("size", uint64_t{0});
-    if (data_ + off > bytes_.size() || len > bytes_.size() - data_ - off) {
+    if (data_ > bytes_.size() || off > bytes_.size() - data_ ||
+        len > bytes_.size() - data_ - off) {
       return Fail(where + ": bytes past the end of the file (truncated?)");
     }
     *out = Tensor(desc,

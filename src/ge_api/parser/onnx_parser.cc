@@ -8,10 +8,10 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "ge_api/runner/bridge.h"
 #include "ge_api/runner/runner_ops.h"
 
 namespace ge {
@@ -45,10 +45,9 @@ graphStatus aclgrphParseONNXFromMem(
     s = runner::ParseModel("aclgrphParseONNXFromMem", "onnx", path.c_str(),
                            parser_params, graph);
   } else {
-    std::fprintf(stderr,
-                 "hflow ge: aclgrphParseONNXFromMem(%zu bytes): cannot write "
-                 "them to %s\n",
-                 size, path.c_str());
+    const std::string why = "cannot write the " + std::to_string(size) +
+                            " bytes to " + path + " (the parser reads a file)";
+    hflow::gebridge::Fail("aclgrphParseONNXFromMem", GRAPH_FAILED, why.c_str());
   }
   if (fd >= 0) unlink(path.c_str());
   return s;

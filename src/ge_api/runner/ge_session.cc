@@ -29,7 +29,10 @@ Status GEInitialize(const std::map<std::string, std::string>& options) {
 Status GEInitialize(const std::map<AscendString, AscendString>& options) {
   return runner::Initialize(options);
 }
-Status GEFinalize() { return gb::Finalize(); }
+Status GEFinalize() {
+  runner::DrainAsyncRuns();  // their callbacks still use the sessions
+  return gb::Finalize();
+}
 std::string GEGetErrorMsg() { return gb::LastError(); }
 AscendString GEGetErrorMsgV2() { return AscendString(gb::LastError()); }
 std::string GEGetWarningMsg() { return ""; }
@@ -39,7 +42,11 @@ Session::Session(const std::map<std::string, std::string>& options)
     : sessionId_(runner::NewSession(ToAscend(options))) {}
 Session::Session(const std::map<AscendString, AscendString>& options)
     : sessionId_(runner::NewSession(options)) {}
-Session::~Session() { gb::DestroySession(sessionId_); }
+Session::~Session() {
+  runner::DrainAsyncRuns();
+  runner::ForgetSession(sessionId_);
+  gb::DestroySession(sessionId_);
+}
 
 Status Session::AddGraph(uint32_t graph_id, const Graph& graph) {
   return runner::AddGraph(sessionId_, graph_id, graph, {});

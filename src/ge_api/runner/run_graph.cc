@@ -10,7 +10,8 @@
 // Thread-safety: any thread. Runs of one graph are serialized (a feed and
 // its fetch pair up); async runs go in order, one at a time, on one
 // thread ("ge-run-async") that names itself and makes only bridge calls,
-// which bind and restore device contexts themselves.
+// which bind and restore device contexts themselves. A session's
+// destructor and GEFinalize wait for the async runs posted before them.
 #include <pthread.h>
 
 #include <algorithm>
@@ -52,6 +53,12 @@ class PlainGraphs {
     std::lock_guard<std::mutex> lock(mu_);
     graphs_.erase({sid, gid});
   }
+  void RemoveSession(uint64_t sid) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = graphs_.begin(); it != graphs_.end();) {
+      it = it->first.first == sid ? graphs_.erase(it) : std::next(it);
+    }
+  }
   std::shared_ptr<std::mutex> Find(uint64_t sid, uint32_t gid) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = graphs_.find({sid, gid});
@@ -81,6 +88,8 @@ void Arity(const GraphImpl& g, const Graph& graph, size_t* in, size_t* out) {
   }
 }
 
+thread_local bool t_async_thread = false;
+
 // Async runs, in order, on one named thread started on first use.
 class AsyncRunner {
  public:
@@ -95,12 +104,20 @@ class AsyncRunner {
       started_ = true;
     }
     queue_.push_back(std::move(run));
-    cv_.notify_one();
+    cv_.notify_all();
+  }
+  // Returns once every posted run has called back (at once on the async
+  // thread itself: a callback may destroy its session).
+  void Drain() {
+    if (t_async_thread) return;
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
   }
 
  private:
   void Loop() {
     pthread_setname_np(pthread_self(), "ge-run-async");
+    t_async_thread = true;
     for (;;) {
       std::function<void()> run;
       {
@@ -108,8 +125,12 @@ class AsyncRunner {
         cv_.wait(lock, [this] { return !queue_.empty(); });
         run = std::move(queue_.front());
         queue_.pop_front();
+        busy_ = true;
       }
       run();
+      std::lock_guard<std::mutex> lock(mu_);
+      busy_ = false;
+      cv_.notify_all();
     }
   }
 
@@ -117,6 +138,7 @@ class AsyncRunner {
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
   bool started_ = false;
+  bool busy_ = false;  // a run is in progress
 };
 
 }  // namespace
@@ -175,6 +197,10 @@ Status AddModelGraph(uint64_t sid, uint32_t graph_id, const Graph& graph,
 void ForgetModelGraph(uint64_t sid, uint32_t graph_id) {
   PlainGraphs::Get().Remove(sid, graph_id);
 }
+
+void ForgetSession(uint64_t sid) { PlainGraphs::Get().RemoveSession(sid); }
+
+void DrainAsyncRuns() { AsyncRunner::Get().Drain(); }
 
 Status RunGraph(uint64_t sid, uint32_t graph_id,
                 const std::vector<Tensor>& inputs,

@@ -42,6 +42,9 @@ Status FetchMsgs(uint64_t sid, uint32_t graph_id,
 Status AddModelGraph(uint64_t sid, uint32_t graph_id, const Graph& graph,
                      const std::map<AscendString, AscendString>& options);
 void ForgetModelGraph(uint64_t sid, uint32_t graph_id);
+void ForgetSession(uint64_t sid);
+// Waits until every RunGraphAsync posted so far has called back.
+void DrainAsyncRuns();
 Status RunGraph(uint64_t sid, uint32_t graph_id,
                 const std::vector<Tensor>& inputs,
                 std::vector<Tensor>& outputs);
