@@ -30,15 +30,6 @@ namespace ge_lower {
 
 using Attrs = std::map<std::string, IrAttr>;
 
-IrAttr IntAttr(int64_t v);
-IrAttr IntsAttr(std::vector<int64_t> v);
-IrAttr FloatAttr(double v);
-IrAttr StringAttr(std::string v);
-IrAttr TensorAttr(IrTensor t);
-
-// A constant's elements permuted: result dim i is t.dims[perm[i]].
-IrTensor Permute(const IrTensor& t, const std::vector<int64_t>& perm);
-
 class Lowering {
  public:
   Lowering(const GeOp& op, ModelIr* ir) : op_(op), ir_(ir) {}

@@ -3,6 +3,7 @@
 // Thread-safety: reentrant.
 #include "model/ir.h"
 
+#include <cstring>
 #include <set>
 
 #include "flow_func/lib/flow_func_internal.h"
@@ -107,6 +108,63 @@ Status CheckIr(const ModelIr& ir) {
     }
   }
   return Status::OK();
+}
+
+IrAttr IntAttr(int64_t v) {
+  IrAttr a;
+  a.kind = IrAttr::Kind::kInt;
+  a.i = v;
+  return a;
+}
+IrAttr IntsAttr(std::vector<int64_t> v) {
+  IrAttr a;
+  a.kind = IrAttr::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+IrAttr FloatAttr(double v) {
+  IrAttr a;
+  a.kind = IrAttr::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+IrAttr StringAttr(std::string v) {
+  IrAttr a;
+  a.kind = IrAttr::Kind::kString;
+  a.s = std::move(v);
+  return a;
+}
+IrAttr TensorAttr(IrTensor t) {
+  IrAttr a;
+  a.kind = IrAttr::Kind::kTensor;
+  a.t = std::move(t);
+  return a;
+}
+
+IrTensor Permute(const IrTensor& t, const std::vector<int64_t>& perm) {
+  const size_t es = ElementSize(t.dtype);
+  const size_t rank = perm.size();
+  IrTensor r;
+  r.dtype = t.dtype;
+  for (int64_t p : perm) r.dims.push_back(t.dims[p]);
+  r.bytes.resize(t.bytes.size());
+  // Nothing to move; and with a zero dim the other dims' product (the
+  // strides) may not fit in int64.
+  if (r.NumElements() <= 0) return r;
+  std::vector<int64_t> stride(rank, 1);  // of the source, per source dim
+  for (size_t i = rank; i-- > 1;) stride[i - 1] = stride[i] * t.dims[i];
+  std::vector<int64_t> idx(rank, 0);  // position in the result
+  const int64_t n = r.NumElements();
+  for (int64_t at = 0; at < n; ++at) {
+    int64_t src = 0;
+    for (size_t k = 0; k < rank; ++k) src += idx[k] * stride[perm[k]];
+    std::memcpy(&r.bytes[size_t(at) * es], &t.bytes[size_t(src) * es], es);
+    for (size_t k = rank; k-- > 0;) {  // odometer over the result's dims
+      if (++idx[k] < r.dims[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return r;
 }
 
 }  // namespace model

@@ -80,6 +80,17 @@ struct ModelIr {
   std::vector<IrNode> nodes;  // each after the producers of its inputs
 };
 
+// Attribute values, as front-ends build them.
+IrAttr IntAttr(int64_t v);
+IrAttr IntsAttr(std::vector<int64_t> v);
+IrAttr FloatAttr(double v);
+IrAttr StringAttr(std::string v);
+IrAttr TensorAttr(IrTensor t);
+
+// A constant's elements permuted: result dim i is t.dims[perm[i]] (the
+// front-ends rearrange constant filters once, at import).
+IrTensor Permute(const IrTensor& t, const std::vector<int64_t>& perm);
+
 // Every value used is defined once before its use (an input, a constant or
 // an earlier node's output); every output is defined. Errors name the
 // source and node.

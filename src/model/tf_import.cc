@@ -165,31 +165,6 @@ Status ToTensor(const tf::TensorProto& p, const std::string& where,
   return Status::OK();
 }
 
-// A 4-D constant's elements permuted: dims of the result are
-// dims[perm[0..3]].
-IrTensor Permute4(const IrTensor& t, const int (&perm)[4]) {
-  const size_t es = ElementSize(t.dtype);
-  IrTensor r;
-  r.dtype = t.dtype;
-  for (int p : perm) r.dims.push_back(t.dims[p]);
-  r.bytes.resize(t.bytes.size());
-  int64_t stride[4];
-  stride[3] = 1;
-  for (int i = 2; i >= 0; --i) stride[i] = stride[i + 1] * t.dims[i + 1];
-  int64_t idx[4];
-  size_t at = 0;
-  for (idx[0] = 0; idx[0] < r.dims[0]; ++idx[0])
-    for (idx[1] = 0; idx[1] < r.dims[1]; ++idx[1])
-      for (idx[2] = 0; idx[2] < r.dims[2]; ++idx[2])
-        for (idx[3] = 0; idx[3] < r.dims[3]; ++idx[3]) {
-          int64_t src = 0;
-          for (int k = 0; k < 4; ++k) src += idx[k] * stride[perm[k]];
-          std::memcpy(&r.bytes[at], &t.bytes[size_t(src) * es], es);
-          at += es;
-        }
-  return r;
-}
-
 // "x" -> "x:0"; "x:1" as is; "^x" (a control input) -> "".
 std::string ValueOf(const std::string& input) {
   if (!input.empty() && input[0] == '^') return "";
@@ -206,31 +181,6 @@ IrValue Output(const std::string& name) {
 std::string NodeOf(const std::string& input) {
   std::string s = input[0] == '^' ? input.substr(1) : input;
   return s.substr(0, s.find(':'));
-}
-
-IrAttr IntAttr(int64_t v) {
-  IrAttr a;
-  a.kind = IrAttr::Kind::kInt;
-  a.i = v;
-  return a;
-}
-IrAttr IntsAttr(std::vector<int64_t> v) {
-  IrAttr a;
-  a.kind = IrAttr::Kind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-IrAttr FloatAttr(double v) {
-  IrAttr a;
-  a.kind = IrAttr::Kind::kFloat;
-  a.f = v;
-  return a;
-}
-IrAttr StringAttr(std::string v) {
-  IrAttr a;
-  a.kind = IrAttr::Kind::kString;
-  a.s = std::move(v);
-  return a;
 }
 
 class Importer {
@@ -517,9 +467,9 @@ Status Importer::Conv(const tf::NodeDef& n) {
   attrs["dilations"] = IntsAttr(Spatial(n, "dilations"));
   IrTensor w;
   if (n.op() == "Conv2D") {  // HWIO -> OIHW
-    w = Permute4(*f, {3, 2, 0, 1});
+    w = Permute(*f, {3, 2, 0, 1});
   } else {  // HWCM -> (C*M)1HW, one group per input channel
-    w = Permute4(*f, {2, 3, 0, 1});
+    w = Permute(*f, {2, 3, 0, 1});
     const int64_t c = f->dims[2], m = f->dims[3];
     w.dims = {c * m, 1, f->dims[0], f->dims[1]};
     attrs["group"] = IntAttr(c);
