@@ -34,10 +34,6 @@ namespace gb = hflow::gebridge;
 using Json = nlohmann::json;
 namespace {
 
-std::string Call(const char* name, uint32_t graph_id) {
-  return std::string(name) + "(graph " + std::to_string(graph_id) + ")";
-}
-
 // The model graphs added to sessions, each with the lock of its runs.
 class PlainGraphs {
  public:
@@ -179,17 +175,9 @@ Status AddModelGraph(uint64_t sid, uint32_t graph_id, const Graph& graph,
   const std::string json =
       doc.dump(-1, ' ', false, Json::error_handler_t::replace);
   const std::string source = "Graph '" + name + "'";
-  std::vector<std::string> text;
-  std::vector<gb::KeyValue> kv;
-  for (const auto& o : options) {
-    text.emplace_back(o.first.GetString(), o.first.GetLength());
-    text.emplace_back(o.second.GetString(), o.second.GetLength());
-  }
-  for (size_t i = 0; i + 1 < text.size(); i += 2) {
-    kv.push_back({text[i].c_str(), text[i + 1].c_str()});
-  }
+  KeyValues kv(options);
   const Status s = gb::AddGraph(sid, graph_id, json.c_str(), source.c_str(),
-                                kv.data(), kv.size());
+                                kv.kv.data(), kv.kv.size());
   if (s == SUCCESS) PlainGraphs::Get().Add(sid, graph_id);
   return s;
 }

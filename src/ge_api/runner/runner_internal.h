@@ -79,6 +79,19 @@ hflow::gebridge::TensorView ViewOf(const Tensor& t, std::vector<int64_t>* dims);
 // A tensor holding a copy of `v`.
 Tensor TensorOf(const hflow::gebridge::TensorView& v);
 
+namespace runner {
+// GE's options as the bridge's key-value pairs (the views point into
+// `text`: keep the object while the bridge call runs).
+struct KeyValues {
+  std::vector<std::string> text;
+  std::vector<hflow::gebridge::KeyValue> kv;
+  explicit KeyValues(const std::map<AscendString, AscendString>& options);
+};
+
+// "AddGraph(graph 3)": a call's name in messages.
+std::string Call(const char* name, uint32_t graph_id);
+}  // namespace runner
+
 }  // namespace ge
 
 #endif  // HFLOW_GE_API_RUNNER_RUNNER_INTERNAL_H_

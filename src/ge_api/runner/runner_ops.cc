@@ -12,25 +12,6 @@ namespace runner {
 namespace gb = hflow::gebridge;
 
 namespace {
-struct KeyValues {
-  std::vector<std::string> text;
-  std::vector<gb::KeyValue> kv;
-  explicit KeyValues(const std::map<AscendString, AscendString>& options) {
-    text.reserve(options.size() * 2);
-    for (const auto& o : options) {
-      text.emplace_back(o.first.GetString(), o.first.GetLength());
-      text.emplace_back(o.second.GetString(), o.second.GetLength());
-    }
-    for (size_t i = 0; i + 1 < text.size(); i += 2) {
-      kv.push_back({text[i].c_str(), text[i + 1].c_str()});
-    }
-  }
-};
-
-std::string Call(const char* name, uint32_t graph_id) {
-  return std::string(name) + "(graph " + std::to_string(graph_id) + ")";
-}
-
 // Collects a fetch's outputs as GE's types.
 class Collector : public gb::FetchSink {
  public:
@@ -57,6 +38,21 @@ class Collector : public gb::FetchSink {
   FlowInfoData info;
 };
 }  // namespace
+
+KeyValues::KeyValues(const std::map<AscendString, AscendString>& options) {
+  text.reserve(options.size() * 2);
+  for (const auto& o : options) {
+    text.emplace_back(o.first.GetString(), o.first.GetLength());
+    text.emplace_back(o.second.GetString(), o.second.GetLength());
+  }
+  for (size_t i = 0; i + 1 < text.size(); i += 2) {
+    kv.push_back({text[i].c_str(), text[i + 1].c_str()});
+  }
+}
+
+std::string Call(const char* name, uint32_t graph_id) {
+  return std::string(name) + "(graph " + std::to_string(graph_id) + ")";
+}
 
 std::map<std::string, std::string> ToStd(
     const std::map<AscendString, AscendString>& options) {
