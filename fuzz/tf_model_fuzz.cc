@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& [name, t] : ir.constants) {
     const size_t es = hflow::model::ElementSize(t.dtype);
     FUZZ_CHECK(es > 0 && t.NumElements() >= 0);
-    FUZZ_CHECK(t.bytes.size() == size_t(t.NumElements()) * es);
+    FUZZ_CHECK(t.data().size() == size_t(t.NumElements()) * es);
   }
   ModelIr again;
   FUZZ_CHECK(hflow::model::ImportTfBytes(bytes, "fuzz.pb", {}, &again).ok());

@@ -91,8 +91,8 @@ class Exporter {
               {"dims", t.dims},
               {"format", "ND"},
               {"offset", data_.size()},
-              {"size", t.bytes.size()}};
-    data_ += t.bytes;
+              {"size", t.data().size()}};
+    data_ += t.data();
     return j;
   }
 

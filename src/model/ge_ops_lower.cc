@@ -184,14 +184,14 @@ Status Lowering::ConstInts(const char* name, std::vector<int64_t>* out) const {
   }
   out->clear();
   const size_t es = ElementSize(t->dtype);
-  for (size_t at = 0; at + es <= t->bytes.size(); at += es) {
+  for (size_t at = 0; at + es <= t->data().size(); at += es) {
     if (es == 8) {
       int64_t x;
-      std::memcpy(&x, &t->bytes[at], 8);
+      std::memcpy(&x, &t->data()[at], 8);
       out->push_back(x);
     } else {
       int32_t x;
-      std::memcpy(&x, &t->bytes[at], 4);
+      std::memcpy(&x, &t->data()[at], 4);
       out->push_back(x);
     }
   }

@@ -108,9 +108,9 @@ Status Conv(Lowering* l) {
   // Rearranged below, before CheckIr looks at the constants.
   if (f != nullptr &&
       (ElementSize(f->dtype) == 0 || f->NumElements() < 0 ||
-       f->bytes.size() != size_t(f->NumElements()) * ElementSize(f->dtype))) {
+       f->data().size() != size_t(f->NumElements()) * ElementSize(f->dtype))) {
     return l->Error("input 'filter': the Const's " +
-                    std::to_string(f->bytes.size()) +
+                    std::to_string(f->data().size()) +
                     " bytes do not hold its shape " + ShapeText(f->dims) +
                     " of " + DataTypeName(f->dtype));
   }

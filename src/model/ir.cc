@@ -73,16 +73,16 @@ Status CheckIr(const ModelIr& ir) {
           DataTypeName(t.dtype) + ", which the model executor does not hold");
     }
     const int64_t n = t.NumElements();
-    if (n < 0 || uint64_t(n) > t.bytes.size() / es) {
+    if (n < 0 || uint64_t(n) > t.data().size() / es) {
       return Status::InvalidArgument(
           ir.source + ": constant '" + name + "' " + ShapeText(t.dims) +
-          " has more elements than its " + std::to_string(t.bytes.size()) +
+          " has more elements than its " + std::to_string(t.data().size()) +
           " bytes hold (a truncated or corrupt file?)");
     }
-    if (t.bytes.size() != size_t(n) * es) {
+    if (t.data().size() != size_t(n) * es) {
       return Status::InvalidArgument(
           ir.source + ": constant '" + name + "' " + ShapeText(t.dims) +
-          " holds " + std::to_string(t.bytes.size()) + " bytes, expected " +
+          " holds " + std::to_string(t.data().size()) + " bytes, expected " +
           std::to_string(size_t(n) * es) + " (a truncated or corrupt file?)");
     }
   }
@@ -147,7 +147,7 @@ IrTensor Permute(const IrTensor& t, const std::vector<int64_t>& perm) {
   IrTensor r;
   r.dtype = t.dtype;
   for (int64_t p : perm) r.dims.push_back(t.dims[p]);
-  r.bytes.resize(t.bytes.size());
+  r.bytes.resize(t.data().size());
   // Nothing to move; and with a zero dim the other dims' product (the
   // strides) may not fit in int64.
   if (r.NumElements() <= 0) return r;
@@ -158,7 +158,7 @@ IrTensor Permute(const IrTensor& t, const std::vector<int64_t>& perm) {
   for (int64_t at = 0; at < n; ++at) {
     int64_t src = 0;
     for (size_t k = 0; k < rank; ++k) src += idx[k] * stride[perm[k]];
-    std::memcpy(&r.bytes[size_t(at) * es], &t.bytes[size_t(src) * es], es);
+    std::memcpy(&r.bytes[size_t(at) * es], &t.data()[size_t(src) * es], es);
     for (size_t k = rank; k-- > 0;) {  // odometer over the result's dims
       if (++idx[k] < r.dims[k]) break;
       idx[k] = 0;

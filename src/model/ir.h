@@ -17,7 +17,9 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "flow_func/tensor_data_type.h"
@@ -35,11 +37,19 @@ std::string DataTypeName(DataType t);
 // "[1,3,224,224]" ("?" for a dynamic dim).
 std::string ShapeText(const std::vector<int64_t>& dims);
 
-// A constant: dense, row-major, little-endian bytes.
+// A constant: dense, row-major, little-endian bytes, held in `bytes` or,
+// for a model file's weights, viewed where they lie in the mapped file
+// that `mapping` keeps mapped (Note [Weights from the mapped file] in
+// onnx_wire.h). Read them through data().
 struct IrTensor {
   DataType dtype = DataType::DT_FLOAT;
   std::vector<int64_t> dims;
   std::string bytes;
+  std::shared_ptr<const void> mapping;
+  std::string_view mapped;
+  std::string_view data() const {
+    return mapping != nullptr ? mapped : std::string_view(bytes);
+  }
   int64_t NumElements() const;  // -1 on a negative dim or overflow
 };
 

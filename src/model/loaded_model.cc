@@ -137,7 +137,7 @@ Status LoadedModel::Upload(const ModelIr& parsed) {
   std::vector<size_t> at;
   for (const auto& [name, t] : parsed.constants) {
     at.push_back(bytes_);
-    bytes_ += (t.bytes.size() + kAlign - 1) / kAlign * kAlign;
+    bytes_ += (t.data().size() + kAlign - 1) / kAlign * kAlign;
   }
   if (bytes_ > 0) {
     Status s = rt::Malloc(device_, bytes_, &block_);
@@ -151,9 +151,9 @@ Status LoadedModel::Upload(const ModelIr& parsed) {
   for (size_t i = 0; i < parsed.constants.size(); ++i) {
     const IrTensor& t = parsed.constants[i].second;
     char* dst = static_cast<char*>(block_) + at[i];
-    if (!t.bytes.empty()) {
-      HFLOW_RETURN_IF_ERROR(rt::Memcpy(device_, dst, t.bytes.data(),
-                                       t.bytes.size(),
+    const std::string_view data = t.data();
+    if (!data.empty()) {
+      HFLOW_RETURN_IF_ERROR(rt::Memcpy(device_, dst, data.data(), data.size(),
                                        rt::MemcpyKind::kHostToDevice)
                                 .WithContext(ir_.source + ": weights: "));
     }

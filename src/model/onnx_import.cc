@@ -6,10 +6,14 @@
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
+#include <climits>
 #include <cstring>
+#include <memory>
 #include <set>
 #include <sstream>
 
+#include "model/mapped_file.h"
+#include "model/onnx_wire.h"
 #include "model/proto_file.h"
 
 namespace hflow {
@@ -253,16 +257,33 @@ Status CheckOpset(const onnx::ModelProto& m, const std::string& source,
   return Status::OK();
 }
 
-// Takes the initializers' data out of `m`.
+// Where the initializers' raw data lies when the parse left it out
+// (Note [Weights from the mapped file]): spans into [data, ...), which
+// `owner` keeps alive. Empty spans: the parse holds the data.
+struct Weights {
+  std::shared_ptr<const void> owner;
+  const char* data = nullptr;
+  std::vector<WireSpan> spans;
+};
+
+// Takes the initializers' data out of `m` (or views it in `weights`).
 Status Convert(onnx::ModelProto* m, const std::string& source, int64_t opset,
-               ModelIr* ir) {
+               const Weights& weights, ModelIr* ir) {
   ir->source = source;
   const onnx::GraphProto& g = m->graph();
   std::set<std::string> constants;
+  size_t index = 0;
   for (auto& init : *m->mutable_graph()->mutable_initializer()) {
     IrTensor t;
     HFLOW_RETURN_IF_ERROR(
         TakeTensor(&init, source + ": initializer '" + init.name() + "'", &t));
+    if (index < weights.spans.size() && weights.spans[index].present) {
+      const WireSpan& span = weights.spans[index];
+      t.bytes.clear();  // the stand-in (onnx_wire.h)
+      t.mapping = weights.owner;
+      t.mapped = std::string_view(weights.data + span.offset, span.size);
+    }
+    ++index;
     ir->constants.emplace_back(init.name(), std::move(t));
     constants.insert(init.name());
   }
@@ -380,7 +401,7 @@ Status CheckParams(const std::string& source,
 // The parsed model `m` (its data taken) into `out`.
 Status FromProto(onnx::ModelProto* m, const std::string& source,
                  const std::map<std::string, std::string>& params,
-                 ModelIr* out) {
+                 const Weights& weights, ModelIr* out) {
   int64_t opset = 0;
   HFLOW_RETURN_IF_ERROR(CheckOpset(*m, source, &opset));
   try {
@@ -390,7 +411,7 @@ Status FromProto(onnx::ModelProto* m, const std::string& source,
         source + ": the ONNX checker rejects the model: " + e.what());
   }
   ModelIr ir;
-  HFLOW_RETURN_IF_ERROR(Convert(m, source, opset, &ir));
+  HFLOW_RETURN_IF_ERROR(Convert(m, source, opset, weights, &ir));
   if (auto it = params.find("input_shape"); it != params.end()) {
     HFLOW_RETURN_IF_ERROR(
         ApplyInputShape(it->second, &ir).WithContext(source + ": "));
@@ -403,30 +424,58 @@ Status FromProto(onnx::ModelProto* m, const std::string& source,
 constexpr char kNotAModel[] =
     ": not an ONNX model (the file is empty, truncated or not a ModelProto)";
 
+// The model in [data, data + size), which `owner` keeps alive: parsed
+// without its weights, which the constants view where they lie (Note
+// [Weights from the mapped file]), or whole when the walk gives up.
+Status ImportOnnxArray(std::shared_ptr<const void> owner, const char* data,
+                       size_t size, const std::string& source,
+                       const std::map<std::string, std::string>& params,
+                       ModelIr* out) {
+  HFLOW_RETURN_IF_ERROR(CheckParams(source, params));
+  onnx::ModelProto m;
+  Weights weights;
+  std::string skeleton;
+  bool parsed = false;
+  if (SplitInitializerData(data, size, &skeleton, &weights.spans)) {
+    parsed = m.ParseFromString(skeleton);
+    weights.owner = std::move(owner);
+    weights.data = data;
+  } else if (size > 0 && size < INT_MAX) {
+    weights.spans.clear();
+    parsed = m.ParseFromArray(data, static_cast<int>(size));
+  }
+  if (!parsed) return Status::InvalidArgument(source + kNotAModel);
+  return FromProto(&m, source, params, weights, out);
+}
+
 }  // namespace
 
 Status ImportOnnxBytes(const std::string& bytes, const std::string& source,
                        const std::map<std::string, std::string>& params,
                        ModelIr* out) {
-  HFLOW_RETURN_IF_ERROR(CheckParams(source, params));
-  onnx::ModelProto m;
-  if (bytes.empty() || !m.ParseFromString(bytes)) {
-    return Status::InvalidArgument(source + kNotAModel);
-  }
-  return FromProto(&m, source, params, out);
+  // The caller's bytes may not outlive the model: the weights keep a copy.
+  auto owned = std::make_shared<const std::string>(bytes);
+  return ImportOnnxArray(owned, owned->data(), owned->size(), source, params,
+                         out);
 }
 
-// Parsed straight from the file (no copy of its bytes in between: a
-// model's weights are most of them).
+// Mapped, not read: the constants view their weights in the mapping, and
+// the upload copies them once, from the file to the device.
 Status ImportOnnxFile(const std::string& path,
                       const std::map<std::string, std::string>& params,
                       ModelIr* out) {
   HFLOW_RETURN_IF_ERROR(CheckParams(path, params));
+  std::shared_ptr<const MappedFile> file;
+  HFLOW_RETURN_IF_ERROR(MappedFile::Open(path, &file));
+  if (file != nullptr) {
+    return ImportOnnxArray(file, file->data(), file->size(), path, params, out);
+  }
+  // Not mappable as one array (2 GiB and up, not a regular file).
   onnx::ModelProto m;
   bool parsed = false;
   HFLOW_RETURN_IF_ERROR(ParseProtoFile(path, &m, &parsed));
   if (!parsed) return Status::InvalidArgument(path + kNotAModel);
-  return FromProto(&m, path, params, out);
+  return FromProto(&m, path, params, Weights(), out);
 }
 
 }  // namespace model

@@ -236,7 +236,7 @@ Status ConstantOfShape(const IrNode& n, Kernel* k) {
     }
     const IrTensor& t = it->second.t;
     value = at::empty({1}, ToScalarType(t.dtype));
-    std::memcpy(value.data_ptr(), t.bytes.data(), t.bytes.size());
+    std::memcpy(value.data_ptr(), t.data().data(), t.data().size());
   }
   *k = [value](const Tensors& in, Tensors* out) {
     const std::vector<int64_t> shape = IntsOf(in[0]);

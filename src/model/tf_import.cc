@@ -297,14 +297,14 @@ std::vector<int64_t> Importer::IntsOfConst(const IrTensor& t) const {
   std::vector<int64_t> v;
   if (t.dtype != DataType::DT_INT32 && t.dtype != DataType::DT_INT64) return v;
   const size_t es = ElementSize(t.dtype);
-  for (size_t at = 0; at + es <= t.bytes.size(); at += es) {
+  for (size_t at = 0; at + es <= t.data().size(); at += es) {
     if (t.dtype == DataType::DT_INT64) {
       int64_t x;
-      std::memcpy(&x, &t.bytes[at], 8);
+      std::memcpy(&x, &t.data()[at], 8);
       v.push_back(x);
     } else {
       int32_t x;
-      std::memcpy(&x, &t.bytes[at], 4);
+      std::memcpy(&x, &t.data()[at], 4);
       v.push_back(x);
     }
   }
