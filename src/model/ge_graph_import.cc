@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <utility>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "flow_func/lib/flow_func_internal.h"
 #include "model/ge_graph_values.h"
 #include "model/ge_ops.h"
+#include "model/mapped_file.h"
 #include "model/onnx_import.h"
 #include "nlohmann/json.hpp"
 
@@ -51,8 +53,9 @@ uint64_t ReadLe64(const char* p) {
 
 class Importer {
  public:
-  Importer(const std::string& bytes, const std::string& source)
-      : bytes_(bytes), source_(source) {}
+  Importer(std::string_view bytes, std::shared_ptr<const void> owner,
+           const std::string& source)
+      : bytes_(bytes), owner_(std::move(owner)), source_(source) {}
 
   Status Run(ModelIr* ir) {
     ir->source = source_;
@@ -223,7 +226,7 @@ class Importer {
       }
       for (const auto& [k, v] : j["attrs"].items()) {
         HFLOW_RETURN_IF_ERROR(
-            GeValueReader(bytes_, data_start_, source_)
+            GeValueReader(bytes_, owner_, data_start_, source_)
                 .Attr(v, where + ": attribute '" + k + "'", &op.attrs[k]));
       }
     }
@@ -355,7 +358,8 @@ class Importer {
     return Status::OK();
   }
 
-  const std::string& bytes_;
+  const std::string_view bytes_;
+  const std::shared_ptr<const void> owner_;  // keeps bytes_ alive
   const std::string source_;
   std::string_view json_;
   size_t data_start_ = 0;  // the data section's offset in bytes_
@@ -364,9 +368,10 @@ class Importer {
   std::vector<std::pair<int64_t, IrValue>> data_ops_;  // (index, input)
 };
 
-}  // namespace
-
-Status ImportGeGraphBytes(const std::string& bytes, const std::string& source,
+// The file's bytes, which `owner` keeps alive: its tensors view them.
+Status ImportGeGraphArray(std::string_view bytes,
+                          std::shared_ptr<const void> owner,
+                          const std::string& source,
                           const std::map<std::string, std::string>& params,
                           ModelIr* out) {
   for (const auto& [k, v] : params) {
@@ -380,7 +385,7 @@ Status ImportGeGraphBytes(const std::string& bytes, const std::string& source,
   // A field of the wrong JSON type makes nlohmann throw; a bad file must
   // be an error, never an exception through the library's C entries.
   try {
-    HFLOW_RETURN_IF_ERROR(Importer(bytes, source).Run(&ir));
+    HFLOW_RETURN_IF_ERROR(Importer(bytes, std::move(owner), source).Run(&ir));
   } catch (const nlohmann::json::exception& e) {
     return Status::InvalidArgument(
         source + ": a field has the wrong JSON type (" + e.what() + ")");
@@ -395,12 +400,31 @@ Status ImportGeGraphBytes(const std::string& bytes, const std::string& source,
   return Status::OK();
 }
 
+}  // namespace
+
+Status ImportGeGraphBytes(const std::string& bytes, const std::string& source,
+                          const std::map<std::string, std::string>& params,
+                          ModelIr* out) {
+  // The caller's bytes may not outlive the model: the weights keep a copy.
+  auto owned = std::make_shared<const std::string>(bytes);
+  return ImportGeGraphArray(*owned, owned, source, params, out);
+}
+
+// Mapped, not read, as ONNX files are (Note [Weights from the mapped file]
+// in onnx_wire.h): the data section goes from the file to the device in
+// one copy.
 Status ImportGeGraphFile(const std::string& path,
                          const std::map<std::string, std::string>& params,
                          ModelIr* out) {
-  std::string bytes;
-  HFLOW_RETURN_IF_ERROR(ReadWhole(path, &bytes));
-  return ImportGeGraphBytes(bytes, path, params, out);
+  std::shared_ptr<const MappedFile> file;
+  HFLOW_RETURN_IF_ERROR(MappedFile::Open(path, &file));
+  if (file != nullptr) {
+    return ImportGeGraphArray(std::string_view(file->data(), file->size()),
+                              file, path, params, out);
+  }
+  auto bytes = std::make_shared<std::string>();
+  HFLOW_RETURN_IF_ERROR(ReadWhole(path, bytes.get()));
+  return ImportGeGraphArray(*bytes, bytes, path, params, out);
 }
 
 }  // namespace model

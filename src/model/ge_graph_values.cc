@@ -59,7 +59,8 @@ Status GeValueReader::Tensor(const Json& t, const std::string& where,
                  std::to_string(off + len) +
                  ") run past the end of the data section (truncated file?)");
   }
-  out->bytes = bytes_.substr(data_start_ + off, len);
+  out->mapping = owner_;
+  out->mapped = bytes_.substr(data_start_ + off, len);
   return Status::OK();
 }
 

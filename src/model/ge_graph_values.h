@@ -20,11 +20,16 @@ namespace model {
 class GeValueReader {
  public:
   using Json = nlohmann::json;
-  // `bytes` is the whole file, its data section starting at `data_start`;
-  // `source` names the file in messages. Both must outlive the reader.
-  GeValueReader(const std::string& bytes, size_t data_start,
-                const std::string& source)
-      : bytes_(bytes), data_start_(data_start), source_(source) {}
+  // `bytes` is the whole file, its data section starting at `data_start`,
+  // kept alive by `owner`: tensors view their data there (IrTensor::
+  // mapping), never copy it. `source` names the file in messages and must
+  // outlive the reader.
+  GeValueReader(std::string_view bytes, std::shared_ptr<const void> owner,
+                size_t data_start, const std::string& source)
+      : bytes_(bytes),
+        owner_(std::move(owner)),
+        data_start_(data_start),
+        source_(source) {}
 
   // A tensor: {"dtype", "dims", "offset", "size"} or {"dtype", "dims",
   // "values"}. Errors name the source and `where`.
@@ -42,7 +47,8 @@ class GeValueReader {
   Status Values(const Json& v, const std::string& where, int64_t n,
                 IrTensor* out) const;
 
-  const std::string& bytes_;
+  const std::string_view bytes_;
+  const std::shared_ptr<const void> owner_;
   const size_t data_start_;
   const std::string& source_;
 };

@@ -40,9 +40,7 @@ Status MappedFile::Open(const std::string& path,
   return Status::OK();
 }
 
-MappedFile::~MappedFile() {
-  munmap(const_cast<char*>(data_), size_);
-}
+MappedFile::~MappedFile() { munmap(const_cast<char*>(data_), size_); }
 
 }  // namespace model
 }  // namespace hflow

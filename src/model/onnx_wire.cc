@@ -14,9 +14,9 @@ namespace hflow {
 namespace model {
 namespace {
 
+using google::protobuf::internal::WireFormatLite;
 using google::protobuf::io::CodedInputStream;
 using google::protobuf::io::CodedOutputStream;
-using google::protobuf::internal::WireFormatLite;
 
 constexpr uint32_t kGraph = onnx::ModelProto::kGraphFieldNumber;
 constexpr uint32_t kInitializer = onnx::GraphProto::kInitializerFieldNumber;

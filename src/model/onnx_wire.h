@@ -39,8 +39,8 @@ struct WireSpan {
 
 // Splits the serialized ModelProto [data, data + size) into *skeleton (the
 // same model with the top-level graph's initializers' raw_data payloads
-// replaced by stand-ins) and *spans (one per initializer, in the order the parsed
-// GraphProto lists them). False when the bytes are not what the walk
+// replaced by stand-ins) and *spans (one per initializer, in the order the
+// parsed GraphProto lists them). False when the bytes are not what the walk
 // expects; the caller then parses them whole.
 bool SplitInitializerData(const char* data, size_t size, std::string* skeleton,
                           std::vector<WireSpan>* spans);

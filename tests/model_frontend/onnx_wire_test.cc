@@ -7,6 +7,8 @@
 // targets, so it runs in every build, sanitized ones included.
 //
 // Thread-safety: single-threaded.
+#include "model/onnx_wire.h"
+
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
@@ -17,7 +19,6 @@
 #include <vector>
 
 #include "model/onnx_import.h"
-#include "model/onnx_wire.h"
 
 namespace hflow {
 namespace model {
@@ -93,8 +94,8 @@ TEST(OnnxWireTest, EachRawInitializerIsFoundWhereItLies) {
   const std::string bytes = m.SerializeAsString();
   std::string skeleton;
   std::vector<WireSpan> spans;
-  ASSERT_TRUE(SplitInitializerData(bytes.data(), bytes.size(), &skeleton,
-                                   &spans));
+  ASSERT_TRUE(
+      SplitInitializerData(bytes.data(), bytes.size(), &skeleton, &spans));
   ASSERT_EQ(spans.size(), 4u);
   for (int i = 0; i < 4; ++i) {
     const onnx::TensorProto& t = m.graph().initializer(i);
@@ -124,13 +125,14 @@ TEST(OnnxWireTest, GraphsSplitAcrossFieldsKeepTheirInitializersOrder) {
   onnx::ModelProto second;
   AddInitializer(second.mutable_graph(), "late", {2})
       ->set_raw_data(Floats({5, 6}));
-  const std::string bytes = first.SerializeAsString() + second.SerializeAsString();
+  const std::string bytes =
+      first.SerializeAsString() + second.SerializeAsString();
   onnx::ModelProto whole;
   ASSERT_TRUE(whole.ParseFromString(bytes));
   std::string skeleton;
   std::vector<WireSpan> spans;
-  ASSERT_TRUE(SplitInitializerData(bytes.data(), bytes.size(), &skeleton,
-                                   &spans));
+  ASSERT_TRUE(
+      SplitInitializerData(bytes.data(), bytes.size(), &skeleton, &spans));
   ASSERT_EQ(spans.size(), size_t(whole.graph().initializer_size()));
   for (size_t i = 0; i < spans.size(); ++i) {
     const onnx::TensorProto& t = whole.graph().initializer(int(i));
@@ -146,7 +148,8 @@ TEST(OnnxWireTest, TheWalkNeverChangesWhatIsAccepted) {
   // accepts exactly what a whole parse accepts.
   const std::string bytes = SmallModel().SerializeAsString();
   std::vector<std::string> inputs;
-  for (size_t n = 0; n <= bytes.size(); ++n) inputs.push_back(bytes.substr(0, n));
+  for (size_t n = 0; n <= bytes.size(); ++n)
+    inputs.push_back(bytes.substr(0, n));
   inputs.push_back(bytes + std::string("\x0b\x0c", 2));  // group 1, empty
   inputs.push_back(bytes + std::string("\x02\x00", 2));  // field 0
   int given_up = 0;
