@@ -191,7 +191,11 @@ TEST_P(GeIoTest, MessagesKeepTheirTypePayloadAndFlowInfo) {
   Message user;
   user.msg_type = kMsgTypeUserDefineStart + 7;
   user.raw = {9, 8, 7};
-  for (const Message* m : {&list, &user}) {
+  // GE's torch plugin's message (1023, below the user range) too.
+  Message torch;
+  torch.msg_type = kMsgTypeTorchTensor;
+  torch.raw = {1, 0, 2, 3};
+  for (const Message* m : {&list, &user, &torch}) {
     Status s = S().FeedMessages(1, {}, {*m}, 10000);
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
@@ -213,6 +217,10 @@ TEST_P(GeIoTest, MessagesKeepTheirTypePayloadAndFlowInfo) {
   EXPECT_EQ(out.at(0).msg_type, kMsgTypeUserDefineStart + 7);
   EXPECT_EQ(out[0].raw, (std::vector<uint8_t>{9, 8, 7}));
   EXPECT_TRUE(out[0].tensors.empty());
+  s = S().FetchMessages(1, {}, &out, 10000);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(out.at(0).msg_type, kMsgTypeTorchTensor);
+  EXPECT_EQ(out[0].raw, (std::vector<uint8_t>{1, 0, 2, 3}));
 }
 
 TEST_P(GeIoTest, FeedRawDataJoinsThePieces) {

@@ -126,6 +126,9 @@ struct TensorView {
 inline constexpr uint16_t kMsgTypeTensor = 0;
 inline constexpr uint16_t kMsgTypeRawData = 1;
 inline constexpr uint16_t kMsgTypeTensorList = 2;
+// GE's torch plugin's message (dataflow.plugin.torch): raw bytes, a
+// 1024-byte runtime tensor descriptor then the tensor's data.
+inline constexpr uint16_t kMsgTypeTorchTensor = 1023;
 inline constexpr uint16_t kMsgTypeUserDefineStart = 1024;
 
 // One message of one graph input or output: GE's FlowMsg on the host

@@ -23,6 +23,7 @@ from dataflow.dataflow import (
 )
 from dataflow.flow_graph import FlowGraph
 from dataflow.pyflow import method, pyflow
+from dataflow.plugin.torch.torch_plugin import npu_model
 from dataflow.tensor import FlowInfo, Tensor, TensorDesc, alloc_tensor
 from dataflow.utils.msg_type_register import msg_type_register
 from dataflow.utils.utils import (
@@ -34,7 +35,7 @@ __all__ = [
     "DT_BF16", "DT_BOOL", "DT_DOUBLE", "DT_FLOAT", "DT_FLOAT16", "DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64",
     "DT_STRING", "DT_UINT8", "DT_UINT16", "DT_UINT32", "DT_UINT64", "DType", "CountBatch", "FlowData", "FlowFlag",
     "FlowGraph", "FlowGraphProcessPoint", "FlowInfo", "FlowNode", "FlowOutput", "Framework", "FuncProcessPoint",
-    "GraphProcessPoint", "Tensor", "TensorDesc", "TimeBatch", "alloc_tensor", "finalize", "init", "method", "pyflow",
+    "GraphProcessPoint", "Tensor", "TensorDesc", "TimeBatch", "alloc_tensor", "finalize", "init", "method", "npu_model", "pyflow",
     "msg_type_register", "DfAbortException", "DfException", "get_running_device_id", "get_running_instance_id",
     "get_running_instance_num", "flow_func", "utils", "rt",
 ]

@@ -17,7 +17,7 @@ from typing import Any, Optional
 from dataflow import _core
 from dataflow.utils import log
 from dataflow.utils.name_scope import reset_name_scope
-from dataflow.utils.utils import DfException, check_str_dict
+from dataflow.utils.utils import DfException, is_str_dict
 
 _lock = threading.RLock()
 _options: Optional[dict[str, str]] = None
@@ -33,9 +33,11 @@ def init(flow_options: dict[str, str]) -> None:
     A second call while initialised logs a warning and keeps the first options.
     """
     global _options
-    opts = check_str_dict("flow_options", flow_options)
-    if flow_options is None:
-        raise TypeError("Argument flow_options must be dict[str, str], but got None")
+    if not is_str_dict(flow_options):
+        # GE's message and code, for programs that catch them.
+        raise DfException("Argument flow_options must be typing.Dict[str, str]", _core.PARAM_INVALID)
+    flow_options["ge.graphRunMode"] = "0"  # GE sets it in the caller's dict too
+    opts = dict(flow_options)
     with _lock:
         if _options is not None:
             log.warning("It's already initialized. flow_options=%s", _options)

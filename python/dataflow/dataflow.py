@@ -19,8 +19,9 @@ from dataflow._context import finalize, init
 from dataflow.flow_func import _driver
 from dataflow.flow_func.func_register import FlowFuncRegister
 from dataflow.tensor import FlowInfo, Tensor, TensorDesc, alloc_tensor
+from dataflow.utils import log
 from dataflow.utils.name_scope import name_scope
-from dataflow.utils.utils import DfException, check_int, check_str_dict, check_type
+from dataflow.utils.utils import DfException, check_int, check_str_dict, check_type, df_check_type
 
 MSG_TYPE_TENSOR_DATA = _core.MSG_TYPE_TENSOR_DATA
 MSG_TYPE_PICKLED_MSG = _core.MSG_TYPE_PICKLED_MSG
@@ -43,8 +44,14 @@ class FlowFlag(IntEnum):
 
 
 def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"Argument {name} must be bool, but got {type(value).__name__}: {value!r}")
+    df_check_type(name, value, bool, "bool")
+    return value
+
+
+def _check_int(name: str, value: Any, minimum: int) -> int:
+    df_check_type(name, value, int, "int")
+    if value < minimum:
+        raise DfException(f"Argument {name} must be >= {minimum}, but got {value}", _core.PARAM_INVALID)
     return value
 
 
@@ -52,9 +59,9 @@ class CountBatch:
     """Batch ``batch_size`` messages of a node input (``slide_stride``, ``timeout`` ms, ``padding``)."""
 
     def __init__(self, batch_size: int = 0, slide_stride: int = 0, timeout: int = 0, padding: bool = False) -> None:
-        self.batch_size = check_int("batch_size", batch_size, 0)
-        self.slide_stride = check_int("slide_stride", slide_stride, 0)
-        self.timeout = check_int("timeout", timeout, 0)
+        self.batch_size = _check_int("batch_size", batch_size, 0)
+        self.slide_stride = _check_int("slide_stride", slide_stride, 0)
+        self.timeout = _check_int("timeout", timeout, 0)
         self.padding = _check_bool("padding", padding)
 
     def _json(self) -> dict:
@@ -67,10 +74,10 @@ class TimeBatch:
 
     def __init__(self, time_window: int = 0, batch_dim: int = -1, drop_remainder: bool = False, *,
                  timeout: int = 0, padding: bool = False) -> None:
-        self.time_window = check_int("time_window", time_window, 0)
-        self.batch_dim = check_int("batch_dim", batch_dim, -1)
+        self.time_window = _check_int("time_window", time_window, 0)
+        self.batch_dim = _check_int("batch_dim", batch_dim, -1)
         self.drop_remainder = _check_bool("drop_remainder", drop_remainder)
-        self.timeout = check_int("timeout", timeout, 0)
+        self.timeout = _check_int("timeout", timeout, 0)
         self.padding = _check_bool("padding", padding)
 
     def _json(self) -> dict:
@@ -79,12 +86,14 @@ class TimeBatch:
                                "drop_remainder": self.drop_remainder}}
 
 
-_framework_str = {Framework.TENSORFLOW: "tensorflow", Framework.ONNX: "onnx", Framework.MINDSPORE: "mindspore"}
+# GE loads a MINDSPORE process point's file with ge::Graph::LoadFromFile: hflow's LoadFromFile reads its
+# own GE graph file (Graph::SaveToFile's), which the model library reads as "ge_graph".
+_framework_str = {Framework.TENSORFLOW: "tensorflow", Framework.ONNX: "onnx", Framework.MINDSPORE: "ge_graph"}
 
 
 class GraphProcessPoint:
-    """A model process point: the model in ``graph_file`` runs as the node (ONNX files; other frameworks fail when
-    the graph is added, naming the framework)."""
+    """A model process point: the model in ``graph_file`` runs as the node on the model executor: an ONNX file,
+    a TensorFlow GraphDef, or (MINDSPORE, which GE loads with ``ge::Graph::LoadFromFile``) a GE graph file."""
 
     def __init__(self, framework: Framework, graph_file: str, load_params: Optional[Dict[str, str]] = None,
                  compile_config_path: Optional[str] = "", name: Optional[str] = None) -> None:
@@ -214,10 +223,15 @@ class FuncProcessPoint:
         self._init_params[attr_name] = _init_param_json(attr_name, attr_value)
 
     def add_invoked_closure(self, graph_key: str, pp: Union[GraphProcessPoint, FlowGraphProcessPoint]) -> None:
-        """A model the UDF invokes under ``graph_key`` (hflow fails such graphs at build)."""
+        """A model the UDF runs with ``run_context.run_flow_model(graph_key, ...)``; loaded with every instance
+        of the node. A key given twice keeps its first model and logs an error, as GE does."""
         check_type("graph_key", graph_key, str, "str")
         if not isinstance(pp, (GraphProcessPoint, FlowGraphProcessPoint)):
             raise TypeError(f"Argument pp must be GraphProcessPoint or FlowGraphProcessPoint, got {type(pp).__name__}")
+        if graph_key in self._closures:
+            log.error("invoked closure key '%s' of %s is already used: graph_key must be unique", graph_key,
+                      self.name)
+            return
         self._closures[graph_key] = pp._ref()
 
 
@@ -371,7 +385,7 @@ class FlowNode:
         if attr_name == "_flow_attr_enqueue_policy" and attr_value not in ("FIFO", "OVERWRITE"):
             raise ValueError(f"_flow_attr_enqueue_policy must be 'FIFO' or 'OVERWRITE', but got {attr_value!r}")
         if attr_name == "_flow_attr":
-            _check_bool("attr_value", attr_value)
+            check_type("attr_value", attr_value, bool, "bool")
         self._attrs[attr_name] = attr_value
 
     def set_alias(self, name: str) -> "FlowNode":

@@ -26,11 +26,12 @@ class TensorDesc:
 
     def __init__(self, dtype: dt.DType, shape: Union[List[int], Tuple[int, ...]]) -> None:
         if not isinstance(dtype, dt.DType):
-            raise DfException(f"Argument dtype must be {dt.DType.__name__}, but got {dtype!r}", _core.PARAM_INVALID)
+            raise DfException(f"Argument dtype must be {dt.DType}, but got {dtype}", _core.DATATYPE_INVALID)
         if not isinstance(shape, (list, tuple)) or any(
             isinstance(d, bool) or not isinstance(d, (int, np.integer)) for d in shape
         ):
-            raise DfException(f"Argument shape must be a list or tuple of int, but got {shape!r}", _core.PARAM_INVALID)
+            raise DfException(f"Argument shape must be List[int] or Tuple[int], but got {shape!r}",
+                              _core.SHAPE_INVALID)
         self._dtype = dtype
         self._shape = [int(d) for d in shape]
 
@@ -95,11 +96,12 @@ class Tensor:
             if list(data.shape) != tensor_desc._shape:
                 raise DfException(
                     f"The shape of argument data is {list(data.shape)}, but the argument tensor_desc is {tensor_desc}.",
-                    _core.PARAM_INVALID,
+                    _core.SHAPE_INVALID,
                 )
             want = dt.np_dtype_of(tensor_desc._dtype)
             if want is None:
-                raise DfException(f"The dtype {tensor_desc._dtype} of tensor_desc is not supported.", _core.PARAM_INVALID)
+                raise DfException(f"The dtype of argument tensor_desc is {tensor_desc._dtype} which is not supported.",
+                                  _core.DATATYPE_INVALID)
             if tensor_desc._dtype == dt.DT_STRING:
                 if not _is_str_dtype(data.dtype):
                     raise DfException("A DT_STRING tensor_desc needs str or bytes data", _core.PARAM_INVALID)
@@ -116,7 +118,7 @@ class Tensor:
             d = dt._np_dtype_to_dflow_dtype.get(data.dtype)
             if d is None:
                 raise DfException(
-                    f"The dtype of data is {data.dtype}, which dataflow does not support", _core.PARAM_INVALID
+                    f"The dtype of data is {data.dtype}, which dataflow does not support", _core.DATATYPE_INVALID
                 )
             self._desc = TensorDesc(d, list(data.shape))
         self._array = data

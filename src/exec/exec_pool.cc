@@ -7,6 +7,7 @@
 
 #include <chrono>
 
+#include "util/fast_tls.h"
 #include "util/spin_lock.h"
 #include "util/thread_name.h"
 
@@ -17,8 +18,8 @@ namespace {
 constexpr int kYieldsBeforePark = 32;
 
 // The pool and slot of the calling pool thread, if any.
-thread_local ExecPool* t_pool = nullptr;
-thread_local int t_index = -1;
+thread_local ExecPool* t_pool HFLOW_FAST_TLS = nullptr;
+thread_local int t_index HFLOW_FAST_TLS = -1;
 
 }  // namespace
 

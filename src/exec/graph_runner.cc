@@ -11,6 +11,7 @@
 
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/mbuf_msg.h"
+#include "util/fast_tls.h"
 
 namespace hflow {
 namespace exec {
@@ -39,7 +40,7 @@ namespace {
 constexpr int kBudget = 32;  // messages per run before others get a turn
 
 // The consumer the current Proc handed a message to (TryTake), if any.
-thread_local ExecPool::Item* t_handed_to = nullptr;
+thread_local ExecPool::Item* t_handed_to HFLOW_FAST_TLS = nullptr;
 
 // Node inputs feeding function `f` of `inst`, in the function's input order.
 std::vector<size_t> InputsOf(const deploy::Deployment& dep,

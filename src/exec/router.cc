@@ -10,6 +10,7 @@
 
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/mbuf_msg.h"
+#include "util/fast_tls.h"
 
 namespace hflow {
 namespace exec {
@@ -27,7 +28,7 @@ struct CurrentRun {
   const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>* inputs = nullptr;
   std::vector<uint64_t>* stream_counts = nullptr;  // StreamRun's
 };
-thread_local CurrentRun t_run;
+thread_local CurrentRun t_run HFLOW_FAST_TLS;
 
 // Whether `h` is the head of an input of the Proc call in progress (the
 // executor's inputs are all MbufFlowMsgs).

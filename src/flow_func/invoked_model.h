@@ -34,12 +34,14 @@ struct InvokedModelSpec {
 };
 
 // Make a model's output messages (the instance's allocator): a tensor of
-// `shape` and `dt`; an empty message (no data).
+// `shape` and `dt`; an empty message (no data); a raw message of `size`
+// bytes (a torch tensor message's, model/torch_msg.h).
 struct MsgMakers {
   std::function<std::shared_ptr<FlowFunc::FlowMsg>(
       const std::vector<int64_t>& shape, FlowFunc::TensorDataType dt)>
       tensor;
   std::function<std::shared_ptr<FlowFunc::FlowMsg>()> empty;
+  std::function<std::shared_ptr<FlowFunc::FlowMsg>(uint64_t size)> raw;
 };
 
 class InvokedModel {

@@ -135,7 +135,11 @@ const std::vector<FlowFunc::Tensor*> MbufFlowMsg::GetTensorList() const {
 }
 
 int32_t MbufFlowMsg::GetRawData(void*& data, uint64_t& size) const {
+  // Raw bytes: raw messages, the user's types, and GE's torch plugin's
+  // message (type 1023: a runtime tensor descriptor, then the data).
+  constexpr uint16_t kTorchTensorMsgType = 1023;
   if (GetMsgType() != MsgType::MSG_TYPE_RAW_MSG &&
+      static_cast<uint16_t>(GetMsgType()) != kTorchTensorMsgType &&
       GetMsgType() < MsgType::MSG_TYPE_USER_DEFINE_START) {
     return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
   }

@@ -8,6 +8,7 @@
 
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/flow_func_log.h"
+#include "util/fast_tls.h"
 
 namespace hflow {
 namespace flow_func {
@@ -32,7 +33,7 @@ struct CurrentInputs {
   const ContextCore* core = nullptr;
   const std::vector<std::shared_ptr<FlowMsg>>* inputs = nullptr;
 };
-thread_local CurrentInputs t_current;
+thread_local CurrentInputs t_current HFLOW_FAST_TLS;
 
 // `core`'s inputs in the Proc the calling thread runs (null: none).
 const std::vector<std::shared_ptr<FlowMsg>>* InputsOf(const ContextCore* core) {
@@ -54,6 +55,18 @@ std::shared_ptr<FlowMsg> ContextCore::AllocTensor(
   Status s = env_->allocator->AllocTensorMsg(shape, dt, align, &msg);
   if (!s.ok()) {
     FLOW_FUNC_LOG_ERROR("node %s: AllocTensorMsg failed: %s",
+                        env_->node.c_str(), s.ToString().c_str());
+    return nullptr;
+  }
+  InheritLabels(msg.get());
+  return msg;
+}
+
+std::shared_ptr<FlowMsg> ContextCore::AllocRaw(uint64_t size) const {
+  std::shared_ptr<MbufFlowMsg> msg;
+  Status s = env_->allocator->AllocRawMsg(static_cast<int64_t>(size), 0, &msg);
+  if (!s.ok()) {
+    FLOW_FUNC_LOG_ERROR("node %s: AllocRawDataMsg failed: %s",
                         env_->node.c_str(), s.ToString().c_str());
     return nullptr;
   }
@@ -244,6 +257,7 @@ int32_t ContextCore::RunFlowModel(
   make.empty = [this] {
     return AllocEmpty(FlowFunc::MsgType::MSG_TYPE_TENSOR_DATA);
   };
+  make.raw = [this](uint64_t size) { return AllocRaw(size); };
   const int32_t rc = inv.model->Run(in, make, &got);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start)

@@ -61,6 +61,8 @@ class ContextCore {
       const std::vector<int64_t>& shape, FlowFunc::TensorDataType dt,
       uint32_t align) const;
   std::shared_ptr<FlowFunc::FlowMsg> AllocEmpty(FlowFunc::MsgType t) const;
+  // A raw-data message of `size` bytes (null, logged, on failure).
+  std::shared_ptr<FlowFunc::FlowMsg> AllocRaw(uint64_t size) const;
   int32_t Output(uint32_t idx, std::shared_ptr<FlowFunc::FlowMsg> msg) const;
   // SetOutput/SetMultiOutputs with options: the balance checks (nothing
   // is sent when one fails), then every message is sent; a failed send
@@ -144,6 +146,11 @@ class MetaContextImpl final : public FlowFunc::MetaContext {
       uint32_t align) override;
   void RaiseException(int32_t code, uint64_t user_ctx) override;
   bool GetException(int32_t& code, uint64_t& user_ctx) override;
+  // hflow's own, for its built-in single-function UDFs (GE's MetaContext
+  // has no raw messages): the model node's torch tensor messages.
+  std::shared_ptr<FlowFunc::FlowMsg> AllocRawMsg(uint64_t size) const {
+    return core_->AllocRaw(size);
+  }
 
  private:
   std::shared_ptr<ContextCore> core_;

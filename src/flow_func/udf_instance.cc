@@ -8,6 +8,7 @@
 #include "flow_func/flow_func_log.h"
 #include "flow_func/flow_msg_queue.h"
 #include "flow_func/lib/flow_func_internal.h"
+#include "util/fast_tls.h"
 
 namespace hflow {
 namespace flow_func {
@@ -17,7 +18,7 @@ using FlowFunc::FlowMsg;
 namespace ffi = FlowFunc::internal;
 
 // The call slot Enter set on this thread, cleared by Leave.
-thread_local std::atomic<uint32_t>* t_call_phase = nullptr;
+thread_local std::atomic<uint32_t>* t_call_phase HFLOW_FAST_TLS = nullptr;
 
 // Per-call thread-local hooks of libflow_func: the log prefix and the
 // allocator behind FlowBufferFactory. Restored on exit. Both are built once

@@ -9,6 +9,7 @@
 
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/flow_func_log.h"
+#include "model/torch_msg.h"
 
 namespace hflow {
 namespace model {
@@ -16,10 +17,10 @@ namespace {
 
 using FlowFunc::FlowMsg;
 
-// "expected float32[1,3,?,?], got int32[3]", or "" when `t` fits `want`.
-std::string Mismatch(const IrValue& want, FlowFunc::Tensor* t) {
-  const std::vector<int64_t>& got = t->GetShape();
-  bool ok = t->GetDataType() == want.dtype;
+// "expected float32[1,3,?,?], got int32[3]", or "" when the tensor fits.
+std::string Mismatch(const IrValue& want, DataType dtype,
+                     const std::vector<int64_t>& got) {
+  bool ok = dtype == want.dtype;
   if (ok && want.has_shape) {
     ok = got.size() == want.dims.size();
     for (size_t d = 0; ok && d < got.size(); ++d) {
@@ -29,7 +30,7 @@ std::string Mismatch(const IrValue& want, FlowFunc::Tensor* t) {
   if (ok) return "";
   return "expected " + DataTypeName(want.dtype) +
          (want.has_shape ? ShapeText(want.dims) : "[any]") + ", got " +
-         DataTypeName(t->GetDataType()) + ShapeText(got);
+         DataTypeName(dtype) + ShapeText(got);
 }
 
 }  // namespace
@@ -67,22 +68,42 @@ int32_t ModelRunner::Run(const std::vector<std::shared_ptr<FlowMsg>>& in,
                         model.inputs.size(), in.size());
     return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
   }
-  for (const auto& m : in) {
+  // Note [Torch messages in and out]: fed GE's torch tensor messages
+  // (model/torch_msg.h), the model answers with them.
+  bool torch_io = false;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const auto& m = in[i];
     if (m == nullptr) return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
-    if (m->GetRetCode() != 0 || m->GetTensor() == nullptr) {
-      return Empty(m->GetRetCode(), make, out);
+    if (m->GetRetCode() != 0) return Empty(m->GetRetCode(), make, out);
+    if (IsTorchMsg(*m)) {
+      torch_io = true;
+    } else if (m->GetTensor() == nullptr) {
+      if (m->GetMsgType() == FlowFunc::MsgType::MSG_TYPE_TENSOR_DATA) {
+        return Empty(0, make, out);  // no data: the model does not run
+      }
+      FLOW_FUNC_LOG_ERROR(
+          "input %zu ('%s'): a message of type %u, not a tensor", i,
+          model.inputs[i].name.c_str(), static_cast<unsigned>(m->GetMsgType()));
+      return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
     }
   }
   std::vector<TensorView> views;
   for (size_t i = 0; i < in.size(); ++i) {
-    FlowFunc::Tensor* t = in[i]->GetTensor();
-    const std::string why = Mismatch(model.inputs[i], t);
+    TensorView v;
+    std::string why;
+    if (IsTorchMsg(*in[i])) {
+      why = ViewTorchMsg(*in[i], &v);
+    } else {
+      FlowFunc::Tensor* t = in[i]->GetTensor();
+      v = TensorView{t->GetDataType(), t->GetShape(), t->GetData()};
+    }
+    if (why.empty()) why = Mismatch(model.inputs[i], v.dtype, v.dims);
     if (!why.empty()) {
       FLOW_FUNC_LOG_ERROR("input %zu ('%s'): %s", i,
                           model.inputs[i].name.c_str(), why.c_str());
       return FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID;
     }
-    views.push_back(TensorView{t->GetDataType(), t->GetShape(), t->GetData()});
+    views.push_back(std::move(v));
   }
   std::vector<OutputTensor> outs;
   const Status s = exec_->Run(views, &outs);
@@ -95,6 +116,16 @@ int32_t ModelRunner::Run(const std::vector<std::shared_ptr<FlowMsg>>& in,
     if (ElementSize(o.dtype) == 0) {
       FLOW_FUNC_LOG_ERROR("output %zu has an element type no message holds", i);
       return FlowFunc::FLOW_FUNC_FAILED;
+    }
+    if (torch_io && make.raw) {
+      std::shared_ptr<FlowMsg> m = make.raw(TorchMsgSize(o.bytes));
+      if (m == nullptr) {
+        FLOW_FUNC_LOG_ERROR("output %zu: no memory for %zu bytes", i, o.bytes);
+        return FlowFunc::FLOW_FUNC_ERR_MEM_BUF_ERROR;
+      }
+      WriteTorchMsg(o, m.get());
+      out->push_back(std::move(m));
+      continue;
     }
     std::shared_ptr<FlowMsg> m = make.tensor(o.dims, o.dtype);
     if (m == nullptr || m->GetTensor() == nullptr) {

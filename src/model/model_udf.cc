@@ -20,6 +20,7 @@
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/flow_func_log.h"
 #include "flow_func/meta_flow_func.h"
+#include "flow_func/udf_context.h"
 #include "model/model_config.h"
 #include "model/model_runner.h"
 #include "nlohmann/json.hpp"
@@ -52,6 +53,12 @@ class ModelFunc : public FlowFunc::MetaFlowFunc {
       return context_->AllocEmptyDataMsg(
           FlowFunc::MsgType::MSG_TYPE_TENSOR_DATA);
     };
+    // Torch tensor messages out need raw messages, which hflow's own
+    // context makes (GE's MetaContext cannot); elsewhere outputs are
+    // tensor messages.
+    if (auto* impl = dynamic_cast<flow_func::MetaContextImpl*>(context_)) {
+      make_.raw = [impl](uint64_t size) { return impl->AllocRawMsg(size); };
+    }
     return FlowFunc::FLOW_FUNC_SUCCESS;
   }
 

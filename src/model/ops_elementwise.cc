@@ -230,7 +230,7 @@ Status OnnxType(const IrNode& n, int64_t onnx, at::ScalarType* out) {
 Status Cast(const IrNode& n, Kernel* k) {
   int64_t to = 0;
   HFLOW_RETURN_IF_ERROR(AttrInt(n, "to", -1, &to));
-  at::ScalarType t;
+  at::ScalarType t = at::ScalarType::Undefined;
   HFLOW_RETURN_IF_ERROR(OnnxType(n, to, &t));
   *k = [t](const Tensors& in, Tensors* out) { (*out)[0] = in[0].to(t); };
   return Status::OK();

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "ge/ge_error_codes.h"
 #include "ge_api/runner/bridge.h"
 #include "python/py_core.h"
 #include "session/ge_codes.h"
@@ -402,6 +403,8 @@ void BindHost(py::module_& m) {
   m.attr("FAILED") = ge::kGeFailed;
   m.attr("PARAM_INVALID") = ge::kGeParamInvalid;
   m.attr("NOT_INIT") = ge::kGeExecNotInit;
+  m.attr("SHAPE_INVALID") = ACL_ERROR_GE_SHAPE_INVALID;
+  m.attr("DATATYPE_INVALID") = ACL_ERROR_GE_DATATYPE_INVALID;
   m.attr("SUBHEALTHY") = ge::kGeSubhealthy;
   m.attr("USER_RAISE_EXCEPTION") = ge::kGeUserRaiseException;
   m.attr("DATA_NOT_ALIGNED") = ge::kGeDataNotAligned;

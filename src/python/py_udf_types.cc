@@ -323,6 +323,22 @@ void BindContext(py::module_& m) {
           },
           py::arg("index"), py::arg("msgs"), py::arg("balance_config"))
       .def(
+          "run_flow_model",
+          [](const UdfContext& c, const std::string& key,
+             const std::vector<UdfMsg>& in, int32_t timeout) {
+            std::vector<std::shared_ptr<ff::FlowMsg>> out;
+            int32_t code = 0;
+            {
+              // The model runs on this thread; other Python UDFs go on.
+              py::gil_scoped_release release;
+              code = c.ctx->RunFlowModel(key.c_str(), Msgs(in), out, timeout);
+            }
+            py::list msgs;
+            for (auto& m : out) msgs.append(Wrap(std::move(m)));
+            return py::make_tuple(code, msgs);
+          },
+          py::arg("model_key"), py::arg("msgs"), py::arg("timeout"))
+      .def(
           "get_user_data",
           [](const UdfContext& c, size_t size, size_t offset) {
             std::string buf(size, '\0');

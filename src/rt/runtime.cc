@@ -7,12 +7,13 @@
 #include <vector>
 
 #include "hflow/rt.h"
+#include "util/fast_tls.h"
 
 namespace hflow {
 namespace rt {
 namespace internal {
 std::atomic<DeviceRuntime*> g_runtime{nullptr};
-thread_local ThreadSlot t_slot __attribute__((tls_model("initial-exec")));
+thread_local ThreadSlot t_slot HFLOW_FAST_TLS;
 }  // namespace internal
 
 namespace {

@@ -19,7 +19,8 @@ uint64_t AlignUp(uint64_t v) {
 }
 
 bool IsRawType(uint16_t type) {
-  return type == kMsgTypeRawData || type >= kMsgTypeUserDefineStart;
+  return type == kMsgTypeRawData || type == kMsgTypeTorchTensor ||
+         type >= kMsgTypeUserDefineStart;
 }
 
 std::string TypeName(uint16_t type) {
@@ -93,11 +94,13 @@ Status CheckView(const TensorView& v, uint64_t max_bytes) {
 Status CheckMessage(const Message& m, uint64_t max_bytes,
                     const std::string& where) {
   const std::string type = TypeName(m.msg_type);
-  if (m.msg_type > kMsgTypeTensorList && m.msg_type < kMsgTypeUserDefineStart) {
+  if (m.msg_type > kMsgTypeTensorList && m.msg_type < kMsgTypeUserDefineStart &&
+      m.msg_type != kMsgTypeTorchTensor) {
     return Status::InvalidArgument(
         where + "message type " + std::to_string(m.msg_type) +
         " is not a message type: use kMsgTypeTensor (0), kMsgTypeRawData "
-        "(1), kMsgTypeTensorList (2) or a user-defined type from " +
+        "(1), kMsgTypeTensorList (2), kMsgTypeTorchTensor (1023) or a "
+        "user-defined type from " +
         std::to_string(kMsgTypeUserDefineStart));
   }
   if (m.info.user_data.size() > services::kMaxUserData) {

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "util/fast_tls.h"
+
 namespace hflow {
 namespace util {
 namespace {
@@ -34,9 +36,9 @@ namespace {
 // stack faults with no stack left, so threads that run UDFs get an
 // alternate signal stack (made on their first UDF call while the report is
 // installed, freed when the thread exits).
-thread_local const UdfSite* t_site = nullptr;
-thread_local UdfPhase t_phase = UdfPhase::kNone;
-thread_local uint64_t t_trans = 0;
+thread_local const UdfSite* t_site HFLOW_FAST_TLS = nullptr;
+thread_local UdfPhase t_phase HFLOW_FAST_TLS = UdfPhase::kNone;
+thread_local uint64_t t_trans HFLOW_FAST_TLS = 0;
 
 constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 constexpr size_t kNumSignals = sizeof(kSignals) / sizeof(kSignals[0]);

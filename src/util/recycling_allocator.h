@@ -33,6 +33,8 @@
 #include <mutex>
 #include <new>
 
+#include "util/fast_tls.h"
+
 namespace hflow {
 namespace util {
 
@@ -71,9 +73,9 @@ struct Block {
 // thread exit and marks the list closed.
 template <size_t kSize, size_t kAlign>
 struct FreeList {
-  static thread_local Block* head;
-  static thread_local uint32_t count;
-  static thread_local bool closed;
+  static thread_local Block* head HFLOW_FAST_TLS;
+  static thread_local uint32_t count HFLOW_FAST_TLS;
+  static thread_local bool closed HFLOW_FAST_TLS;
 
   // Frees the listed blocks and closes the list: later frees on this
   // thread go to the heap. Runs at thread exit (and in tests).
@@ -157,11 +159,11 @@ struct FreeList {
 };
 
 template <size_t kSize, size_t kAlign>
-thread_local Block* FreeList<kSize, kAlign>::head = nullptr;
+thread_local Block* FreeList<kSize, kAlign>::head HFLOW_FAST_TLS = nullptr;
 template <size_t kSize, size_t kAlign>
-thread_local uint32_t FreeList<kSize, kAlign>::count = 0;
+thread_local uint32_t FreeList<kSize, kAlign>::count HFLOW_FAST_TLS = 0;
 template <size_t kSize, size_t kAlign>
-thread_local bool FreeList<kSize, kAlign>::closed = false;
+thread_local bool FreeList<kSize, kAlign>::closed HFLOW_FAST_TLS = false;
 template <size_t kSize, size_t kAlign>
 thread_local
     typename FreeList<kSize, kAlign>::Drainer FreeList<kSize, kAlign>::drainer;

@@ -8,6 +8,7 @@
 
 #include "flow_func/flow_func_defines.h"
 #include "util/crash_report.h"
+#include "util/fast_tls.h"
 #include "worker/remote_instance.h"
 
 namespace hflow {
@@ -33,7 +34,7 @@ void CountRoundTrip(size_t calls) {
 }
 
 namespace {
-thread_local GatheredReleases* t_gathering = nullptr;
+thread_local GatheredReleases* t_gathering HFLOW_FAST_TLS = nullptr;
 }  // namespace
 
 GatheredReleases::GatheredReleases() {

@@ -157,7 +157,7 @@ def test_bad_arguments_raise_clearly(one_cluster):
         _node()(3)
     with pytest.raises(df.DfException, match="schema"):
         df.FlowData(schema="x")
-    with pytest.raises(TypeError, match="flow_options"):
+    with pytest.raises(df.DfException, match="flow_options"):
         df.init({"k": 1})
     with pytest.raises(ValueError, match="compile_config_path"):
         df.FuncProcessPoint()

@@ -158,7 +158,7 @@ def test_schema_converts_fed_data(one_cluster, in_add_dir):
     out, _, code = g.fetch_data()
     assert code == 0
     np.testing.assert_array_equal(out[0].numpy(), [2, 3])
-    assert g.feed_data({d0: [1, 2, 3], d1: np.array([1, 1], np.int32)}) == _core.PARAM_INVALID  # wrong shape
+    assert g.feed_data({d0: [1, 2, 3], d1: np.array([1, 1], np.int32)}) == _core.SHAPE_INVALID  # wrong shape
 
 
 def test_model_process_point_fails_at_build(one_cluster):

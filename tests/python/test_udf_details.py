@@ -129,8 +129,8 @@ def test_bad_data_is_refused_not_crashing(one_cluster):
     node = df.FlowNode(1, 1)
     node.add_process_point(df.FuncProcessPoint(py_func=Relay))
     g = df.FlowGraph([node(d)])
-    assert g.feed_data({d: np.array([object()])}) == _core.PARAM_INVALID
-    assert g.feed_data({d: np.array([1 + 1j])}) == _core.PARAM_INVALID
+    assert g.feed_data({d: np.array([object()])}) == _core.DATATYPE_INVALID
+    assert g.feed_data({d: np.array([1 + 1j])}) == _core.DATATYPE_INVALID
     assert g.feed_data({df.FlowData(): np.ones(1)}) == _core.PARAM_INVALID  # not an input of g
     with pytest.raises(TypeError, match="keys must be FlowData"):
         g.feed({"d": 1})

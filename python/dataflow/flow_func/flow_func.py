@@ -25,7 +25,7 @@ from dataflow import data_type as dt
 from dataflow.tensor import MAX_USER_DATA_SIZE, Tensor
 from dataflow.utils.msg_type_register import msg_type_register
 from dataflow.flow_func.params import AffinityPolicy, BalanceConfig, PyMetaParams  # noqa: F401
-from dataflow.utils.utils import DfAbortException, DfException, _running_state
+from dataflow.utils.utils import DfAbortException, DfException, _running_state, check_type
 
 FLOW_FUNC_SUCCESS = _core.FLOW_FUNC_SUCCESS
 FLOW_FUNC_FAILED = _core.FLOW_FUNC_FAILED
@@ -411,10 +411,23 @@ class MetaRunContext:
         msgs = [self._as_msg(o, f"The outputs:{i}") for i, o in enumerate(outputs)]
         return int(self._context.set_multi_outputs(index, msgs, balance_config.get_inner_config()))
 
-    def run_flow_model(self, model_key: str, input_msgs: List[FlowMsg], timeout: int) -> Tuple[int, List[FlowMsg]]:
-        """Not supported: hflow does not run model graphs (raises NotImplementedError)."""
-        raise NotImplementedError(f"run_flow_model({model_key!r}): hflow does not run model graphs "
-                                  "(GraphProcessPoint / FlowGraphProcessPoint)")
+    def run_flow_model(self, model_key: str, input_msgs: List[Any], timeout: int) -> Tuple[int, List[FlowMsg]]:
+        """Run the model the node's process point invokes under ``model_key`` (``add_invoked_closure``) on
+        ``input_msgs`` (FlowMsg, Tensor or ndarray), waiting up to ``timeout`` ms (-1: forever).
+
+        Returns ``(FLOW_FUNC_SUCCESS, outputs)``, each output a FlowMsg ``set_output`` takes; on any failure
+        ``(FLOW_FUNC_FAILED, [])``, as GE's does (the log line names the key and the cause).
+        """
+        check_type("model_key", model_key, str, "str")
+        if not isinstance(input_msgs, (list, tuple)):
+            raise TypeError(f"Argument input_msgs must be a list, but got {type(input_msgs).__name__}")
+        if isinstance(timeout, bool) or not isinstance(timeout, int):
+            raise TypeError(f"Argument timeout must be int, but got {type(timeout).__name__}")
+        msgs = [self._as_msg(m, f"The input_msgs:{i}") for i, m in enumerate(input_msgs)]
+        code, outputs = self._context.run_flow_model(model_key, msgs, int(timeout))
+        if code != FLOW_FUNC_SUCCESS:
+            return FLOW_FUNC_FAILED, []
+        return FLOW_FUNC_SUCCESS, [FlowMsg(m) for m in outputs]
 
     def get_user_data(self, size: int, offset: int = 0) -> bytearray:
         """The input's user data: a 64-byte buffer whose first ``size`` bytes are those at ``offset``

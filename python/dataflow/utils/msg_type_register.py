@@ -55,6 +55,19 @@ class MsgTypeRegister:
             if size_func is not None:
                 self._size[msg_type] = size_func
 
+    def _register_builtin(self, msg_type: int, clz: type, serialize_func: Callable[[Any], Any],
+                          deserialize_func: Callable[[Any], Any]) -> None:
+        """Register one of GE's own types below the user range (the torch plugin's 1023); idempotent."""
+        from dataflow.utils.utils import DfException
+
+        with self._lock:
+            if self._type_to_clz.get(msg_type, clz) is not clz or self._clz_to_type.get(clz, msg_type) != msg_type:
+                raise DfException(f"msg_type:{msg_type} or class:{clz} has been registered otherwise.")
+            self._type_to_clz[msg_type] = clz
+            self._clz_to_type[clz] = msg_type
+            self._serialize[msg_type] = serialize_func
+            self._deserialize[msg_type] = deserialize_func
+
     def registered(self, msg_type: int) -> bool:
         """Whether ``msg_type`` has a deserializer."""
         return int(msg_type) in self._deserialize

@@ -19,7 +19,7 @@ class DfException(Exception):
     """A dataflow error carrying a GE status code (``error_code``) and a ``message``."""
 
     def __init__(self, message: Any, error_code: Optional[int] = None) -> None:
-        super().__init__(message)
+        super().__init__()  # as GE's: e.args is (), str(e) says it all
         self.message = message
         self.error_code = int(error_code) if error_code is not None else _core.PARAM_INVALID
 
@@ -111,6 +111,25 @@ def check_int(name: str, value: Any, minimum: Optional[int] = None) -> int:
     if minimum is not None and value < minimum:
         raise ValueError(f"Argument {name} must be >= {minimum}, but got {value}")
     return value
+
+
+def is_str_dict(value: Any) -> bool:
+    """Whether ``value`` is a dict whose keys and values are all str."""
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+
+
+def df_check_type(name: str, value: Any, types: Any, what: str) -> None:
+    """Raise DfException(PARAM_INVALID) "Argument NAME must be WHAT", as GE's argument checks do.
+
+    ``bool`` is never accepted where ``int`` is asked for unless ``bool`` is listed.
+    """
+    ok = isinstance(value, types)
+    if ok and isinstance(value, bool):
+        listed = types if isinstance(types, tuple) else (types,)
+        ok = bool in listed
+    if not ok:
+        raise DfException(f"Argument {name} must be {what}, but got {type(value).__name__}: {value!r}",
+                          _core.PARAM_INVALID)
 
 
 def check_str_dict(name: str, value: Any) -> dict:

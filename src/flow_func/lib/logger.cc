@@ -18,6 +18,7 @@
 
 #include "flow_func/flow_func_log.h"
 #include "flow_func_internal.h"
+#include "util/fast_tls.h"
 #include "util/mutex.h"
 #include "util/thread_annotations.h"
 
@@ -77,7 +78,7 @@ SinkSlot& GetSinkSlot() {
 
 // Points at the caller's string (SetLogExtHeader): set twice per Proc, so
 // it is not copied.
-thread_local const char* tls_ext_header = "";
+thread_local const char* tls_ext_header HFLOW_FAST_TLS = "";
 
 const char* LevelTag(FlowFuncLogLevel level) {
   switch (level) {

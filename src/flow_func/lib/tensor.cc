@@ -15,6 +15,7 @@
 #include "flow_func/flow_msg.h"
 #include "flow_func_internal.h"
 #include "host_tensor.h"
+#include "util/fast_tls.h"
 
 namespace FlowFunc {
 namespace internal {
@@ -23,7 +24,7 @@ namespace {
 // What AllocTensor calls: the thread's own copy (SetTensorAllocator) or an
 // allocator its owner keeps alive (SwapTensorAllocator, per Proc call).
 thread_local TensorAllocator tls_owned;
-thread_local const TensorAllocator* tls_allocator = nullptr;
+thread_local const TensorAllocator* tls_allocator HFLOW_FAST_TLS = nullptr;
 
 }  // namespace
 

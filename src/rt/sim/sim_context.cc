@@ -8,6 +8,7 @@
 
 #include "rt/sim/sim_instrumented.h"
 #include "rt/sim/sim_internal.h"
+#include "util/fast_tls.h"
 #include "util/thread_name.h"
 
 namespace hflow {
@@ -37,7 +38,7 @@ Context* SimRuntime::GetCurrentContext() noexcept {
 // valid: a small per-thread cache, keyed by the runtime's uid, answers
 // repeats without the lock. Liveness is checked by the callers, not here.
 sim::ThreadCache& sim::MyThreadCache() {
-  thread_local std::unique_ptr<ThreadCache> cache;
+  thread_local std::unique_ptr<ThreadCache> cache HFLOW_FAST_TLS;
   if (!cache) cache = std::make_unique<ThreadCache>();
   return *cache;
 }
