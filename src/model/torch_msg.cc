@@ -26,7 +26,8 @@ struct RuntimeTensorDesc {
   uint64_t data_size;
   uint8_t reserved[448];
 };
-static_assert(sizeof(RuntimeTensorDesc) == 1024, "GE's descriptor is 1024 bytes");
+static_assert(sizeof(RuntimeTensorDesc) == 1024,
+              "GE's descriptor is 1024 bytes");
 
 constexpr int64_t kFormatNd = 2;
 
@@ -57,7 +58,8 @@ std::string ViewTorchMsg(const FlowFunc::FlowMsg& m, TensorView* out) {
   const size_t es = ElementSize(out->dtype);
   int64_t n = 1;
   for (int64_t x : out->dims) {
-    if (x < 0 || (x > 0 && n > INT64_MAX / x)) return "a torch tensor message with bad dims";
+    if (x < 0 || (x > 0 && n > INT64_MAX / x))
+      return "a torch tensor message with bad dims";
     n *= x;
   }
   if (es == 0) return "a torch tensor message of an unsupported dtype";
