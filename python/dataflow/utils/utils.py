@@ -92,16 +92,20 @@ def get_running_in_udf() -> bool:
     return _state.in_udf
 
 
+def _is_a(value: Any, types: Any) -> bool:
+    """isinstance, except that a bool is not an int unless ``bool`` is listed."""
+    if not isinstance(value, types):
+        return False
+    listed = types if isinstance(types, tuple) else (types,)
+    return not isinstance(value, bool) or bool in listed
+
+
 def check_type(name: str, value: Any, types: Any, what: str) -> None:
     """Raise TypeError naming ``name`` when ``value`` is not an instance of ``types``.
 
     ``bool`` is never accepted where ``int`` is asked for unless ``bool`` is listed.
     """
-    ok = isinstance(value, types)
-    if ok and isinstance(value, bool):
-        listed = types if isinstance(types, tuple) else (types,)
-        ok = bool in listed
-    if not ok:
+    if not _is_a(value, types):
         raise TypeError(f"Argument {name} must be {what}, but got {type(value).__name__}: {value!r}")
 
 
@@ -123,11 +127,7 @@ def df_check_type(name: str, value: Any, types: Any, what: str) -> None:
 
     ``bool`` is never accepted where ``int`` is asked for unless ``bool`` is listed.
     """
-    ok = isinstance(value, types)
-    if ok and isinstance(value, bool):
-        listed = types if isinstance(types, tuple) else (types,)
-        ok = bool in listed
-    if not ok:
+    if not _is_a(value, types):
         raise DfException(f"Argument {name} must be {what}, but got {type(value).__name__}: {value!r}",
                           _core.PARAM_INVALID)
 
