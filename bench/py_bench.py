@@ -10,6 +10,14 @@ scripts/bench pairs them with the C++ figures of the same run
                         forwarding their input message, 64 B, streamed
                         (feed 256, fetch 256)
     PY_Chain4CppUdfs    the same chain of 4 C++ UDFs (the baseline)
+    PY_TorchChain4      x ── f1 ── f2 ── f3 ── f4 ── fetch: four @npu_model
+                        functions doing small torch ops on a (1,3,224,224)
+                        float tensor, fed and fetched as torch tensors, 8 in
+                        flight
+    PY_TorchChain4Inline the same four functions called in a loop (baseline)
+    PY_ModelResnet18    x ── resnet18 (GraphProcessPoint, ONNX) ── fetch, one
+                        image at a time from Python (the C++ BM_ModelResnet18
+                        is its baseline)
 
 The C++ UDF is examples/exception_catch's CheckNonNegative. Each figure is
 the median of --reps repetitions. Usage: py_bench.py --out FILE [--reps N]
@@ -23,7 +31,11 @@ import os
 import statistics
 import time
 
+import subprocess
+import tempfile
+
 import numpy as np
+import torch
 
 import dataflow as df
 import dataflow.flow_func as ff
@@ -42,6 +54,69 @@ class Forward:
     @ff.proc_wrapper("i0,o0")
     def forward(self, run_context, input_flow_msgs):
         return run_context.set_output(0, input_flow_msgs[0])
+
+
+def t1(x):
+    return x * 0.5 + 0.25
+
+
+def t2(x):
+    return torch.relu(x - 0.3)
+
+
+def t3(x):
+    return x.clamp(0.0, 1.0)
+
+
+def t4(x):
+    return x.flip(-1)
+
+
+TORCH_STAGES = [df.npu_model(f) for f in (t1, t2, t3, t4)]
+IMAGE = torch.rand(1, 3, 224, 224, generator=torch.Generator().manual_seed(0))
+
+
+def torch_chain():
+    x = df.FlowData()
+    out = x
+    for stage in TORCH_STAGES:
+        out = stage.fnode()(out)
+    return x, df.FlowGraph([out])
+
+
+def torch_streamed(x, graph, count):
+    start = time.perf_counter()
+    fed = fetched = 0
+    while fetched < count:
+        while fed < count and fed - fetched < 8:
+            check(graph.feed({x: IMAGE}, timeout=10000), "feed")
+            fed += 1
+        check(graph.fetch(timeout=10000)[1], "fetch")
+        fetched += 1
+    return count / (time.perf_counter() - start)
+
+
+def torch_inline(count):
+    start = time.perf_counter()
+    for _ in range(count):
+        y = IMAGE
+        for f in (t1, t2, t3, t4):
+            y = f(y)
+    return count / (time.perf_counter() - start)
+
+
+def resnet18_onnx(folder):
+    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "models", "make_onnx_models.py"), folder,
+                    "resnet18"], check=True, capture_output=True)
+    return os.path.join(folder, "resnet18.onnx")
+
+
+def model_round_trips(x, graph, image, count):
+    start = time.perf_counter()
+    for _ in range(count):
+        check(graph.feed_data({x: image}, timeout=60000), "feed_data")
+        check(graph.fetch_data(timeout=60000)[2], "fetch_data")
+    return count / (time.perf_counter() - start)
 
 
 def cpp_node():
@@ -117,6 +192,19 @@ def main():
         x, g = chain(make, 4)
         rate = median_of(args.reps, lambda: streamed(x, g, stream))
         results.append(entry(name, items_per_second=rate, real_time=1e9 / rate, time_unit="ns"))
+    images = 16 if args.quick else 256
+    x, g = torch_chain()
+    rate = median_of(args.reps, lambda: torch_streamed(x, g, images))
+    results.append(entry("PY_TorchChain4", items_per_second=rate, real_time=1e9 / rate, time_unit="ns"))
+    rate = median_of(args.reps, lambda: torch_inline(images))
+    results.append(entry("PY_TorchChain4Inline", items_per_second=rate, real_time=1e9 / rate, time_unit="ns"))
+    with tempfile.TemporaryDirectory() as models:
+        x = df.FlowData()
+        g = df.FlowGraph([df.GraphProcessPoint(df.Framework.ONNX, resnet18_onnx(models)).fnode(1, 1)(x)])
+        image = IMAGE.numpy()
+        count = 4 if args.quick else 40
+        rate = median_of(args.reps, lambda: model_round_trips(x, g, image, count))
+        results.append(entry("PY_ModelResnet18", items_per_second=rate, real_time=1e9 / rate, time_unit="ns"))
     df.finalize()
     with open(args.out, "w") as f:
         json.dump({"benchmarks": results}, f, indent=1)

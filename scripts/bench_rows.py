@@ -98,6 +98,10 @@ ROWS = [
      "C++ feed_fetch_round_trip_64B (Session::FeedData/FetchData)", "time"),
     ("py_udf_chain4_64B", "PY_Chain4PythonUdfs", "PY_Chain4CppUdfs",
      "the same chain of 4 C++ UDFs, fed and fetched from Python", "msgs/s"),
+    ("py_torch_chain4", "PY_TorchChain4", "PY_TorchChain4Inline",
+     "the same four torch functions called in a loop", "msgs/s"),
+    ("py_model_resnet18", "PY_ModelResnet18", "BM_ModelResnet18/real_time",
+     "C++ model_resnet18_b1 (Session::FeedData/FetchData)", "msgs/s"),
     # Device-layer rows.
     ("guard_enter_exit_unchanged", "BM_GuardUnchanged", "BM_EmptyCall",
      "non-inlined empty call", "time"),
