@@ -41,18 +41,29 @@ namespace {
 constexpr int32_t kTimeoutMs = 60000;
 constexpr int32_t kDevice = 2;
 
-// The models' folder, made once per process.
+// The models' folder, made once per process and removed at its exit.
+struct ModelsFolder {
+  std::string path;
+  ~ModelsFolder() {
+    std::error_code ignored;
+    if (!path.empty()) std::filesystem::remove_all(path, ignored);
+  }
+};
+
 const std::string& Models() {
-  static const std::string dir = [] {
+  static const ModelsFolder folder{[] {
     const std::string d = std::filesystem::temp_directory_path() /
                           ("hflow_model_bench_" + std::to_string(getpid()));
     const std::string cmd = std::string(HFLOW_MODEL_PYTHON) + " " +
                             HFLOW_SOURCE_DIR
                             "/tests/models/make_onnx_models.py " +
                             d + " resnet18 extras > /dev/null 2>&1";
-    return std::system(cmd.c_str()) == 0 ? d : std::string();
-  }();
-  return dir;
+    if (std::system(cmd.c_str()) == 0) return d;
+    std::error_code ignored;
+    std::filesystem::remove_all(d, ignored);
+    return std::string();
+  }()};
+  return folder.path;
 }
 
 std::string ModelGraph(const std::string& file, const std::string& extra = "") {
