@@ -89,7 +89,7 @@ struct FreeList {
   struct Drainer {
     ~Drainer() { Drain(); }
   };
-  static thread_local Drainer drainer HFLOW_FAST_TLS;  // touched per push
+  static thread_local Drainer drainer;
 
   static void* Pop() {
     if (head == nullptr && !TakeBatch()) return nullptr;
@@ -165,8 +165,8 @@ thread_local uint32_t FreeList<kSize, kAlign>::count HFLOW_FAST_TLS = 0;
 template <size_t kSize, size_t kAlign>
 thread_local bool FreeList<kSize, kAlign>::closed HFLOW_FAST_TLS = false;
 template <size_t kSize, size_t kAlign>
-thread_local typename FreeList<kSize, kAlign>::Drainer
-    FreeList<kSize, kAlign>::drainer HFLOW_FAST_TLS;
+thread_local
+    typename FreeList<kSize, kAlign>::Drainer FreeList<kSize, kAlign>::drainer;
 
 }  // namespace recycling
 
