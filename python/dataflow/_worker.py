@@ -61,11 +61,15 @@ def _uses_main(pickled: bytes) -> bool:
 def recipe(py_func: Any, names: list[str]) -> None:
     """Tells hflow how a worker makes ``py_func``'s process point, registered as ``names``."""
     launcher, error = _launcher()
-    inner, uses_main, main = b"", False, _main_source()
+    inner, hook, uses_main, main = b"", b"", False, _main_source()
+    env_hook = (getattr(py_func, "_df_process_options", dict)() or {}).get("env_hook_func")
     if not error:
         try:
             inner = pickle.dumps(py_func, protocol=3)  # GLOBAL opcodes: _uses_main reads them
             uses_main = _uses_main(inner)
+            if env_hook is not None:
+                hook = pickle.dumps(env_hook, protocol=3)
+                uses_main = uses_main or _uses_main(hook)
         except Exception as e:  # pickling may raise anything a __reduce__ does
             error = f"its process point cannot be pickled ({type(e).__name__}: {e})"
     if uses_main and not main:
@@ -74,7 +78,7 @@ def recipe(py_func: Any, names: list[str]) -> None:
     # Two levels: the outer one holds plain values only, so the worker sets sys.path (and finds the
     # main script) before the inner one imports the process point's module. Relative entries ('' is
     # the working directory) are made absolute: the worker may start elsewhere.
-    payload = pickle.dumps({"py_func": inner, "names": list(names), "uses_main": uses_main,
+    payload = pickle.dumps({"py_func": inner, "env_hook": hook, "names": list(names), "uses_main": uses_main,
                             "sys_path": [os.path.abspath(p) for p in sys.path], "main": main})
     _core.set_py_udf_recipe(list(names), launcher if not error else [], payload, error)
 
@@ -110,6 +114,8 @@ def load(payload: bytes) -> None:
             sys.path.insert(0, entry)
     if data["uses_main"]:
         _load_main(data["main"])
+    if data.get("env_hook"):  # before the process point's own imports, as GE runs it
+        _driver.run_env_hook(pickle.loads(data["env_hook"]))
     py_func = pickle.loads(data["py_func"])
     with _driver.registering_as(data["names"]):
         FuncProcessPoint._make_py_udf(py_func)

@@ -11,7 +11,7 @@ Inputs arrive as Python values (Tensor, None for an empty message, registered or
 results are sent as such (a Tensor as a tensor message, None as an empty message, other objects
 pickled). A generator yields several results; ``stream_input="Queue"`` gives FlowMsgQueue inputs;
 ``choice_output(item)`` False drops that output. ``resources``, ``env_hook_func`` and
-``visible_device_enable`` are accepted and ignored: hflow runs UDFs in this process.
+``visible_device_enable`` take GE's meaning as far as hflow's processes allow (_node_options.py).
 
 Thread-safety: decoration is not locked; node instances are independent objects.
 """
@@ -24,6 +24,7 @@ import pickle
 from typing import Any, Callable, Optional, Union
 
 from dataflow import _core
+from dataflow import _node_options
 from dataflow import dataflow as df
 from dataflow.flow_func import _driver
 from dataflow.flow_func import flow_func as ff
@@ -168,17 +169,18 @@ def method(*args: Any, **kwargs: Any) -> Callable[[Callable], Callable]:
     return decorator
 
 
-def _check_options(options: dict) -> None:
+def _check_options(options: dict, where: str = "@pyflow") -> None:
     for key in options:
         if key not in _SUPPORTED:
             raise TypeError(f"param:{key} is not support in @pyflow.")
+    _node_options.check(options, where)
 
 
 class PyFunctionProcessPoint:
     """A ``@pyflow`` function; ``fnode()`` makes its FlowNode."""
 
     def __init__(self, function: Callable, options: dict) -> None:
-        _check_options(options)
+        _check_options(options, f"@pyflow function {function.__qualname__}")
         self._function = function
         self._options = dict(options)
         self.func_name = function.__name__
@@ -195,7 +197,11 @@ class PyFunctionProcessPoint:
         fd = _driver.FuncDef(self.func_name, list(range(self.input_num)), list(range(self.output_num)), self._stream,
                              _Func(self._function, False, self.input_num, self.output_num, 0, self._stream,
                                    self._choice))
-        return _driver.PyUdf(self._function.__qualname__, [fd], lambda: None, lambda inst, params: 0)
+        return _node_options.attach(
+            _driver.PyUdf(self._function.__qualname__, [fd], lambda: None, lambda inst, params: 0), self._options)
+
+    def _df_process_options(self) -> dict:
+        return self._options
 
     def __reduce__(self) -> tuple:
         # By name, as pickle takes functions: the decorated name now holds this object.
@@ -285,7 +291,8 @@ class PyActorProcessPoint:
             return obj
 
         funcs = [fd for _, fd in cls._layout()]
-        return _driver.PyUdf(decorated.__qualname__, funcs, make_instance, lambda i, p: 0)
+        return _node_options.attach(_driver.PyUdf(decorated.__qualname__, funcs, make_instance, lambda i, p: 0),
+                                    cls._default_options)
 
     @classmethod
     def fnode(cls, *args: Any, **kwargs: Any) -> df.FlowNode:
@@ -312,6 +319,9 @@ class _ActorSpec:
     def _df_py_udf(self) -> _driver.PyUdf:
         return self._cls._py_udf(self._args, self._kwargs)
 
+    def _df_process_options(self) -> dict:
+        return self._cls._default_options
+
     def __reduce__(self) -> tuple:
         return (_ActorSpec, (self._cls, self._args, self._kwargs))
 
@@ -321,7 +331,7 @@ def _from_class(decorated: type, options: dict) -> type:
         if hasattr(decorated, attribute):
             raise TypeError(f"Creating a process point class from class {decorated.__name__} can not overwrite "
                             f"attribute {attribute}, please rename")
-    _check_options(options)
+    _check_options(options, f"@pyflow class {decorated.__qualname__}")
     derived = type(decorated.__name__, (PyActorProcessPoint, decorated), {
         "__module__": decorated.__module__, "__qualname__": decorated.__qualname__,
         "_decorated_class": decorated, "_default_options": dict(options)})

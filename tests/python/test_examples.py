@@ -21,6 +21,15 @@ EXPECTED = {
                         [("to", 1), ("be", 1), ("or", 1), ("not", 1), ("to", 2), ("be", 2)]],
     "exception_catch": ["transaction 1: [5]", "transaction 2: exception raised (code 345103)",
                         "transaction 3: [7]"],
+    "model_pipeline": ["batch 0: logits [2, 3], top-1: class 0 (p=0.72), class 0 (p=0.56)",
+                       "batch 1: logits [2, 3], top-1: class 2 (p=0.60), class 1 (p=0.72)",
+                       "batch 2: logits [2, 3], top-1: class 1 (p=0.78), class 1 (p=0.65)",
+                       "matches torch eager: True"],
+    "torch_pipeline": ["batch 0: x [2, 4] -> probabilities [2, 3] torch.float32, labels [2] torch.int64",
+                       "batch 0: labels [1, 0], max probabilities [0.61, 0.50]",
+                       "batch 1: x [3, 4] -> probabilities [3, 3] torch.float32, labels [3] torch.int64",
+                       "batch 1: labels [2, 2, 1], max probabilities [0.57, 0.74, 0.46]",
+                       "matches torch eager: True"],
 }
 
 

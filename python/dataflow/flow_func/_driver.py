@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import threading
 import traceback
 from dataclasses import dataclass
@@ -104,6 +105,25 @@ class _Enter:
         (s.device_id, s.instance_id, s.instance_num, s.in_udf, s.run_context, s.label) = self._saved
 
 
+_hooks_run: set = set()  # env hooks this process ran, under _hooks_lock
+_hooks_lock = threading.Lock()
+
+
+def run_env_hook(hook: Callable[[], Any]) -> None:
+    """Runs a node's ``env_hook_func`` unless this process ran it already (a worker runs it before
+    unpickling the process point, then again here would be twice). Raises what the hook raises."""
+    with _hooks_lock:  # held while it runs: a second instance waits for the first's hook
+        if hook not in _hooks_run:
+            hook()
+            _hooks_run.add(hook)  # a hook that raised runs again for the next instance
+
+
+def in_worker() -> bool:
+    """Whether this interpreter is a Python worker (``hflow.udfIsolation``), not the host."""
+    with _counter_lock:
+        return bool(_name_prefix)
+
+
 class Driver:
     """What ``_core`` calls for one node instance of a Python process point."""
 
@@ -123,8 +143,14 @@ class Driver:
                 setattr(self, attr, int(getattr(params, getter)()))
             except Exception:
                 setattr(self, attr, None)
+        if self._owner.visible_device and self.device_id is not None:
+            if in_worker():  # a worker serves one device; the host's environment is every node's
+                os.environ["ASCEND_RT_VISIBLE_DEVICES"] = str(self.device_id)
+            self.device_id = 0  # the one device the node sees, as GE's logical id
         with _Enter(self, None):
             try:
+                if self._owner.env_hook is not None:
+                    run_env_hook(self._owner.env_hook)
                 self._instance = self._owner.make_instance()
                 code = self._owner.init_instance(self._instance, params)
             except Exception:
@@ -171,6 +197,10 @@ class PyUdf:
         self.make_instance = make_instance
         self.init_instance = init_instance
         self.node_names: list[str] = []
+        # Process options (dataflow/_node_options.py): recorded, run once per process, logical id 0.
+        self.resources: dict = {}
+        self.env_hook: Optional[Callable[[], Any]] = None
+        self.visible_device = False
         global _forced_names
         with _counter_lock:
             n = next(_counter)
