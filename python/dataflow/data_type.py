@@ -71,15 +71,16 @@ _np_dtype_to_dflow_dtype: dict[np.dtype, DType] = {
 
 
 def from_code(code: int) -> DType:
-    """The DType of a GE dtype code; ValueError when unknown."""
+    """The DType of a GE dtype code; ValueError when unknown (GE's get_python_dtype_from_dwrapper_dtype)."""
     d = _code_to_dtype.get(int(code))
     if d is None:
-        raise ValueError(f"The data type code {code} is not supported.")
+        raise ValueError(f"The data type {code} is not support.")
     return d
 
 
 def to_dtype(dtype: Any, arg: str = "dtype") -> DType:
-    """A DType from a DType or a numpy dtype-like (np.int32, "int32", ...); TypeError otherwise."""
+    """A DType from a DType or a numpy dtype-like (np.int32, "int32", ...); TypeError otherwise, as GE's
+    ``alloc_tensor``/``alloc_tensor_msg`` raise it ("The dtype of data is X is invalid.")."""
     if isinstance(dtype, DType):
         return dtype
     try:
@@ -88,7 +89,8 @@ def to_dtype(dtype: Any, arg: str = "dtype") -> DType:
         npd = None
     d: Optional[DType] = _np_dtype_to_dflow_dtype.get(npd) if npd is not None else None
     if d is None or dtype is None:
-        raise TypeError(f"Argument {arg} must be a dataflow DType or a supported numpy dtype, but got {dtype!r}")
+        raise TypeError(f"The dtype of data is {dtype!r} is invalid: argument {arg} must be a dataflow DType or a "
+                        "supported numpy dtype.")
     return d
 
 

@@ -21,7 +21,7 @@ from dataflow.flow_func.func_register import FlowFuncRegister
 from dataflow.tensor import FlowInfo, Tensor, TensorDesc, alloc_tensor
 from dataflow.utils import log
 from dataflow.utils.name_scope import name_scope
-from dataflow.utils.utils import DfException, check_int, check_str_dict, check_type, df_check_type
+from dataflow.utils.utils import DfException, check_int, check_str_dict, check_type
 
 MSG_TYPE_TENSOR_DATA = _core.MSG_TYPE_TENSOR_DATA
 MSG_TYPE_PICKLED_MSG = _core.MSG_TYPE_PICKLED_MSG
@@ -44,15 +44,12 @@ class FlowFlag(IntEnum):
 
 
 def _check_bool(name: str, value: Any) -> bool:
-    df_check_type(name, value, bool, "bool")
+    check_type(name, value, bool)
     return value
 
 
 def _check_int(name: str, value: Any, minimum: int) -> int:
-    df_check_type(name, value, int, "int")
-    if value < minimum:
-        raise DfException(f"Argument {name} must be >= {minimum}, but got {value}", _core.PARAM_INVALID)
-    return value
+    return check_int(name, value, minimum)
 
 
 class CountBatch:
@@ -99,7 +96,7 @@ class GraphProcessPoint:
                  compile_config_path: Optional[str] = "", name: Optional[str] = None) -> None:
         if not isinstance(framework, Framework):
             raise DfException(f"Argument framework must be {Framework}, but got {framework!r}")
-        check_type("graph_file", graph_file, str, "str")
+        check_type("graph_file", graph_file, str)
         self.framework = framework
         self.graph_file = graph_file
         self.load_params = check_str_dict("load_params", load_params)
@@ -129,8 +126,7 @@ class FlowGraphProcessPoint:
     def __init__(self, flow_graph: Any, compile_config_path: Optional[str] = "", name: Optional[str] = None) -> None:
         from dataflow.flow_graph import FlowGraph
 
-        if not isinstance(flow_graph, FlowGraph):
-            raise TypeError(f"Argument flow_graph must be FlowGraph, but got {type(flow_graph).__name__}")
+        check_type("flow_graph", flow_graph, FlowGraph)
         self.flow_graph = flow_graph
         self.compile_config_path = compile_config_path or ""
         with name_scope(name, "FlowGraphProcessPoint") as unique:
@@ -166,8 +162,8 @@ def _init_param_json(name: str, value: Any) -> Any:
                 return [scalar(v) for v in items]
             if kinds <= {int, float}:
                 return [float(v) for v in items]
-    raise TypeError(f"init param {name!r}: value must be str, int, float, bool, DType, a list of one of those, "
-                    f"or a list of lists of int, but got {value!r}")
+    raise DfException(f"Argument attr_value of init param {name!r} must be str, int, float, bool, DType, a list of "
+                      f"one of those, or a list of lists of int, but got {value!r}", _core.PARAM_INVALID)
 
 
 class FuncProcessPoint:
@@ -185,17 +181,19 @@ class FuncProcessPoint:
         self.workspace_dir = workspace_dir
         if py_func is not None:
             if compile_config_path is not None:
-                raise ValueError("Give FuncProcessPoint either compile_config_path or py_func, not both")
+                raise DfException("Give FuncProcessPoint either argument compile_config_path or argument py_func, "
+                                  "not both", _core.PARAM_INVALID)
             self._py_udf = self._make_py_udf(py_func)
             # How a worker process would make it (udf_isolation).
             _worker.recipe(py_func, [fd.registered for fd in self._py_udf.funcs])
         elif compile_config_path is not None:
-            check_type("compile_config_path", compile_config_path, str, "str")
+            check_type("compile_config_path", compile_config_path, str)
             if not compile_config_path:
-                raise ValueError("Argument compile_config_path must not be empty")
+                raise DfException("Argument compile_config_path must not be empty", _core.PARAM_INVALID)
             self.compile_config_path = os.path.abspath(compile_config_path)
         else:
-            raise ValueError("FuncProcessPoint needs compile_config_path (C++ UDF) or py_func (Python UDF)")
+            raise DfException("FuncProcessPoint needs argument compile_config_path (C++ UDF) or argument py_func "
+                              "(Python UDF)", _core.PARAM_INVALID)
         with name_scope(name, "FuncProcessPoint") as unique:
             self.name = unique
         self._init_params: dict[str, Any] = {}
@@ -207,8 +205,8 @@ class FuncProcessPoint:
         if make is not None:  # @pyflow objects
             return make()
         if not inspect.isclass(py_func):
-            raise TypeError(f"Argument py_func must be a class with @proc_wrapper methods or a @pyflow object, "
-                            f"but got {py_func!r}")
+            raise DfException(f"Argument py_func must be a class with @proc_wrapper methods or a @pyflow object, "
+                              f"but got {py_func!r}", _core.PARAM_INVALID)
         mappings = FlowFuncRegister.get_flow_func(py_func.__module__, py_func.__qualname__)
         if not mappings:
             raise DfException(f"flow func {py_func.__qualname__} has no method decorated with "
@@ -217,17 +215,16 @@ class FuncProcessPoint:
 
     def set_init_param(self, attr_name: str, attr_value: _InitParam) -> None:
         """An init param the UDF reads (str/int/float/bool/DType, lists of them, list of lists of int)."""
-        check_type("attr_name", attr_name, str, "str")
+        check_type("attr_name", attr_name, str)
         if not attr_name:
-            raise ValueError("Argument attr_name must not be empty")
+            raise DfException("Argument attr_name must not be empty", _core.PARAM_INVALID)
         self._init_params[attr_name] = _init_param_json(attr_name, attr_value)
 
     def add_invoked_closure(self, graph_key: str, pp: Union[GraphProcessPoint, FlowGraphProcessPoint]) -> None:
         """A model the UDF runs with ``run_context.run_flow_model(graph_key, ...)``; loaded with every instance
         of the node. A key given twice keeps its first model and logs an error, as GE does."""
-        check_type("graph_key", graph_key, str, "str")
-        if not isinstance(pp, (GraphProcessPoint, FlowGraphProcessPoint)):
-            raise TypeError(f"Argument pp must be GraphProcessPoint or FlowGraphProcessPoint, got {type(pp).__name__}")
+        check_type("graph_key", graph_key, str)
+        check_type("pp", pp, (GraphProcessPoint, FlowGraphProcessPoint))
         if graph_key in self._closures:
             log.error("invoked closure key '%s' of %s is already used: graph_key must be unique", graph_key,
                       self.name)
@@ -246,8 +243,8 @@ class FlowData:
                  data_cls: type = Tensor) -> None:
         if schema is Tensor:  # GE's positional data_cls
             schema, name = name, (args[0] if args else None)
-        elif args:
-            raise TypeError("FlowData takes schema and name")
+        elif args:  # GE's FlowData(data_cls, schema, name) with something else as data_cls
+            raise DfException(f"Argument data_cls must be equal to Tensor, but got {schema}")
         if data_cls is not Tensor:
             raise DfException(f"Argument data_cls must be equal to Tensor, but got {data_cls}")
         if schema is not None and type(schema) is not TensorDesc:
@@ -273,6 +270,7 @@ class FlowNode:
     """A graph node of ``input_num`` inputs and ``output_num`` outputs running one process point."""
 
     def __init__(self, input_num: int, output_num: int, name: Optional[str] = None) -> None:
+        # GE leaves these to its binding (uint32_t); hflow checks them: DfException(PARAM_INVALID).
         self.input_num = check_int("input_num", input_num, 0)
         self.output_num = check_int("output_num", output_num, 0)
         with name_scope(name, "FlowNode", "FlowNode") as unique:
@@ -294,8 +292,8 @@ class FlowNode:
                 raise DfException(f"The {pos}th input is the output of current flow node, so cannot be used as an input")
             self._input_anchors[idx] = arg
         else:
-            raise DfException(f"Argument {pos} of FlowNode '{self.name}' must be FlowData or FlowOutput, "
-                              f"but got {type(arg).__name__}")
+            raise DfException(f"Argument:{type(arg)} inputs must be {Union[FlowData, FlowOutput]}: input {pos} of "
+                              f"FlowNode '{self.name}' must be FlowData or FlowOutput")
 
     def _outputs(self, indexes: List[int]) -> Union[None, FlowOutput, Tuple[FlowOutput, ...]]:
         if not indexes:
@@ -321,8 +319,7 @@ class FlowNode:
 
     def add_process_point(self, pp: _ProcessPoint) -> "FlowNode":
         """Run ``pp`` on this node (hflow: one process point per node)."""
-        if not isinstance(pp, (GraphProcessPoint, FuncProcessPoint, FlowGraphProcessPoint)):
-            raise DfException(f"Argument pp must be {_ProcessPoint}, but got {type(pp).__name__}")
+        self._check_pp_type(pp)
         if self._pp is not None and self._pp is not pp:
             raise DfException(f"FlowNode '{self.name}' already has process point '{self._pp.name}'; hflow runs one "
                               "process point per node")
@@ -333,9 +330,13 @@ class FlowNode:
         self._pp = pp
         return self
 
-    def _check_pp(self, pp: Any) -> None:
+    @staticmethod
+    def _check_pp_type(pp: Any) -> None:
         if not isinstance(pp, (GraphProcessPoint, FuncProcessPoint, FlowGraphProcessPoint)):
             raise DfException(f"Argument pp must be {_ProcessPoint}, but got {type(pp).__name__}")
+
+    def _check_pp(self, pp: Any) -> None:
+        self._check_pp_type(pp)
         if self._pp is None:
             self.add_process_point(pp)
         elif self._pp is not pp:
@@ -344,10 +345,13 @@ class FlowNode:
     def map_input(self, node_input_index: int, pp: _ProcessPoint, pp_input_index: int,
                   input_attrs: Optional[List[Union[TimeBatch, CountBatch]]] = None) -> None:
         """Node input ``node_input_index`` feeds ``pp``'s input ``pp_input_index`` (with batch attrs)."""
-        check_int("node_input_index", node_input_index, 0)
-        check_int("pp_input_index", pp_input_index, 0)
-        if node_input_index >= self.input_num:
+        self._check_pp_type(pp)  # GE checks pp first (assert_args_type)
+        check_type("node_input_index", node_input_index, int)
+        if not 0 <= node_input_index < self.input_num:
             raise DfException(f"The arg node_input_index should in [0,{self.input_num})")
+        check_int("pp_input_index", pp_input_index, 0)
+        if input_attrs is not None and not isinstance(input_attrs, (list, tuple)):
+            raise DfException("Argument input_attrs must be List[Union[TimeBatch, CountBatch]]")
         self._check_pp(pp)
         attrs: dict = {}
         for a in input_attrs or []:
@@ -360,10 +364,11 @@ class FlowNode:
 
     def map_output(self, node_output_index: int, pp: _ProcessPoint, pp_output_index: int) -> None:
         """Node output ``node_output_index`` comes from ``pp``'s output ``pp_output_index``."""
-        check_int("node_output_index", node_output_index, 0)
-        check_int("pp_output_index", pp_output_index, 0)
-        if node_output_index >= self.output_num:
+        self._check_pp_type(pp)
+        check_type("node_output_index", node_output_index, int)
+        if not 0 <= node_output_index < self.output_num:
             raise DfException(f"The arg node_output_index should in [0,{self.output_num})")
+        check_int("pp_output_index", pp_output_index, 0)
         self._check_pp(pp)
         self._output_map[node_output_index] = pp_output_index
 
@@ -378,20 +383,22 @@ class FlowNode:
     def set_attr(self, attr_name: str, attr_value: Union[bool, str, int]) -> None:
         """A GE node attr: ``_flow_attr`` (bool), ``_flow_attr_depth`` (int), ``_flow_attr_enqueue_policy``
         ("FIFO"/"OVERWRITE") become the node's queue flow attrs; other attrs are kept and unused."""
-        check_type("attr_name", attr_name, str, "str")
-        check_type("attr_value", attr_value, (bool, str, int), "bool, str or int")
+        check_type("attr_name", attr_name, str)
+        check_type("attr_value", attr_value, (bool, str, int), str(Union[bool, str, int]))
         if attr_name == "_flow_attr_depth":
             check_int("attr_value", attr_value, 1)
         if attr_name == "_flow_attr_enqueue_policy" and attr_value not in ("FIFO", "OVERWRITE"):
-            raise ValueError(f"_flow_attr_enqueue_policy must be 'FIFO' or 'OVERWRITE', but got {attr_value!r}")
+            raise DfException(f"Argument attr_value of _flow_attr_enqueue_policy must be 'FIFO' or 'OVERWRITE', "
+                              f"but got {attr_value!r}", _core.PARAM_INVALID)
         if attr_name == "_flow_attr":
-            check_type("attr_value", attr_value, bool, "bool")
+            check_type("attr_value", attr_value, bool)
         self._attrs[attr_name] = attr_value
 
     def set_alias(self, name: str) -> "FlowNode":
         """An alias (unique among FlowNodes): the node's name in the graph file, so deploy infos and
         hflow's messages name the node by it, as GE's deployment does; returns self."""
-        check_type("name", name, str, "str")
+        if not isinstance(name, str):  # GE's name_scope raises it
+            raise TypeError(f"name for name_scope must be a string, but argument name is {name!r}.")
         if name == self.name:
             self.alias = name
         else:

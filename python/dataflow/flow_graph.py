@@ -26,7 +26,7 @@ from dataflow.tensor import FlowInfo, Tensor
 from dataflow.utils import log
 from dataflow.utils.msg_type_register import msg_type_register
 from dataflow.utils.name_scope import name_scope
-from dataflow.utils.utils import DfException, check_str_dict
+from dataflow.utils.utils import DfException, check_str_dict, check_type
 
 # Note [Python feed/fetch overhead]: at 64 B a round trip costs hflow itself a few microseconds,
 # so the Python around it decides the ratio to C++ (the py_feed_fetch_round_trip_64B bench row).
@@ -45,7 +45,7 @@ class FlowGraph:
         if isinstance(outputs, FlowOutput):
             outputs = [outputs]
         if not isinstance(outputs, (list, tuple)) or not outputs or not all(isinstance(o, FlowOutput) for o in outputs):
-            raise DfException(f"Argument outputs must be a non-empty List[FlowOutput], but got {outputs!r}")
+            raise DfException(f"Argument outputs must be {List[FlowOutput]} (not empty), but got {outputs!r}")
         self._outputs = list(outputs)
         self._graph_options = check_str_dict("graph_options", graph_options)
         with name_scope(name, "FlowGraph") as unique:
@@ -111,20 +111,17 @@ class FlowGraph:
 
     def set_contains_n_mapping_node(self, contains_n_mapping_node: bool) -> None:
         """Accepted for GE compatibility; hflow needs no such hint, so it has no effect."""
-        if not isinstance(contains_n_mapping_node, bool):
-            raise TypeError("Argument contains_n_mapping_node must be bool")
         self._check_not_added("set_contains_n_mapping_node")
+        check_type("contains_n_mapping_node", contains_n_mapping_node, bool)
 
     def set_inputs_align_attrs(self, align_max_cache_num: int, align_timeout: int,
                                dropout_when_not_align: bool = False) -> None:
         """Align the inputs of one transaction: cache up to ``align_max_cache_num``, wait ``align_timeout``
         ms (-1 forever), drop unaligned data when ``dropout_when_not_align``."""
         self._check_not_added("set_inputs_align_attrs")
-        for n, v in (("align_max_cache_num", align_max_cache_num), ("align_timeout", align_timeout)):
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise TypeError(f"Argument {n} must be int, but got {type(v).__name__}")
-        if not isinstance(dropout_when_not_align, bool):
-            raise TypeError("Argument dropout_when_not_align must be bool")
+        check_type("align_max_cache_num", align_max_cache_num, int)
+        check_type("align_timeout", align_timeout, int)
+        check_type("dropout_when_not_align", dropout_when_not_align, bool)
         if align_max_cache_num < 0 or align_max_cache_num > 1024:
             raise DfException(f"align_max_cache_num={align_max_cache_num} is out of range [0, 1024]")
         if align_timeout < -1 or align_timeout == 0 or align_timeout > 600 * 1000:
@@ -135,15 +132,14 @@ class FlowGraph:
     def set_exception_catch(self, enable_exception_catch: bool = False) -> None:
         """With it, a UDF's raise_exception makes that transaction's fetch return USER_RAISE_EXCEPTION."""
         self._check_not_added("set_exception_catch")
-        if not isinstance(enable_exception_catch, bool):
-            raise TypeError("Argument enable_exception_catch must be bool")
+        check_type("enable_exception_catch", enable_exception_catch, bool)
         self._exception_catch = enable_exception_catch
 
     # -- session -------------------------------------------------------------------------------------
 
     def _session(self) -> tuple[Any, int]:
         """The session with this graph added: (session, 0), or (session, code) when adding failed
-        (the code is returned by the feed/fetch; ``_core.last_error()`` says why)."""
+        (a fetch returns the code; ``_core.last_error()`` says why; a feed raises it, see ``_feed_session``)."""
         session = _context.session_for(self._generation)
         if self._added:
             return session, _core.SUCCESS
@@ -158,6 +154,14 @@ class FlowGraph:
                 log.info("FlowGraph %s (id %d) added with options %s", self.name, self._graph_id,
                          self._graph_options)
         return session, _core.SUCCESS
+
+    def _feed_session(self) -> Any:
+        """The session with this graph added, for a feed: DfException(code) when adding fails, as GE's
+        feed_data/feed raise it (GE adds the graph on the first feed)."""
+        session, code = self._session()
+        if code != _core.SUCCESS:
+            raise DfException(f"Failed to add FlowGraph {self.name}: {_core.last_error()}", code)
+        return session
 
     def _session_for_fetch(self) -> tuple[Any, int]:
         """As ``_session``, and built: a fetch before any feed builds the graph (GE would fail it as
@@ -179,18 +183,16 @@ class FlowGraph:
 
     @staticmethod
     def _check_timeout(timeout: Any) -> int:
-        if isinstance(timeout, bool) or not isinstance(timeout, int):
-            raise TypeError(f"Argument timeout must be int (ms, -1 = forever), but got {type(timeout).__name__}")
+        check_type("timeout", timeout, int, "<class 'int'> (ms, -1 = forever)")
         return timeout
 
     def _select_inputs(self, feed_dict: Any, partial_inputs: bool) -> Tuple[int, list[tuple[int, FlowData]]]:
-        if not isinstance(feed_dict, dict):
-            raise TypeError(f"Argument feed_dict must be Dict[FlowData, Any], but got {type(feed_dict).__name__}")
-        if not isinstance(partial_inputs, bool):
-            raise TypeError("Argument partial_inputs must be bool")
+        check_type("feed_dict", feed_dict, dict, str(Dict[FlowData, Any]))
+        check_type("partial_inputs", partial_inputs, bool)
         for key in feed_dict:
             if not isinstance(key, FlowData):
-                raise TypeError(f"feed_dict keys must be FlowData, but got {type(key).__name__}")
+                raise DfException(f"Argument feed_dict must be {Dict[FlowData, Any]}, but its keys include "
+                                  f"{type(key).__name__}: {key!r}: feed_dict keys must be FlowData")
             if key not in self._input_datas:
                 log.warning("FlowData %s is not an input of FlowGraph %s; ignored", key.name, self.name)
         chosen = []
@@ -210,7 +212,7 @@ class FlowGraph:
         if indexes is None:
             return list(self._output_idx_mapping)
         if not isinstance(indexes, (list, tuple)) or any(isinstance(i, bool) or not isinstance(i, int) for i in indexes):
-            raise TypeError(f"Argument indexes must be List[int], but got {indexes!r}")
+            raise DfException(f"Argument indexes must be {List[int]}, but got {indexes!r}")
         n = len(self._output_idx_mapping)
         if any(i < 0 or i >= n for i in indexes):
             log.error("The value of indexes %s should in [0, %d).", list(indexes), n)
@@ -240,18 +242,19 @@ class FlowGraph:
                   partial_inputs: bool = False) -> int:
         """Feed one transaction of tensors; returns a GE status code (0 = success).
 
-        An empty ``feed_dict`` with the EOS flag in ``flow_info`` feeds end-of-stream."""
+        An empty ``feed_dict`` with the EOS flag in ``flow_info`` feeds end-of-stream. As GE's: a
+        ``flow_info`` that is not a FlowInfo returns PARAM_INVALID, and a graph that cannot be added
+        (bad graph options) raises DfException with the code."""
         if flow_info is not None and not isinstance(flow_info, FlowInfo):
-            raise TypeError(f"Argument flow_info must be FlowInfo, but got {type(flow_info).__name__}")
+            log.error("Argument flow_info must be %s, but got %s", FlowInfo, type(flow_info).__name__)
+            return _core.PARAM_INVALID
         timeout = self._check_timeout(timeout)
         info = _NO_INFO if flow_info is None else flow_info._to_tuple()
-        if isinstance(feed_dict, dict) and not feed_dict:
+        if (feed_dict is None or isinstance(feed_dict, dict)) and not feed_dict:
             if not info[2] & FlowFlag.DATA_FLOW_FLAG_EOS:
                 log.error("feed_dict is empty but flow_flags=%d has no EOS flag", info[2])
                 return _core.PARAM_INVALID
-            session, code = self._session()
-            if code != _core.SUCCESS:
-                return code
+            session = self._feed_session()
             return self._fed(session.feed_tensors(self._graph_id, [], [], info, timeout))
         code, chosen = self._select_inputs(feed_dict, partial_inputs)
         if code != _core.SUCCESS:
@@ -273,9 +276,7 @@ class FlowGraph:
                 log.error("feed_data of FlowGraph %s refused: %s", self.name, e.message)
                 return e.error_code
             indexes.append(i)
-        session, code = self._session()
-        if code != _core.SUCCESS:
-            return code
+        session = self._feed_session()
         return self._fed(session.feed_tensors(self._graph_id, indexes, tensors, info, timeout))
 
     def fetch_data(self, indexes: Optional[List[int]] = None, timeout: int = -1) -> Tuple[List[Tensor], FlowInfo, int]:
@@ -300,9 +301,7 @@ class FlowGraph:
         info = FlowInfo()._to_tuple()
         if value is None:
             return (_core.MSG_TYPE_TENSOR_DATA, None, info)
-        if isinstance(value, Tensor):
-            if data._schema is not None and value._desc != data._schema:
-                raise DfException(f"The desc of the tensor is different from that of the data:{data.name}.")
+        if isinstance(value, Tensor):  # feed checks its desc against the schema
             return (_core.MSG_TYPE_TENSOR_DATA, self._tensor_payload(value, data.name), info)
         msg_type = msg_type_register.get_msg_type(type(value))
         if msg_type is None:
@@ -319,16 +318,27 @@ class FlowGraph:
 
     def feed(self, feed_dict: Dict[FlowData, Any], timeout: int = -1, partial_inputs: bool = False) -> int:
         """Feed Python objects: Tensor -> tensor message, None -> empty message, a registered class ->
-        its msg type, anything else pickled (msg type 65535). Raises DfException when an object cannot
-        be serialized (nothing is fed then)."""
+        its msg type, anything else pickled (msg type 65535). A Tensor that cannot go (a desc unlike its
+        FlowData's schema, DT_STRING) returns PARAM_INVALID, as GE's does; an object that cannot be
+        serialized raises DfException (nothing is fed then)."""
         timeout = self._check_timeout(timeout)
         code, chosen = self._select_inputs(feed_dict, partial_inputs)
         if code != _core.SUCCESS:
             return code
-        messages = [self._to_message(data, feed_dict[data]) for _, data in chosen]
-        session, code = self._session()
-        if code != _core.SUCCESS:
-            return code
+        messages = []
+        for _, data in chosen:
+            value = feed_dict[data]
+            if not isinstance(value, Tensor):
+                messages.append(self._to_message(data, value))
+                continue
+            try:  # as GE's: a tensor that cannot go returns its code
+                if data._schema is not None and value._desc != data._schema:
+                    raise DfException(f"The desc of the tensor is different from that of the data:{data.name}.")
+                messages.append(self._to_message(data, value))
+            except DfException as e:
+                log.error("failed to convert data to flow msg, error msg = %s", e.message)
+                return e.error_code
+        session = self._feed_session()
         return self._fed(session.feed_messages(self._graph_id, [i for i, _ in chosen], messages, timeout))
 
     @staticmethod

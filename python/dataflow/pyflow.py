@@ -56,13 +56,16 @@ def _num_returns(func: Callable, options: dict) -> int:
     if "num_returns" not in options:
         return typed if typed != -1 else 1
     n = options["num_returns"]
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"{func.__qualname__}: the 'num_returns' option must be an integer, got {n!r}")
-    if n <= 0:
-        raise ValueError(f"{func.__qualname__}: the 'num_returns' option must be greater than 0, got {n}")
+    # GE checks these with assert: AssertionError, in GE's order and words (raised, so that python -O
+    # does not drop them as it drops GE's asserts).
+    where = f" ({func.__qualname__}: num_returns={n!r})"
     if typed != -1 and typed != n:
-        raise ValueError(f"{func.__qualname__}: the number:{typed} of outputs specified by typing is different "
-                         f"from the number:{n} specified by num_returns.")
+        raise AssertionError(f"The number:{typed} of outputs specified by typing is different from the "
+                             f"number:{n} specified by num_returns.{where}")
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise AssertionError(f"The 'num_returns' option must be an integer.{where}")
+    if n <= 0:
+        raise AssertionError(f"The 'num_returns' option must be greater than 0.{where}")
     return n
 
 
@@ -70,7 +73,8 @@ def _check_stream(options: dict, where: str) -> bool:
     if "stream_input" not in options:
         return False
     if options["stream_input"] != "Queue":
-        raise TypeError(f"{where}: invalid stream input type: {options['stream_input']!r}, only support 'Queue' now.")
+        raise TypeError(f"Invalid stream input type: {options['stream_input']}, only support 'Queue' now. "
+                        f"({where}: option stream_input)")
     return True
 
 
@@ -149,14 +153,15 @@ class _Func:
 def method(*args: Any, **kwargs: Any) -> Callable[[Callable], Callable]:
     """Mark a method of a ``@pyflow`` class as one of its node's functions (``num_returns``,
     ``choice_output``, ``stream_input="Queue"``)."""
+    # GE checks these with assert: AssertionError, raised here so that python -O keeps them.
     if args:
-        raise TypeError(f"Unexpected args argument to @df.method, args='{args}', please use kwargs the arguments "
-                        f"in the list {list(_METHOD_SUPPORTED)}, for example '@df.method()' or "
-                        "'@df.method(num_returns=2)'.")
+        raise AssertionError(f"Unexpected args argument to @df.method, args='{args}', please use kwargs the "
+                             f"arguments in the list {list(_METHOD_SUPPORTED)}, for example '@df.method()' or "
+                             "'@df.method(num_returns=2)'.")
     for key in kwargs:
         if key not in _METHOD_SUPPORTED:
-            raise TypeError(f"Unexpected keyword argument to @df.method: '{key}'. The supported keyword arguments "
-                            f"are {list(_METHOD_SUPPORTED)}")
+            raise AssertionError(f"Unexpected keyword argument to @df.method: '{key}'. The supported keyword "
+                                 f"arguments are {list(_METHOD_SUPPORTED)}")
 
     def decorator(func: Callable) -> Callable:
         func.__df_num_returns__ = _num_returns(func, kwargs)  # type: ignore[attr-defined]
@@ -246,7 +251,9 @@ class PyActorProcessPoint:
         raise TypeError("PyActorProcessPoint.__init__ should not be called. Please use the @df.pyflow decorator.")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError("FlowNode functions cannot be called directly.")
+        name = type(self).__name__
+        raise TypeError(f"FlowNode functions cannot be called directly. Instead of running '{name}()', "
+                        f"try '{name}.fnode()'.")
 
     @classmethod
     def _methods(cls) -> list[tuple[str, Callable, dict]]:
@@ -327,7 +334,7 @@ class _ActorSpec:
 
 
 def _from_class(decorated: type, options: dict) -> type:
-    for attribute in ("fnode", "_df_from_class"):
+    for attribute in ("fnode", "_fnode", "_df_from_class"):
         if hasattr(decorated, attribute):
             raise TypeError(f"Creating a process point class from class {decorated.__name__} can not overwrite "
                             f"attribute {attribute}, please rename")

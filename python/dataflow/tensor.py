@@ -70,7 +70,8 @@ class Tensor:
         self._flow_msg: Any = None  # _core.FlowMsg owning a UDF tensor (alloc_tensor in a UDF)
         self._udf_tensor: Any = None  # _core.Tensor inside a UDF
         if tensor_desc is not None and not isinstance(tensor_desc, TensorDesc):
-            raise TypeError(f"Argument tensor_desc must be TensorDesc, but got {type(tensor_desc).__name__}")
+            raise DfException(f"Argument tensor_desc must be {TensorDesc}, but got {type(tensor_desc).__name__}",
+                              _core.PARAM_INVALID)
         if _core_has("FlowMsg") and isinstance(data, _core.FlowMsg):
             self._flow_msg = data
             data = data.get_tensor()
@@ -83,10 +84,10 @@ class Tensor:
             return
         if isinstance(data, Tensor):
             if tensor_desc is None or tensor_desc == data._desc:
-                self._array = np.array(data.numpy(), copy=True)
+                self._array = np.array(data._np(), copy=True)
                 self._desc = data._desc
                 return
-            data = data.numpy()
+            data = data._np()
         if not isinstance(data, np.ndarray):
             try:
                 data = np.array(data)
@@ -104,7 +105,8 @@ class Tensor:
                                   _core.DATATYPE_INVALID)
             if tensor_desc._dtype == dt.DT_STRING:
                 if not _is_str_dtype(data.dtype):
-                    raise DfException("A DT_STRING tensor_desc needs str or bytes data", _core.PARAM_INVALID)
+                    raise DfException(f"Argument data must be str or bytes for a DT_STRING tensor_desc, but its dtype "
+                                      f"is {data.dtype}", _core.PARAM_INVALID)
             elif data.dtype != np.dtype(want):
                 log.warning("converting data of dtype %s to %s as its tensor_desc says", data.dtype, tensor_desc._dtype)
                 try:
@@ -135,7 +137,7 @@ class Tensor:
         return t
 
     def __str__(self) -> str:
-        return f"Tensor({self.numpy()}, tensor_desc={self._desc})"
+        return f"Tensor({self._np()}, tensor_desc={self._desc})"
 
     __repr__ = __str__
 
@@ -145,12 +147,18 @@ class Tensor:
         return self._desc
 
     def numpy(self, copy: bool = False) -> np.ndarray:
-        """The data as a numpy array: the tensor's own memory unless ``copy``."""
-        if self._udf_tensor is not None:
-            arr = np.asarray(self._udf_tensor.numpy())
-        else:
-            arr = self._array
+        """The data as a numpy array: the tensor's own memory unless ``copy``. A DT_STRING tensor needs
+        ``copy=True`` (DfException otherwise), as in GE."""
+        if self._desc._dtype == dt.DT_STRING and not copy:
+            raise DfException("String tensor must set copy param true.", _core.PARAM_INVALID)
+        arr = self._np()
         return np.array(arr, copy=True) if copy else arr
+
+    def _np(self) -> np.ndarray:
+        """The data, no copy and no check (the package's own reads)."""
+        if self._udf_tensor is not None:
+            return np.asarray(self._udf_tensor.numpy())
+        return self._array
 
     def get_shape(self) -> List[int]:
         """The shape."""
@@ -177,7 +185,8 @@ class Tensor:
     def reshape(self, shape: Union[List[int], Tuple[int, ...]]) -> int:
         """Reshape in place (same element count); returns 0 or a FLOW_FUNC error code."""
         if not isinstance(shape, (list, tuple)) or any(isinstance(d, bool) or not isinstance(d, int) for d in shape):
-            raise TypeError(f"Argument shape must be a list or tuple of int, but got {shape!r}")
+            raise DfException(f"Argument shape must be {List[int]} or {Tuple[int]}, but got {shape!r}",
+                              _core.PARAM_INVALID)
         if self._udf_tensor is not None:
             ret = int(self._udf_tensor.reshape(list(shape)))
             if ret == 0:
@@ -209,6 +218,7 @@ def alloc_tensor(shape: Union[List[int], Tuple[int, ...]], dtype: Any, align: in
     On the host: over a fresh numpy array aligned to ``align`` bytes. Inside a UDF: a tensor message
     allocated through the running context, so setting it as an output copies nothing.
     """
+    # GE raises TypeError for a bad dtype here (its binding, for a bad shape): so do the checks of shape.
     if not isinstance(shape, (list, tuple)) or any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape):
         raise TypeError(f"Argument shape must be a list or tuple of non-negative int, but got {shape!r}")
     d = dt.to_dtype(dtype)
@@ -222,7 +232,7 @@ def alloc_tensor(shape: Union[List[int], Tuple[int, ...]], dtype: Any, align: in
         return Tensor(msg)
     npd = dt.np_dtype_of(d)
     if npd is None or d == dt.DT_STRING:
-        raise TypeError(f"Argument dtype {d} cannot be allocated on the host")
+        raise TypeError(f"The dtype of data is {d} is invalid: argument dtype {d} cannot be allocated on the host")
     return Tensor(_aligned_empty(list(shape), np.dtype(npd), align))
 
 
@@ -231,10 +241,12 @@ _FIELD_BITS = {"start_time": 64, "end_time": 64, "flow_flags": 32, "transaction_
 
 def _check_field(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"FlowInfo.{name} must be int, but got {type(value).__name__}")
+        raise DfException(f"Argument {name} of FlowInfo must be {int}, but got {type(value).__name__}: {value!r}",
+                          _core.PARAM_INVALID)
     bits = _FIELD_BITS[name]
     if not 0 <= value < (1 << bits):
-        raise ValueError(f"FlowInfo.{name} must be in [0, 2**{bits}), but got {value}")
+        raise DfException(f"Argument {name} of FlowInfo must be in [0, 2**{bits}), but got {value}",
+                          _core.PARAM_INVALID)
 
 
 class FlowInfo:
@@ -300,10 +312,14 @@ class FlowInfo:
             )
 
     def set_user_data(self, user_data: Union[bytes, bytearray, memoryview], offset: int = 0) -> None:
-        """Write ``user_data`` at ``offset`` (offset + len <= 64)."""
-        if not isinstance(user_data, (bytes, bytearray, memoryview)):
-            raise TypeError(f"Argument user_data must be bytes or bytearray, but got {type(user_data).__name__}")
-        data = bytes(user_data)
+        """Write ``user_data`` (bytes-like, or a list of byte values) at ``offset`` (offset + len <= 64)."""
+        try:
+            if not isinstance(user_data, (bytes, bytearray, memoryview, list, tuple)):
+                raise TypeError(type(user_data).__name__)
+            data = bytes(user_data)
+        except (TypeError, ValueError) as e:
+            raise DfException(f"Argument user_data must be bytearray, bytes or a list of byte values, but got "
+                              f"{user_data!r} ({e})", _core.PARAM_INVALID) from e
         self._check_range(len(data), offset)
         self._user_data[offset:offset + len(data)] = data
         self._data_size = max(self._data_size, offset + len(data))

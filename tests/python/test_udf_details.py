@@ -132,9 +132,9 @@ def test_bad_data_is_refused_not_crashing(one_cluster):
     assert g.feed_data({d: np.array([object()])}) == _core.DATATYPE_INVALID
     assert g.feed_data({d: np.array([1 + 1j])}) == _core.DATATYPE_INVALID
     assert g.feed_data({df.FlowData(): np.ones(1)}) == _core.PARAM_INVALID  # not an input of g
-    with pytest.raises(TypeError, match="keys must be FlowData"):
+    with pytest.raises(df.DfException, match="keys must be FlowData"):
         g.feed({"d": 1})
-    with pytest.raises(TypeError, match="indexes"):
+    with pytest.raises(df.DfException, match="indexes"):
         g.fetch("0")
     assert g.fetch([-1])[1] == _core.PARAM_INVALID
     # non-contiguous arrays are fed as their values
@@ -180,18 +180,22 @@ def test_tensor_kinds_round_trip(one_cluster, value):
 
 
 def test_flow_info_ranges():
-    with pytest.raises(ValueError, match="start_time"):
+    with pytest.raises(df.DfException, match="start_time"):
         df.FlowInfo(start_time=2 ** 70)
-    with pytest.raises(ValueError, match="transaction_id"):
+    with pytest.raises(df.DfException, match="transaction_id"):
         df.FlowInfo(transaction_id=-1)
     info = df.FlowInfo()
-    with pytest.raises(ValueError, match="flow_flags"):
+    with pytest.raises(df.DfException, match="flow_flags"):
         info.flow_flags = 2 ** 32
 
 
-def test_bad_graph_option_is_returned_by_feed_and_fetch(one_cluster):
+def test_bad_graph_option_is_raised_by_feed_returned_by_fetch(one_cluster):
     d = df.FlowData()
     g = df.FlowGraph([same.fnode()(d)], graph_options={"ge.noSuchGraphOption": "1"})
-    assert g.feed_data({d: np.ones(1, np.int8)}) == _core.PARAM_INVALID
-    assert "ge.noSuchGraphOption" in _core.last_error()
+    # As GE's: the feed adds the graph, and raises what adding it returned
+    with pytest.raises(df.DfException, match="ge.noSuchGraphOption") as e:
+        g.feed_data({d: np.ones(1, np.int8)})
+    assert e.value.error_code == _core.PARAM_INVALID
+    with pytest.raises(df.DfException, match="ge.noSuchGraphOption"):
+        g.feed({d: 1})
     assert g.fetch_data(timeout=10)[2] == _core.PARAM_INVALID

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from dataflow import _core
 from dataflow.flow_func import flow_func as ff
-from dataflow.utils.utils import DfAbortException, _running_state
+from dataflow.utils.utils import DfAbortException, DfException, _running_state
 
 _counter = itertools.count()
 _counter_lock = threading.Lock()
@@ -64,9 +64,11 @@ class FuncDef:
 
 
 def parse_mapping(mapping: str, where: str) -> tuple[list[int], list[int], bool]:
-    """Parse "i0,i1,o0[,stream_input]" into (inputs, outputs, stream); ValueError naming ``where``."""
+    """Parse "i0,i1,o0[,stream_input]" into (inputs, outputs, stream); DfException(PARAM_INVALID) naming
+    ``where``."""
     if not isinstance(mapping, str):
-        raise TypeError(f"{where}: the mapping must be a str such as 'i0,o0', but got {mapping!r}")
+        raise DfException(f"{where}: argument func_list of proc_wrapper must be a str such as 'i0,o0', but got "
+                          f"{mapping!r}")
     inputs: list[int] = []
     outputs: list[int] = []
     stream = False
@@ -79,11 +81,13 @@ def parse_mapping(mapping: str, where: str) -> tuple[list[int], list[int], bool]
             continue
         kind, num = tok[0], tok[1:]
         if kind not in "io" or not num.isdigit():
-            raise ValueError(f"{where}: bad item {tok!r} in mapping {mapping!r}: write iN, oN or stream_input")
+            raise DfException(f"{where}: bad item {tok!r} in mapping {mapping!r} (argument func_list of "
+                              "proc_wrapper): write iN, oN or stream_input")
         (inputs if kind == "i" else outputs).append(int(num))
     for lst, what in ((inputs, "input"), (outputs, "output")):
         if len(set(lst)) != len(lst):
-            raise ValueError(f"{where}: mapping {mapping!r} names an {what} twice")
+            raise DfException(f"{where}: mapping {mapping!r} (argument func_list of proc_wrapper) names an "
+                              f"{what} twice")
     return inputs, outputs, stream
 
 
@@ -219,15 +223,15 @@ class PyUdf:
         return f"FlowNode '{names}' ({self.qualname})"
 
     def check_node(self, node_name: str, input_num: int, output_num: int) -> None:
-        """ValueError when a function's mapping does not fit the node's inputs/outputs."""
+        """DfException(PARAM_INVALID) when a function's mapping does not fit the node's inputs/outputs."""
         for fd in self.funcs:
             for idx in fd.inputs:
                 if idx >= input_num:
-                    raise ValueError(f"{self.qualname}.{fd.method}: its mapping names input {idx}, but FlowNode "
+                    raise DfException(f"{self.qualname}.{fd.method}: its mapping names input {idx}, but FlowNode "
                                      f"'{node_name}' has {input_num} input(s)")
             for idx in fd.outputs:
                 if idx >= output_num:
-                    raise ValueError(f"{self.qualname}.{fd.method}: its mapping names output {idx}, but FlowNode "
+                    raise DfException(f"{self.qualname}.{fd.method}: its mapping names output {idx}, but FlowNode "
                                      f"'{node_name}' has {output_num} output(s)")
         self.node_names.append(node_name)
 
@@ -242,7 +246,7 @@ def from_class(cls: type, mappings: dict[str, str]) -> PyUdf:
     funcs = []
     for method, mapping in mappings.items():
         if not callable(getattr(cls, method, None)):
-            raise ValueError(f"{cls.__qualname__} has no method {method!r} named by proc_wrapper")
+            raise DfException(f"Argument py_func: {cls.__qualname__} has no method {method!r} named by proc_wrapper")
         ins, outs, stream = parse_mapping(mapping, f"{cls.__qualname__}.{method}")
 
         def call(inst: Any, ctx: Any, inputs: list, _m: str = method) -> int:

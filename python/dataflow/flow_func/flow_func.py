@@ -25,7 +25,7 @@ from dataflow import data_type as dt
 from dataflow.tensor import MAX_USER_DATA_SIZE, Tensor
 from dataflow.utils.msg_type_register import msg_type_register
 from dataflow.flow_func.params import AffinityPolicy, BalanceConfig, PyMetaParams  # noqa: F401
-from dataflow.utils.utils import DfAbortException, DfException, _running_state, check_type
+from dataflow.utils.utils import DfAbortException, DfException, _running_state
 
 FLOW_FUNC_SUCCESS = _core.FLOW_FUNC_SUCCESS
 FLOW_FUNC_FAILED = _core.FLOW_FUNC_FAILED
@@ -307,22 +307,26 @@ class FlowMsgQueue(queue.Queue):
         raise NotImplementedError("This method is not allowed.")
 
     def get(self, block: bool = True, timeout: Optional[int] = None) -> Any:
-        """The next message's value; queue.Empty when none comes in time (``timeout`` in ms)."""
+        """The next message's value (``timeout`` in ms), as GE's: queue.Empty when none comes in time (and
+        on any failure without ``block``); DfAbortException when the node is redeploying or exiting;
+        DfException with the code on another failure; ValueError for a negative ``timeout``."""
         if not block:
             wait = 0
         elif timeout is None:
             wait = -1
         elif isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
-            raise ValueError("'timeout' must be a non-negative number")
+            raise ValueError(f"'timeout' must be a non-negative number, but argument timeout is {timeout!r}")
         else:
             wait = int(timeout)
         code, msg = self._flow_msg_queue.dequeue(wait)
         if code == FLOW_FUNC_SUCCESS:
             return msg_to_object(msg)
-        if code in (FLOW_FUNC_STATUS_REDEPLOYING, FLOW_FUNC_STATUS_EXIT):
-            raise DfAbortException("Queue is shutting down, schedule aborted!", code)
-        if code == FLOW_FUNC_ERR_TIME_OUT_ERROR or not block:
+        if not block or code == FLOW_FUNC_ERR_TIME_OUT_ERROR:
             raise queue.Empty
+        if code == FLOW_FUNC_STATUS_REDEPLOYING:
+            raise DfAbortException("Redeploying, schedule aborted!", code)
+        if code == FLOW_FUNC_STATUS_EXIT:
+            raise DfAbortException("Process exiting, schedule aborted!", code)
         raise DfException("Queue get item failed", code)
 
     def get_nowait(self) -> Any:
@@ -331,7 +335,10 @@ class FlowMsgQueue(queue.Queue):
 
 
 class MetaRunContext:
-    """The context of one proc call: allocate messages, set outputs, user data, exceptions."""
+    """The context of one proc call: allocate messages, set outputs, user data, exceptions.
+
+    Its argument checks raise TypeError (ValueError for a negative size), as GE's do for a bad dtype or
+    output."""
 
     def __init__(self, run_context: Any) -> None:
         if isinstance(run_context, MetaRunContext):
@@ -367,12 +374,12 @@ class MetaRunContext:
             raise TypeError(f"Argument tensor must be Tensor, but got {type(tensor).__name__}")
         if tensor._flow_msg is not None:
             return FlowMsg(tensor._flow_msg)
-        return self._array_msg(tensor.numpy())
+        return self._array_msg(tensor._np())
 
     def _array_msg(self, arr: np.ndarray) -> FlowMsg:
         d = dt._np_dtype_to_dflow_dtype.get(arr.dtype)
-        if d is None:
-            raise TypeError(f"The output dtype {arr.dtype} is not supported")
+        if d is None:  # GE: alloc_tensor_msg's TypeError for the dtype
+            raise TypeError(f"The dtype of data is {arr.dtype} is invalid: it is not a dtype a tensor message holds.")
         msg = self.alloc_tensor_msg(list(arr.shape), d)
         if msg is None:
             raise DfException(f"Failed to alloc a tensor message of shape {list(arr.shape)}", FLOW_FUNC_FAILED)
@@ -389,13 +396,13 @@ class MetaRunContext:
             return self._array_msg(output)._flow_msg
         if hasattr(_core, "FlowMsg") and isinstance(output, _core.FlowMsg):
             return output
-        raise TypeError(f"{what} must be FlowMsg, Tensor or numpy.ndarray, but got {type(output).__name__}")
+        raise TypeError(f"{what} type {type(output)} is unsupported: it must be FlowMsg, Tensor or numpy.ndarray.")
 
     def set_output(self, index: int, output: Any, balance_config: Optional[BalanceConfig] = None) -> int:
         """Send ``output`` (FlowMsg, Tensor or ndarray) on output ``index``; returns a FLOW_FUNC code."""
         if isinstance(index, bool) or not isinstance(index, int):
             raise TypeError(f"Argument index must be int, but got {type(index).__name__}")
-        msg = self._as_msg(output, "Argument output")
+        msg = self._as_msg(output, "The output")
         if balance_config is None:
             return int(self._context.set_output(index, msg))
         if not isinstance(balance_config, BalanceConfig):
@@ -418,7 +425,8 @@ class MetaRunContext:
         Returns ``(FLOW_FUNC_SUCCESS, outputs)``, each output a FlowMsg ``set_output`` takes; on any failure
         ``(FLOW_FUNC_FAILED, [])``, as GE's does (the log line names the key and the cause).
         """
-        check_type("model_key", model_key, str, "str")
+        if not isinstance(model_key, str):
+            raise TypeError(f"Argument model_key must be str, but got {type(model_key).__name__}")
         if not isinstance(input_msgs, (list, tuple)):
             raise TypeError(f"Argument input_msgs must be a list, but got {type(input_msgs).__name__}")
         if isinstance(timeout, bool) or not isinstance(timeout, int):

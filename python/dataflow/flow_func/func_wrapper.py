@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 from dataflow import _core
 from dataflow.flow_func import flow_func as ff
 from dataflow.flow_func.func_register import FlowFuncRegister
-from dataflow.utils.utils import DfAbortException, _running_state
+from dataflow.utils.utils import DfAbortException, DfException, _running_state
 
 
 def _where(func_name: str) -> str:
@@ -41,7 +41,7 @@ def _wrap_inputs(inputs: Any) -> list:
 def proc_wrapper(func_list: Optional[str] = None) -> Callable[[Callable], Callable]:
     """Make a method a proc function; ``func_list`` is its mapping string, e.g. "i0,i1,o0"."""
     if func_list is not None and not isinstance(func_list, str):
-        raise TypeError(f"Argument func_list must be a str such as 'i0,o0', but got {func_list!r}")
+        raise DfException(f"Argument func_list must be a str such as 'i0,o0', but got {func_list!r}")
 
     def wrapper(func: Callable) -> Callable:
         if func_list is not None:

@@ -13,6 +13,7 @@ from typing import Any, List, Tuple
 
 from dataflow import _core
 from dataflow import data_type as dt
+from dataflow.utils.utils import DfException, check_type
 
 FLOW_FUNC_SUCCESS = _core.FLOW_FUNC_SUCCESS
 FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH = _core.FLOW_FUNC_ERR_ATTR_TYPE_MISMATCH
@@ -36,8 +37,7 @@ class PyMetaParams:
         return self._meta_params.get_attr(name)
 
     def _typed(self, name: str, check: Any, core_getter: str = "") -> Tuple[int, Any]:
-        if not isinstance(name, str):
-            raise TypeError(f"Argument name must be str, but got {type(name).__name__}")
+        check_type("name", name, str)
         getter = getattr(self._meta_params, core_getter, None) if core_getter else None
         code, value = getter(name) if getter is not None else self._meta_params.get_attr(name)
         if code != FLOW_FUNC_SUCCESS:
@@ -158,10 +158,10 @@ class BalanceConfig:
 
     def __init__(self, row_num: int, col_num: int, affinity_policy: AffinityPolicy = AffinityPolicy.NO_AFFINITY) -> None:
         for n, v in (("row_num", row_num), ("col_num", col_num)):
-            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise ValueError(f"Argument {n} must be a positive int, but got {v!r}")
-        if not isinstance(affinity_policy, AffinityPolicy):
-            raise TypeError(f"Argument affinity_policy must be AffinityPolicy, but got {affinity_policy!r}")
+            check_type(n, v, int)
+            if v <= 0:
+                raise DfException(f"Argument {n} must be > 0, but got {v}")
+        check_type("affinity_policy", affinity_policy, AffinityPolicy)
         self._impl = _core.BalanceConfig()
         self._impl.set_balance_weight(row_num, col_num)
         self._impl.set_affinity_policy(affinity_policy.value)
@@ -171,7 +171,7 @@ class BalanceConfig:
         if not isinstance(pos, (list, tuple)) or not all(
             isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, int) for x in p) for p in pos
         ):
-            raise TypeError(f"Argument pos must be a list of (int, int), but got {pos!r}")
+            raise DfException(f"Argument pos must be {List[Tuple[int, int]]}, but got {pos!r}")
         self._impl.set_data_pos([(int(a), int(b)) for a, b in pos])
 
     def get_inner_config(self) -> Any:

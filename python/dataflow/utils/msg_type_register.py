@@ -7,6 +7,7 @@ Thread-safety: registration takes a lock; lookups read dicts (safe under the GIL
 """
 from __future__ import annotations
 
+import numbers
 import pickle
 import threading
 from typing import Any, Callable, Optional
@@ -34,15 +35,20 @@ class MsgTypeRegister:
         deserialize_func: Callable[[Any], Any],
         size_func: Optional[Callable[[Any], int]] = None,
     ) -> None:
-        """Register ``clz`` as ``msg_type`` (an int in [1024, 65535])."""
-        from dataflow.utils.utils import DfException
+        """Register ``clz`` as ``msg_type`` (an int in [1024, 65535]); DfException(PARAM_INVALID) for a bad
+        argument or a type or class registered otherwise already, as GE raises it."""
+        from dataflow.utils.utils import DfException, check_type
 
-        if isinstance(msg_type, bool) or not isinstance(msg_type, int):
-            raise TypeError(f"Argument msg_type must be int, but got {type(msg_type).__name__}")
+        check_type("msg_type", msg_type, numbers.Integral, "int")  # GE takes int(msg_type)
+        msg_type = int(msg_type)
         if not _USER_DEFINE_START <= msg_type <= PICKLED_MSG_TYPE:
-            raise ValueError(f"Argument msg_type must be in [{_USER_DEFINE_START}, {PICKLED_MSG_TYPE}], got {msg_type}")
-        if not callable(serialize_func) or not callable(deserialize_func):
-            raise TypeError("Arguments serialize_func and deserialize_func must be callable")
+            raise DfException(f"Argument msg_type must be in [{_USER_DEFINE_START}, {PICKLED_MSG_TYPE}], "
+                              f"but got {msg_type}")
+        for name, func in (("serialize_func", serialize_func), ("deserialize_func", deserialize_func)):
+            if not callable(func):
+                raise DfException(f"Argument {name} must be callable, but got {func!r}")
+        if size_func is not None and not callable(size_func):
+            raise DfException(f"Argument size_func must be callable or None, but got {size_func!r}")
         with self._lock:
             if msg_type in self._type_to_clz and self._type_to_clz[msg_type] != clz:
                 raise DfException(f"msg_type:{msg_type} has been registered, class:{self._type_to_clz[msg_type]}.")

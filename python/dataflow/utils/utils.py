@@ -1,4 +1,8 @@
-"""Exceptions and the per-thread "running in a UDF" state.
+"""Exceptions, argument checks and the per-thread "running in a UDF" state.
+
+``DfException`` is GE's: ``error_code`` (PARAM_INVALID unless given) and ``message``; ``str(e)`` is
+"DfException:<code>:<message>". The ``check_*`` helpers raise it with PARAM_INVALID and GE's wording
+("Argument NAME must be <class 'int'>"), as GE's ``assert_args_type`` does.
 
 hflow runs Python UDFs in-process on executor threads, so the running device/instance ids that GE
 keeps in process globals (one UDF per process there) are kept per thread here: the UDF driver sets
@@ -100,20 +104,31 @@ def _is_a(value: Any, types: Any) -> bool:
     return not isinstance(value, bool) or bool in listed
 
 
-def check_type(name: str, value: Any, types: Any, what: str) -> None:
-    """Raise TypeError naming ``name`` when ``value`` is not an instance of ``types``.
+def type_text(types: Any) -> str:
+    """``types`` as GE's argument checks print them: "<class 'int'>", "<class 'bool'> or <class 'str'>"."""
+    if isinstance(types, tuple):
+        return " or ".join(str(t) for t in types)
+    return str(types)
 
-    ``bool`` is never accepted where ``int`` is asked for unless ``bool`` is listed.
+
+def check_type(name: str, value: Any, types: Any, what: Optional[str] = None) -> None:
+    """Raise DfException(PARAM_INVALID) "Argument NAME must be WHAT, but got ..." when ``value`` is not an
+    instance of ``types``, as GE's argument checks (``assert_args_type``) do; WHAT defaults to GE's
+    wording of ``types``. ``bool`` is never accepted where ``int`` is asked for unless ``bool`` is listed.
     """
     if not _is_a(value, types):
-        raise TypeError(f"Argument {name} must be {what}, but got {type(value).__name__}: {value!r}")
+        raise DfException(f"Argument {name} must be {what or type_text(types)}, but got "
+                          f"{type(value).__name__}: {value!r}", _core.PARAM_INVALID)
+
+
+df_check_type = check_type  # the older name
 
 
 def check_int(name: str, value: Any, minimum: Optional[int] = None) -> int:
-    """Check ``value`` is an int (not bool) at least ``minimum``; return it."""
-    check_type(name, value, int, "int")
+    """Check ``value`` is an int (not bool) at least ``minimum``; return it. DfException(PARAM_INVALID)."""
+    check_type(name, value, int)
     if minimum is not None and value < minimum:
-        raise ValueError(f"Argument {name} must be >= {minimum}, but got {value}")
+        raise DfException(f"Argument {name} must be >= {minimum}, but got {value}", _core.PARAM_INVALID)
     return value
 
 
@@ -122,23 +137,11 @@ def is_str_dict(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
 
 
-def df_check_type(name: str, value: Any, types: Any, what: str) -> None:
-    """Raise DfException(PARAM_INVALID) "Argument NAME must be WHAT", as GE's argument checks do.
-
-    ``bool`` is never accepted where ``int`` is asked for unless ``bool`` is listed.
-    """
-    if not _is_a(value, types):
-        raise DfException(f"Argument {name} must be {what}, but got {type(value).__name__}: {value!r}",
-                          _core.PARAM_INVALID)
-
-
 def check_str_dict(name: str, value: Any) -> dict:
-    """Check ``value`` is a dict[str, str] (None is an empty dict); return a copy."""
+    """Check ``value`` is a dict[str, str] (None is an empty dict); return a copy. DfException(PARAM_INVALID)
+    "Argument NAME must be typing.Dict[str, str]", GE's wording for ``init``'s options."""
     if value is None:
         return {}
-    if not isinstance(value, dict):
-        raise TypeError(f"Argument {name} must be dict[str, str], but got {type(value).__name__}")
-    for k, v in value.items():
-        if not isinstance(k, str) or not isinstance(v, str):
-            raise TypeError(f"Argument {name} must be dict[str, str], but has entry {k!r}: {v!r}")
+    if not is_str_dict(value):
+        raise DfException(f"Argument {name} must be typing.Dict[str, str], but got {value!r}", _core.PARAM_INVALID)
     return dict(value)

@@ -66,7 +66,7 @@ def torch_to_dflow_dtype(torch_dtype: Any) -> dt.DType:
     """The DType of a torch dtype; ValueError for one GE's plugin does not carry."""
     d = _dtype_maps()[0].get(torch_dtype)
     if d is None:
-        raise ValueError(f"torch dtype {torch_dtype} is not supported in dataflow")
+        raise ValueError(f"torch_dtype {torch_dtype} is not supported")
     return d
 
 
@@ -74,7 +74,7 @@ def dflow_to_torch_dtype(dtype: dt.DType) -> Any:
     """The torch dtype of a DType; ValueError for one torch cannot hold."""
     t = _dtype_maps()[1].get(dtype.dtype)
     if t is None:
-        raise ValueError(f"dataflow dtype {dtype} is not supported in torch")
+        raise ValueError(f"df_dtype {dtype} is not supported")
     return t
 
 
