@@ -93,6 +93,16 @@ def _to_msg(ctx: ff.MetaRunContext, value: Any) -> Any:
     msg_type = msg_type_register.get_msg_type(type(value))
     if msg_type is None:
         msg_type = ff.MSG_TYPE_PICKLED_MSG
+    writer = msg_type_register._writer(msg_type)
+    if writer is not None:  # straight into the message (torch tensors)
+        size = writer.size(value)
+        msg = ctx.alloc_raw_data_msg(size)
+        if msg is None:
+            raise DfException(f"Failed to alloc a raw message of {size} bytes", ff.FLOW_FUNC_FAILED)
+        if size:
+            writer.write(msg.get_raw_data())
+        msg.set_msg_type(msg_type)
+        return msg._flow_msg
     data = msg_type_register.get_serialize_func(msg_type)(value)
     msg = ctx.alloc_raw_data_msg(len(data))
     if msg is None:

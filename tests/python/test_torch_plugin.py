@@ -163,3 +163,46 @@ def test_optimize_level_2_runs_the_exported_module_on_the_model_executor(cluster
         want = ((x * 2 + 1) - 0.5) / 0.25
         assert isinstance(outputs[0], torch.Tensor)
         torch.testing.assert_close(outputs[0], want[:, :2], rtol=0, atol=1e-5)
+
+
+@df.npu_model(optimize_level=2, input_descs=[df.TensorDesc(df.DT_FLOAT, [2, 3])])
+class Branchy(torch.nn.Module):
+    @df.method()
+    def forward(self, x):
+        if x.sum() > 0:  # a branch on the data: a trace keeps only the example input's side
+            return x * 2
+        return x - 1
+
+
+@df.npu_model(optimize_level=2, input_descs=[df.TensorDesc(df.DT_FLOAT, [2, 3])])
+class Broken(torch.nn.Module):
+    @df.method()
+    def forward(self, x):
+        return x.no_such_method()
+
+
+@df.npu_model(optimize_level=2, input_descs=[df.TensorDesc(df.DT_FLOAT, [2, 3])])
+class Steady(torch.nn.Module):
+    @df.method()
+    def forward(self, x):
+        return torch.sigmoid(x) * x.shape[1]  # a static shape: no tracer warning, exported
+
+
+@pytest.mark.parametrize("cls, reason", [
+    (Branchy, "its trace depends on the example input"),
+    (Broken, "AttributeError"),
+])
+def test_a_module_that_cannot_be_exported_fails_at_build_naming_the_node(cls, reason, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(df.DfException) as e:
+        cls.fnode()
+    assert e.value.error_code == 145000  # PARAM_INVALID
+    assert f"@npu_model node {cls.__name__}_fnode" in e.value.message
+    assert reason in e.value.message and "optimize_level=1" in e.value.message
+    assert not (tmp_path / f"{cls.__name__}_fnode_ws" / "export.onnx").exists()  # no model left to load
+
+
+def test_a_traceable_module_still_exports(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Steady.fnode()
+    assert (tmp_path / "Steady_fnode_ws" / "export.onnx").is_file()

@@ -26,6 +26,7 @@ class MsgTypeRegister:
         self._serialize: dict[int, Callable[[Any], bytes]] = {PICKLED_MSG_TYPE: pickle.dumps}
         self._deserialize: dict[int, Callable[[Any], Any]] = {PICKLED_MSG_TYPE: pickle.loads}
         self._size: dict[int, Callable[[Any], int]] = {}
+        self._writers: dict[int, Callable[[], Any]] = {}
 
     def register(
         self,
@@ -62,8 +63,10 @@ class MsgTypeRegister:
                 self._size[msg_type] = size_func
 
     def _register_builtin(self, msg_type: int, clz: type, serialize_func: Callable[[Any], Any],
-                          deserialize_func: Callable[[Any], Any]) -> None:
-        """Register one of GE's own types below the user range (the torch plugin's 1023); idempotent."""
+                          deserialize_func: Callable[[Any], Any], writer: Optional[Callable[[], Any]] = None) -> None:
+        """Register one of GE's own types below the user range (the torch plugin's 1023); idempotent.
+        ``writer`` makes objects that write a value straight into a UDF's output message
+        (``size(value)``, then ``write(buffer)``), saving the serialized copy."""
         from dataflow.utils.utils import DfException
 
         with self._lock:
@@ -73,6 +76,13 @@ class MsgTypeRegister:
             self._clz_to_type[clz] = msg_type
             self._serialize[msg_type] = serialize_func
             self._deserialize[msg_type] = deserialize_func
+            if writer is not None:
+                self._writers[msg_type] = writer
+
+    def _writer(self, msg_type: int) -> Optional[Any]:
+        """A new writer for ``msg_type`` (``_register_builtin``'s), or None."""
+        make = self._writers.get(msg_type)
+        return make() if make is not None else None
 
     def registered(self, msg_type: int) -> bool:
         """Whether ``msg_type`` has a deserializer."""

@@ -24,11 +24,13 @@ import struct
 import warnings
 from typing import Any, Callable, List, Optional
 
+from dataflow import _core
 from dataflow import data_type as dt
 from dataflow import dataflow as df
 from dataflow.pyflow import PyActorProcessPoint, PyFunctionProcessPoint, _MethodWire
 from dataflow.pyflow import _from_class as _pyflow_class
 from dataflow.tensor import TensorDesc
+from dataflow.utils.utils import DfException
 from dataflow.utils.msg_type_register import msg_type_register
 
 MSG_TYPE_TORCH_TENSOR_MSG = 1023
@@ -78,22 +80,50 @@ def dflow_to_torch_dtype(dtype: dt.DType) -> Any:
     return t
 
 
-def _serialize_with_torch_tensor(tensor: Any) -> bytearray:
-    """A CPU tensor as GE's torch message: the 1024-byte descriptor, then the tensor's bytes."""
+def _sendable(tensor: Any) -> tuple:
+    """A CPU tensor ready to send (detached, contiguous: GE's plugin makes it so too), its DType and
+    its byte size."""
     if tensor.device.type != "cpu":
         raise TypeError(f"torch tensor device:{tensor.device} is not support when df use @npu_model, "
                         "please to cpu.")
     t = tensor.detach().contiguous()
     if t.dim() > _MAX_DIMS:
         raise ValueError(f"a torch tensor message holds at most {_MAX_DIMS} dims, got {t.dim()}")
-    dtype = torch_to_dflow_dtype(t.dtype)
-    size = t.numel() * t.element_size()
+    return t, torch_to_dflow_dtype(t.dtype), t.numel() * t.element_size()
+
+
+def _write_torch_message(t: Any, dtype: dt.DType, size: int, out: Any) -> None:
+    """Writes the descriptor and the bytes of ``t`` (``_sendable``'s) into ``out``, 1024 + size bytes."""
     shape = [t.dim()] + list(t.shape) + [0] * (_MAX_DIMS - t.dim())
-    out = bytearray(_DESC_SIZE + size)
     _DESC.pack_into(out, 0, t.data_ptr(), 0, dtype.dtype, *shape, *shape, _FORMAT_ND, 0, size)
     if size:
-        out[_DESC_SIZE:] = memoryview(t.reshape(-1).view(_torch().uint8).numpy())
+        torch = _torch()
+        # torch's copy, not a buffer slice: it runs without the GIL, so the other stages of a
+        # pipeline run their Python while this one copies.
+        torch.frombuffer(out, dtype=torch.uint8, count=size, offset=_DESC_SIZE).copy_(
+            t.reshape(-1).view(torch.uint8))
+
+
+def _serialize_with_torch_tensor(tensor: Any) -> bytearray:
+    """A CPU tensor as GE's torch message: the 1024-byte descriptor, then the tensor's bytes."""
+    t, dtype, size = _sendable(tensor)
+    out = bytearray(_DESC_SIZE + size)
+    _write_torch_message(t, dtype, size, out)
     return out
+
+
+class _TorchWriter:
+    """Writes a tensor straight into a message a UDF sends (one copy, where serializing and then
+    filling the message would take two): ``size(tensor)``, then ``write(buffer)``."""
+
+    def size(self, tensor: Any) -> int:
+        self._ready = _sendable(tensor)
+        return _DESC_SIZE + self._ready[2]
+
+    def write(self, out: Any) -> None:
+        t, dtype, size = self._ready
+        self._ready = None
+        _write_torch_message(t, dtype, size, memoryview(out).cast("B"))
 
 
 def _deserialize_with_torch_tensor(buffer: Any) -> Any:
@@ -123,7 +153,7 @@ def _deserialize_with_torch_tensor(buffer: Any) -> Any:
 def register_torch_tensor() -> None:
     """Send torch tensors as GE's torch messages (type 1023) from now on; idempotent."""
     msg_type_register._register_builtin(MSG_TYPE_TORCH_TENSOR_MSG, _torch().Tensor, _serialize_with_torch_tensor,
-                                        _deserialize_with_torch_tensor)
+                                        _deserialize_with_torch_tensor, writer=_TorchWriter)
 
 
 _register_torch_tensor = register_torch_tensor  # GE's name
@@ -177,7 +207,17 @@ class NpuActorProcessPoint(PyActorProcessPoint):
             raise TypeError(f"{cls.__name__}.{name} takes {len(fd.inputs)} inputs, input_descs has {len(descs)}")
         node_name = cls.__name__ + "_fnode"
         ws = os.path.join(".", node_name + "_ws")
-        path = _export_onnx(cls._decorated_class(*args, **kwargs), name, descs, len(fd.outputs), ws)
+        for i, d in enumerate(descs):
+            if not isinstance(d, TensorDesc):
+                raise TypeError(f"input_descs[{i}] must be TensorDesc, but got {type(d).__name__}")
+        try:
+            path = _export_onnx(cls._decorated_class(*args, **kwargs), name, descs, len(fd.outputs), ws)
+        except DfException:
+            raise
+        except Exception as e:  # the module's own code, torch's tracer or its ONNX exporter
+            raise DfException(f"@npu_model node {node_name}: {cls.__name__}.{name} cannot be exported at "
+                              f"optimize_level=2 ({type(e).__name__}: {e}); run it at optimize_level=1, or make "
+                              "it traceable", _core.PARAM_INVALID) from e
         pp = df.GraphProcessPoint(df.Framework.ONNX, path)
         node = df.FlowNode(input_num=len(fd.inputs), output_num=len(fd.outputs), name=node_name)
         node.add_process_point(pp)
@@ -214,9 +254,19 @@ def _export_onnx(module: Any, method: str, descs: List[TensorDesc], n_out: int, 
     for o in outputs:
         if dynamic:
             dynamic.setdefault(o, {})
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", torch.jit.TracerWarning)
         torch.onnx.export(_Method().eval(), tuple(inputs), path, input_names=[f"x{i}" for i in range(len(inputs))],
                           output_names=outputs, dynamic_axes=dynamic or None, opset_version=17)
+    # A tracer warning means the trace took a Python value from a tensor (a branch on its data, a
+    # shape turned into an int): the exported model would replay what the example input did, for
+    # every input. Refused, where GE's dynamo export would have broken the graph there.
+    traced = [w for w in caught if issubclass(w.category, torch.jit.TracerWarning)]
+    if traced:
+        os.remove(path)
+        w = traced[0]
+        raise RuntimeError(f"its trace depends on the example input, so the exported model would be wrong for "
+                           f"other inputs (TracerWarning at {os.path.basename(w.filename)}:{w.lineno}: {w.message})")
     return path
 
 
