@@ -7,6 +7,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include "python/py_bridge.h"
 #include "python/py_core.h"
 
 namespace hflow {
@@ -83,6 +84,7 @@ PYBIND11_MODULE(_core, m) {
   hflow::python::BindHost(m);
   hflow::python::BindUdfTypes(m);
   hflow::python::BindUdf(m);
+  hflow::python::BindBridge(m);
   hflow::python::BindRt(m);
   hflow::python::BindWorker(m);
 }

@@ -31,6 +31,7 @@
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/flow_func_log.h"
 #include "flow_func/meta_multi_func.h"
+#include "python/py_bridge.h"
 #include "python/py_core.h"
 #include "python/py_udf_types.h"
 
@@ -194,6 +195,24 @@ void RegisterPyUdf(const std::vector<std::string>& names,
 }
 
 }  // namespace
+
+std::unique_ptr<ff::MetaMultiFunc> NewPythonUdf(py::object driver) {
+  return std::make_unique<PythonUdf>(std::move(driver));
+}
+
+int32_t ProcPythonUdf(ff::MetaMultiFunc& udf, const std::string& name,
+                      const std::shared_ptr<ff::MetaRunContext>& ctx,
+                      const std::vector<std::shared_ptr<ff::FlowMsg>>& in) {
+  return static_cast<PythonUdf&>(udf).Proc<ff::FlowMsg, UdfMsg>(name, ctx, in);
+}
+
+int32_t ProcPythonUdf(
+    ff::MetaMultiFunc& udf, const std::string& name,
+    const std::shared_ptr<ff::MetaRunContext>& ctx,
+    const std::vector<std::shared_ptr<ff::FlowMsgQueue>>& in) {
+  return static_cast<PythonUdf&>(udf).Proc<ff::FlowMsgQueue, UdfQueue>(name,
+                                                                       ctx, in);
+}
 
 void BindUdf(py::module_& m) {
   m.def("register_py_udf", &RegisterPyUdf, py::arg("names"), py::arg("stream"),

@@ -128,6 +128,18 @@ def in_worker() -> bool:
         return bool(_name_prefix)
 
 
+def running_ids(params: Any) -> tuple:
+    """(device id, instance id, instance count) of the instance ``params`` (a ``_core`` MetaParams)
+    belongs to; None for any the params cannot say."""
+    ids = []
+    for getter in ("get_running_device_id", "get_running_instance_id", "get_running_instance_num"):
+        try:
+            ids.append(int(getattr(params, getter)()))
+        except Exception:
+            ids.append(None)
+    return tuple(ids)
+
+
 class Driver:
     """What ``_core`` calls for one node instance of a Python process point."""
 
@@ -141,12 +153,7 @@ class Driver:
 
     def init(self, params: Any) -> int:
         """Make the user object and run its init; 0 on success."""
-        for attr, getter in (("device_id", "get_running_device_id"), ("instance_id", "get_running_instance_id"),
-                             ("instance_num", "get_running_instance_num")):
-            try:
-                setattr(self, attr, int(getattr(params, getter)()))
-            except Exception:
-                setattr(self, attr, None)
+        self.device_id, self.instance_id, self.instance_num = running_ids(params)
         if self._owner.visible_device and self.device_id is not None:
             if in_worker():  # a worker serves one device; the host's environment is every node's
                 os.environ["ASCEND_RT_VISIBLE_DEVICES"] = str(self.device_id)
