@@ -35,6 +35,7 @@ from dataflow.utils.utils import DfException, check_str_dict, check_type
 # tensors and infos are made without re-checking what _core already checked. Any other input
 # takes the full path, with all of its checks and messages.
 _NO_INFO = (0, 0, 0, 0, b"", 0)  # FlowInfo()._to_tuple()
+_FEED_DICT_TEXT = str(Dict[FlowData, Any])  # GE's wording of the type, made once (not per feed)
 
 
 class FlowGraph:
@@ -187,11 +188,11 @@ class FlowGraph:
         return timeout
 
     def _select_inputs(self, feed_dict: Any, partial_inputs: bool) -> Tuple[int, list[tuple[int, FlowData]]]:
-        check_type("feed_dict", feed_dict, dict, str(Dict[FlowData, Any]))
+        check_type("feed_dict", feed_dict, dict, _FEED_DICT_TEXT)
         check_type("partial_inputs", partial_inputs, bool)
         for key in feed_dict:
             if not isinstance(key, FlowData):
-                raise DfException(f"Argument feed_dict must be {Dict[FlowData, Any]}, but its keys include "
+                raise DfException(f"Argument feed_dict must be {_FEED_DICT_TEXT}, but its keys include "
                                   f"{type(key).__name__}: {key!r}: feed_dict keys must be FlowData")
             if key not in self._input_datas:
                 log.warning("FlowData %s is not an input of FlowGraph %s; ignored", key.name, self.name)

@@ -116,6 +116,8 @@ def check_type(name: str, value: Any, types: Any, what: Optional[str] = None) ->
     instance of ``types``, as GE's argument checks (``assert_args_type``) do; WHAT defaults to GE's
     wording of ``types``. ``bool`` is never accepted where ``int`` is asked for unless ``bool`` is listed.
     """
+    if type(value) is types:  # the common case, first: feeds check several arguments each
+        return
     if not _is_a(value, types):
         raise DfException(f"Argument {name} must be {what or type_text(types)}, but got "
                           f"{type(value).__name__}: {value!r}", _core.PARAM_INVALID)
