@@ -6,14 +6,19 @@
 // 3,6,7), which RESOURCE_CONFIG_PATH names as GE programs do.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "acl/acl.h"
 #include "acl_test_util.h"
+#include "rt/ctxcheck.h"
+#include "rt/sim/sim_runtime.h"
 #include "test_util.h"
 #include "util/thread_name.h"
 
@@ -177,6 +182,52 @@ TEST_P(AclSeedTest, WorkerWithoutSetDeviceFailsOrWorksByLuckOnDeviceZero) {
   fixed.join();
   EXPECT_EQ(testing::ImplicitBindings(*Sim(), c.devices), implicit_before);
   EXPECT_EQ(aclrtResetDevice(c.work), ACL_SUCCESS);
+}
+
+// hflow ctxcheck through ACL (docs/ctxcheck.md): the seed's worker is a
+// finding on every device set. Report mode lets it go on (on the default
+// device, else the cluster's lowest as a stand-in); strict mode fails it
+// with ACL_ERROR_RT_CONTEXT_NULL and EE1018 even where device 0 would have
+// passed it.
+TEST_P(AclSeedTest, CtxCheckFindsTheWorkerOnEveryDeviceSet) {
+  const SeedCase& c = GetParam();
+  InitOn(c.devices);
+  const std::string file = ::testing::TempDir() + "acl_ctxcheck_" +
+                           std::to_string(getpid()) + ".jsonl";
+  rt::ctxcheck::internal::SetOutputFile(file);
+  for (rt::ctxcheck::Mode mode :
+       {rt::ctxcheck::Mode::kReport, rt::ctxcheck::Mode::kStrict}) {
+    rt::ctxcheck::internal::ResetSites();
+    Sim()->SetCtxCheck(mode);
+    aclError code = ACL_SUCCESS;
+    std::string err;
+    std::thread worker([&] {
+      util::SetCurrentThreadName("acl-worker");
+      void* p = nullptr;
+      err = StderrOf(
+          [&] { code = aclrtMalloc(&p, 256, ACL_MEM_MALLOC_HUGE_FIRST); });
+      if (code == ACL_SUCCESS) EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
+    });
+    worker.join();
+    std::vector<rt::ctxcheck::Site> sites = rt::ctxcheck::Sites();
+    ASSERT_FALSE(sites.empty()) << rt::ctxcheck::ModeName(mode);
+    EXPECT_EQ(sites[0].kind, rt::ctxcheck::Kind::kUnbound);
+    EXPECT_EQ(sites[0].note.op, rt::Op::kMalloc);
+    EXPECT_EQ(sites[0].thread, "acl-worker");
+    EXPECT_EQ(sites[0].note.device, c.devices.front());
+    if (mode == rt::ctxcheck::Mode::kReport) {
+      EXPECT_EQ(code, ACL_SUCCESS) << err;
+    } else {
+      EXPECT_EQ(code, ACL_ERROR_RT_CONTEXT_NULL);
+      EXPECT_THAT(err, HasSubstr("(EE1018)"));
+      EXPECT_EQ(sites[0].result, "no_context");
+    }
+  }
+  Sim()->SetCtxCheck(rt::ctxcheck::Mode::kOff);
+  rt::ctxcheck::internal::ResetSites();
+  const char* env = std::getenv("HFLOW_CTXCHECK_FILE");
+  rt::ctxcheck::internal::SetOutputFile(env ? env : "");
+  std::remove(file.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(DeviceSets, AclSeedTest,

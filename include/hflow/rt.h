@@ -53,6 +53,9 @@ struct RuntimeOptions {
   // Overrides the cluster's default device; -1 means none.
   std::optional<int32_t> default_device;
   bool record_calls = false;  // sim: keep a call log from the start
+  // sim: hflow ctxcheck (docs/ctxcheck.md): "off", "report" or "strict";
+  // "" lets $HFLOW_CTXCHECK decide. SameRuntime ignores it.
+  std::string ctxcheck;
 };
 
 // Creates the runtime `options` describe and installs it (`*out`, if given,

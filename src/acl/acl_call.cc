@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "rt/sim/sim_runtime.h"
 #include "util/thread_name.h"
 
 namespace hflow {
@@ -89,6 +90,15 @@ aclError CurrentDevice(rt::DeviceRuntime& runtime, const CallText& call,
   if (s.ok()) return ACL_SUCCESS;
   if (s.code() != StatusCode::kNoContext) return FromStatus(call, s);
   std::optional<int32_t> fallback = runtime.DefaultDevice();
+  const auto* sim = dynamic_cast<const rt::SimRuntime*>(&runtime);
+  if (!fallback && sim != nullptr &&
+      sim->CtxCheck() != rt::ctxcheck::Mode::kOff) {
+    // hflow ctxcheck: the sim records the unbound call, so it must reach
+    // the sim; its lowest device stands in for the device the program
+    // meant (report: continues there; strict: fails with EE1018 there).
+    const std::vector<int32_t> ids = runtime.DeviceIds();
+    if (!ids.empty()) fallback = ids.front();
+  }
   if (fallback) {
     // The runtime binds the default device's context to this thread when
     // the call reaches it, and counts it (the quirk that lets programs

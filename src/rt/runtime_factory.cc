@@ -19,6 +19,16 @@ Status InitializeRuntime(const RuntimeOptions& options,
     sim.cluster = options.cluster;
     sim.default_device = options.default_device;
     sim.record_calls = options.record_calls;
+    if (!options.ctxcheck.empty()) {
+      ctxcheck::Mode mode;
+      if (!ctxcheck::ParseModeName(options.ctxcheck, &mode)) {
+        return Status::InvalidArgument(
+            "ctxcheck mode '" + options.ctxcheck +
+            "' is unknown; use off, report or strict (or leave it empty for "
+            "$HFLOW_CTXCHECK)");
+      }
+      sim.ctxcheck = mode;
+    }
     std::shared_ptr<SimRuntime> s;
     HFLOW_RETURN_IF_ERROR(SimRuntime::Create(std::move(sim), &s));
     runtime = std::move(s);

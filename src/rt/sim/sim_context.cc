@@ -109,23 +109,22 @@ Status SimRuntime::CheckBinding(Op op, SimDevice* dev, bool* implicit) {
           ") was destroyed; bind a live context first");
     }
     if (cur->device == dev->id) return Status::OK();
+    NoteCrossDevice(op, dev->id, dev->id);
     return Status::ContextMismatch(
         std::string(OpName(op)) + " on " + Dev(dev->id) + ": thread '" +
         util::CurrentThreadName() + "' is bound to a context of " +
         Dev(cur->device) + ", not " + Dev(dev->id) + "; bind " + Dev(dev->id) +
         " first (SetDevice or SetCurrentContext)");
   }
+  // Unbound: cold in every mode, so ctxcheck's mode is read only here.
+  ctxcheck::Mode check = ctxcheck_.load(std::memory_order_relaxed);
+  if (check != ctxcheck::Mode::kOff) {
+    return CheckedUnbound(op, dev, implicit, check);
+  }
   if (default_device_ && *default_device_ == dev->id) {
     // The quirk of real runtimes: an unbound thread silently gets the
     // default device's default context. Counted so tests can forbid it.
-    SimContext* ctx;
-    {
-      util::MutexLock lock(dev->mu);
-      ctx = EnsureDefaultContext(dev);
-      dev->implicitly_retained = true;
-    }
-    dev->implicit_bindings.fetch_add(1);
-    Bind(ctx);
+    BindImplicitly(dev);
     *implicit = true;
     return Status::OK();
   }
@@ -134,6 +133,49 @@ Status SimRuntime::CheckBinding(Op op, SimDevice* dev, bool* implicit) {
       ": no valid context is bound to the current thread '" +
       util::CurrentThreadName() + "' (EE1018); bind " + Dev(dev->id) +
       " first (SetDevice or SetCurrentContext)");
+}
+
+sim::SimContext* SimRuntime::BindImplicitly(SimDevice* dev) {
+  SimContext* ctx;
+  {
+    util::MutexLock lock(dev->mu);
+    ctx = EnsureDefaultContext(dev);
+    dev->implicitly_retained = true;
+  }
+  dev->implicit_bindings.fetch_add(1);
+  Bind(ctx);
+  return ctx;
+}
+
+// Note [ctxcheck's unbound calls]
+// Report mode lets every unbound call go on as the default device's would,
+// bound implicitly to the targeted device's default context (and counted),
+// so one run finds every site rather than stopping at the first; the
+// thread stays marked as implicitly bound, and its later calls are found
+// too, until it binds explicitly (CtxCheckEpilogue). Strict mode turns the
+// quirk off everywhere, device 0 included: the call fails as Ascend's
+// runtime fails it off the default device, so the program's error path
+// can be tested.
+Status SimRuntime::CheckedUnbound(Op op, SimDevice* dev, bool* implicit,
+                                  ctxcheck::Mode mode) {
+  ctxcheck::Note n;
+  n.kind = ctxcheck::Kind::kUnbound;
+  n.op = op;
+  n.device = dev->id;
+  n.touched = dev->id;
+  if (mode == ctxcheck::Mode::kReport) {
+    BindImplicitly(dev);
+    *implicit = true;
+    n.continued_on = dev->id;
+    ctxcheck::SetNote(n);
+    return Status::OK();
+  }
+  ctxcheck::SetNote(n);
+  return Status::NoContext(
+      std::string(OpName(op)) + " on " + Dev(dev->id) +
+      ": no valid context is bound to the current thread '" +
+      util::CurrentThreadName() + "' (EE1018); bind " + Dev(dev->id) +
+      " first (SetDevice or SetCurrentContext) [hflow ctxcheck strict]");
 }
 
 Status SimRuntime::EnterDeviceOp(Op op, int32_t device, SimDevice** dev,

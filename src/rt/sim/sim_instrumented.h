@@ -18,11 +18,16 @@ Status SimRuntime::Instrumented(Op op, int32_t device, Body&& body) {
   bool implicit = false;
   if (!instrumented_.load(std::memory_order_relaxed)) return body(&implicit);
   SimContext* entry = BoundContext();
-  Status s = MaybeFault(op);
+  const bool checking =
+      ctxcheck_.load(std::memory_order_relaxed) != ctxcheck::Mode::kOff;
+  if (checking) ctxcheck::PendingNote() = ctxcheck::Note{};
+  Status s =
+      faulting_.load(std::memory_order_relaxed) ? MaybeFault(op) : Status::OK();
   if (s.ok()) s = body(&implicit);
   if (record_calls_.load(std::memory_order_relaxed)) {
     Record(op, device, entry, implicit, s);
   }
+  if (checking) CtxCheckEpilogue(op, device, entry, s);
   return s;
 }
 

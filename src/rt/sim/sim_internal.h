@@ -71,6 +71,10 @@ struct ThreadCache {
   int next_context = 0;
   AllocationSeen allocations[4];
   int next_allocation = 0;
+  // ctxcheck: the context the runtime (by uid) bound implicitly at an
+  // unbound call on this thread, until the thread binds explicitly.
+  uint64_t implicit_runtime = 0;
+  const void* implicit_ctx = nullptr;
 };
 
 // This thread's caches (made on first use, freed at thread exit).

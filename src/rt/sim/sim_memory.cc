@@ -123,6 +123,9 @@ Status SimRuntime::Free(int32_t device, void* ptr) {
       util::WriterMutexLock lock(allocs_mu_);
       auto it = allocs_.find(reinterpret_cast<uintptr_t>(ptr));
       if (it == allocs_.end() || it->second.device != device) {
+        if (it != allocs_.end()) {
+          NoteCrossDevice(Op::kFree, device, it->second.device);
+        }
         return Status::InvalidArgument(
             "Free on " + Dev(device) + ": " + Ptr(ptr) +
             " is not a live allocation of this device (double free, or "
@@ -216,17 +219,26 @@ Status SimRuntime::Memcpy(int32_t device, void* dst, const void* src,
     auto reaches = [&](int32_t owner) {
       return owner == device || owner == kRegisteredHost;
     };
+    // ctxcheck: a pointer of another device is a cross-device finding; one
+    // that is no allocation at all is not.
     switch (kind) {
       case MemcpyKind::kHostToDevice:
-        if (!dst_on_dev || dst_dev != device) return bad("destination", dst);
+        if (!dst_on_dev || dst_dev != device) {
+          if (dst_on_dev) NoteCrossDevice(Op::kMemcpy, device, dst_dev);
+          return bad("destination", dst);
+        }
         break;
       case MemcpyKind::kDeviceToHost:
-        if (!src_on_dev || !reaches(src_dev)) return bad("source", src);
+        if (!src_on_dev || !reaches(src_dev)) {
+          if (src_on_dev) NoteCrossDevice(Op::kMemcpy, device, src_dev);
+          return bad("source", src);
+        }
         break;
       case MemcpyKind::kDeviceToDevice:
         if (!dst_on_dev) return bad("destination", dst);
         if (!src_on_dev) return bad("source", src);
         if (!reaches(dst_dev) && !reaches(src_dev)) {
+          NoteCrossDevice(Op::kMemcpy, device, src_dev);
           return Status::InvalidArgument("Memcpy on " + Dev(device) +
                                          ": a device-to-device copy from " +
                                          Dev(src_dev) + " to " + Dev(dst_dev) +
@@ -255,6 +267,7 @@ Status SimRuntime::Memset(int32_t device, void* dst, int value, size_t bytes) {
     bool found = false;
     found = FindAllocation(dst, bytes, &owner);
     if (!found || owner != device) {
+      if (found) NoteCrossDevice(Op::kMemset, device, owner);
       return Status::InvalidArgument("Memset on " + Dev(device) + ": " +
                                      Ptr(dst) +
                                      " is not inside a live allocation of "

@@ -53,6 +53,8 @@ SimRuntime::SimRuntime(SimOptions options)
     device_ids_.push_back(d.device_id);
   }
   if (options_.record_calls) SetRecordCalls(true);
+  ctxcheck::Mode check = options_.ctxcheck.value_or(ctxcheck::EnvMode());
+  if (check != ctxcheck::Mode::kOff) SetCtxCheck(check);
 }
 
 SimRuntime::~SimRuntime() {
@@ -119,10 +121,81 @@ Status SimRuntime::LookupDevice(Op op, int32_t device, SimDevice** out) const {
 // ---------------------------------------------------------------------------
 // Instrumentation
 
+// Note [ctxcheck costs nothing when off]
+// Every sim op already pays one relaxed load of instrumented_ (and the
+// DriverCall and SetCurrentContext fast paths test it too). ctxcheck turns
+// that flag on rather than adding a load of its own, so off, the hot paths
+// are what they were. Its detection points sit in branches that are cold
+// whatever the mode (an unbound thread, a mismatch, a foreign pointer), and
+// read ctxcheck_ only there. On, the slow path must not take instr_mu_ per
+// call (MaybeFault's lock, shared by every thread): `faulting_` says
+// whether MaybeFault has anything to do, and ctxcheck alone gives it none.
 void SimRuntime::UpdateInstrumented() {
-  bool on = count_calls_ || !faults_.empty() || any_latency_ ||
-            record_calls_.load(std::memory_order_relaxed);
+  bool faulting = count_calls_ || !faults_.empty() || any_latency_ ||
+                  record_calls_.load(std::memory_order_relaxed);
+  faulting_.store(faulting, std::memory_order_relaxed);
+  bool on = faulting ||
+            ctxcheck_.load(std::memory_order_relaxed) != ctxcheck::Mode::kOff;
   instrumented_.store(on, std::memory_order_release);
+}
+
+void SimRuntime::SetCtxCheck(ctxcheck::Mode mode) {
+  util::MutexLock lock(instr_mu_);
+  ctxcheck_.store(mode, std::memory_order_relaxed);
+  UpdateInstrumented();
+}
+
+void SimRuntime::NoteCrossDevice(Op op, int32_t device, int32_t touched) {
+  if (ctxcheck_.load(std::memory_order_relaxed) == ctxcheck::Mode::kOff ||
+      touched == kRegisteredHost) {
+    return;
+  }
+  SimContext* cur = BoundContext();
+  if (cur == nullptr || cur->device == touched) return;
+  ctxcheck::Note n;
+  n.kind = ctxcheck::Kind::kCrossDevice;
+  n.op = op;
+  n.device = device;
+  n.touched = touched;
+  n.ctx_device = cur->device;
+  ctxcheck::SetNote(n);
+}
+
+void SimRuntime::CtxCheckEpilogue(Op op, int32_t device, SimContext* entry,
+                                  const Status& s) {
+  ctxcheck::Note& note = ctxcheck::PendingNote();
+  sim::ThreadCache& c = sim::MyThreadCache();
+  const bool binds = op == Op::kSetDevice || op == Op::kCreateContext ||
+                     op == Op::kSetCurrentContext;
+  const bool on_mark =
+      entry != nullptr && c.implicit_runtime == uid_ && c.implicit_ctx == entry;
+  if (binds) {
+    // An explicit binding ends the implicit one, unless it rebinds the
+    // implicit context itself (a ContextGuard restoring what it found).
+    if (s.ok() &&
+        (op != Op::kSetCurrentContext || BoundContext() != c.implicit_ctx)) {
+      c.implicit_ctx = nullptr;
+      c.implicit_runtime = 0;
+    }
+  } else if (on_mark && note.kind == ctxcheck::Kind::kNone &&
+             op != Op::kResetDevice && op != Op::kDestroyContext &&
+             op != Op::kHostRegister && op != Op::kHostUnregister) {
+    note.kind = ctxcheck::Kind::kUnbound;
+    note.op = op;
+    note.device = device;
+    note.touched = device;
+    note.ctx_device = entry->device;
+    note.on_implicit = true;
+  }
+  if (note.kind == ctxcheck::Kind::kNone) return;
+  ctxcheck::Note n = note;
+  note = ctxcheck::Note{};
+  if (n.kind == ctxcheck::Kind::kUnbound && n.continued_on >= 0 && s.ok()) {
+    // Later calls on this thread run on the implicit binding: found too.
+    c.implicit_runtime = uid_;
+    c.implicit_ctx = BoundContext();
+  }
+  ctxcheck::Report(n, ctxcheck_.load(std::memory_order_relaxed), s);
 }
 
 void SimRuntime::InjectFault(Op op, uint64_t nth, Status error) {

@@ -32,6 +32,7 @@
 
 #include "hflow/cluster.h"
 #include "hflow/device_runtime.h"
+#include "rt/ctxcheck.h"
 #include "util/mutex.h"
 #include "util/thread_annotations.h"
 
@@ -47,6 +48,8 @@ struct SimOptions {
   // implicit-binding quirk altogether.
   std::optional<int32_t> default_device;
   bool record_calls = false;
+  // hflow ctxcheck (rt/ctxcheck.h); unset: $HFLOW_CTXCHECK decides.
+  std::optional<ctxcheck::Mode> ctxcheck;
 };
 
 // One recorded runtime call.
@@ -127,6 +130,13 @@ class SimRuntime final : public DeviceRuntime {
 
   void SetRecordCalls(bool on);
   std::vector<CallRecord> CallLog() const;
+  // hflow ctxcheck's mode (rt/ctxcheck.h): set at construction from
+  // SimOptions::ctxcheck or $HFLOW_CTXCHECK; changeable later (a session
+  // adopting a runtime, tests).
+  void SetCtxCheck(ctxcheck::Mode mode);
+  ctxcheck::Mode CtxCheck() const {
+    return ctxcheck_.load(std::memory_order_relaxed);
+  }
   void ClearCallLog();
 
   // Context id (>0) of a handle, 0 for nullptr or unknown handles.
@@ -167,6 +177,21 @@ class SimRuntime final : public DeviceRuntime {
   // The binding rule for device-dependent ops. `implicit` reports whether
   // the default-device quirk bound the thread.
   Status CheckBinding(Op op, SimDevice* dev, bool* implicit);
+  // CheckBinding's unbound branch while ctxcheck is on: notes the finding,
+  // then binds implicitly (report) or fails with EE1018 (strict).
+  Status CheckedUnbound(Op op, SimDevice* dev, bool* implicit,
+                        ctxcheck::Mode mode);
+  // Binds `dev`'s default context because an unbound call needed one (the
+  // quirk), counting it.
+  SimContext* BindImplicitly(SimDevice* dev);
+  // Notes a cross-device finding if ctxcheck is on: a call naming `device`
+  // touched `touched`'s resources while the thread is bound to a context of
+  // another device (registered host memory belongs to every device).
+  void NoteCrossDevice(Op op, int32_t device, int32_t touched);
+  // Instrumented's ctxcheck epilogue: finds calls still on an implicit
+  // binding, keeps the thread's implicit-binding mark and reports the note.
+  void CtxCheckEpilogue(Op op, int32_t device, SimContext* entry,
+                        const Status& s);
   // Lookup + lost check + binding check.
   Status EnterDeviceOp(Op op, int32_t device, SimDevice** dev, bool* implicit);
 
@@ -216,8 +241,12 @@ class SimRuntime final : public DeviceRuntime {
   std::atomic<uint64_t> registrations_{0};
 
   // Instrumentation state. `instrumented_` is the one relaxed load hot paths
-  // pay when nothing is armed.
+  // pay when nothing is armed; ctxcheck rides on it (Note [ctxcheck costs
+  // nothing when off]). `faulting_`: whether MaybeFault has work (counting,
+  // faults, latency, recording), so that ctxcheck alone takes no lock.
   std::atomic<bool> instrumented_{false};
+  std::atomic<bool> faulting_{false};
+  std::atomic<ctxcheck::Mode> ctxcheck_{ctxcheck::Mode::kOff};
   std::atomic<bool> record_calls_{false};
   bool count_calls_ GUARDED_BY(instr_mu_) = false;
   mutable util::Mutex instr_mu_;

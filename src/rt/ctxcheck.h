@@ -1,0 +1,109 @@
+// hflow ctxcheck, library mode (issue 43, docs/ctxcheck.md): finds device
+// calls made on a thread with no bound context, and calls that touch one
+// device's resources under another device's context. The simulated runtime
+// detects them (sim_context.cc, sim_memory.cc) and reports each here, where
+// findings are deduplicated by site and written as JSON lines to
+// $HFLOW_CTXCHECK_FILE, or as text to stderr.
+//
+// The mode comes from SimOptions::ctxcheck (RuntimeOptions::ctxcheck) or,
+// when that is unset, from $HFLOW_CTXCHECK, read once per process:
+//   report (1, on): find, and let an unbound call go on implicitly bound to
+//                   the targeted device's default context;
+//   strict:         find, and fail every unbound call with EE1018, device 0
+//                   included, as Ascend's runtime does off the default device;
+//   off (0, unset): nothing; the sim costs what it did before.
+//
+// Thread-safety: every function may be called from any thread. The pending
+// note is thread-local; the site table is guarded by a mutex. Reporting is a
+// slow path (a stack capture, and symbolization at a site's first hit).
+#ifndef HFLOW_RT_CTXCHECK_H_
+#define HFLOW_RT_CTXCHECK_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hflow/device_runtime.h"
+#include "hflow/status.h"
+#include "util/symbolize.h"
+
+namespace hflow {
+namespace rt {
+namespace ctxcheck {
+
+enum class Mode : uint8_t { kOff, kReport, kStrict };
+enum class Kind : uint8_t { kNone, kUnbound, kCrossDevice };
+
+const char* ModeName(Mode mode);  // "off", "report", "strict"
+const char* KindName(Kind kind);  // "", "unbound", "cross_device"
+
+// A mode's name as RuntimeOptions::ctxcheck spells it ("off", "report",
+// "strict"); false for anything else.
+bool ParseModeName(const std::string& name, Mode* mode);
+
+// The mode $HFLOW_CTXCHECK asks for, read at the first call. An unknown
+// value warns once on stderr and means off.
+Mode EnvMode();
+
+// What a detection point saw, filled in by the sim during one call and
+// reported by the call's epilogue (SimRuntime::Instrumented).
+struct Note {
+  Kind kind = Kind::kNone;
+  Op op = Op::kCount;
+  int32_t device = -1;        // the device the call named
+  int32_t touched = -1;       // the device whose resources it touched
+  int32_t ctx_device = -1;    // the bound context's device (-1: none)
+  int32_t continued_on = -1;  // report mode: the device implicitly bound
+  bool on_implicit = false;   // the thread was still on an implicit binding
+};
+
+// This thread's note for the call in progress. Detection points set it only
+// if it is empty (the first finding of a call wins).
+Note& PendingNote();
+inline void SetNote(const Note& n) {
+  Note& p = PendingNote();
+  if (p.kind == Kind::kNone) p = n;
+}
+
+// Records a finding of `mode` whose call returned `result`: captures the
+// stack, deduplicates the site and writes a `finding` line at its first hit,
+// `count` lines when its count reaches a power of two, and the final counts
+// at exit.
+void Report(const Note& note, Mode mode, const Status& result);
+
+// One deduplicated site, as recorded so far.
+struct Site {
+  std::string id;  // 16 hex digits: FNV-1a of kind, op, user frames
+  Kind kind = Kind::kNone;
+  Note note;  // of the first hit
+  std::string mode;
+  std::string result;  // the first hit's: "ok", "no_context", ...
+  std::string message;
+  std::string thread;  // the first hit's thread name
+  int64_t tid = 0;
+  int64_t pid = 0;
+  uint64_t count = 0;
+  std::vector<int32_t> devices;  // touched devices over all hits, ascending
+  std::vector<util::Frame> frames;
+};
+
+// The sites recorded so far, in order of first hit.
+std::vector<Site> Sites();
+
+namespace internal {
+// $HFLOW_CTXCHECK's value parsed; *known false (and kOff) for an unknown one.
+Mode ParseEnvValue(const char* value, bool* known);
+// Where findings go from now on: a JSONL path, or "" for text on stderr.
+// The default is $HFLOW_CTXCHECK_FILE.
+void SetOutputFile(const std::string& path);
+// Writes the final `count` lines (what the atexit handler does) now.
+void WriteFinalCounts();
+// Forgets every site.
+void ResetSites();
+}  // namespace internal
+
+}  // namespace ctxcheck
+}  // namespace rt
+}  // namespace hflow
+
+#endif  // HFLOW_RT_CTXCHECK_H_

@@ -1,0 +1,132 @@
+// Stack capture and dladdr-based symbolization (see symbolize.h).
+//
+// Thread-safety: stateless; backtrace, dladdr and __cxa_demangle are
+// thread-safe.
+#include "util/symbolize.h"
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace hflow {
+namespace util {
+
+namespace {
+// dladdr names the main program as it was started (argv[0], maybe a
+// relative path); name it by its absolute path, as other modules are.
+std::string ModulePath(const char* fname) {
+  static const std::string* exe = [] {
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    return new std::string(n > 0 ? std::string(buf, n) : "");
+  }();
+  if (fname[0] != '/' && !exe->empty() &&
+      std::strcmp(fname, program_invocation_name) == 0) {
+    return *exe;
+  }
+  return fname;
+}
+}  // namespace
+
+std::vector<uintptr_t> CaptureStack(int skip, int max) {
+  constexpr int kMaxDepth = 128;
+  void* pcs[kMaxDepth];
+  // One more than asked, for this function's own frame.
+  int want = skip + max + 1;
+  if (want > kMaxDepth) want = kMaxDepth;
+  int n = backtrace(pcs, want);
+  std::vector<uintptr_t> out;
+  for (int i = skip + 1; i < n && static_cast<int>(out.size()) < max; ++i) {
+    out.push_back(reinterpret_cast<uintptr_t>(pcs[i]));
+  }
+  return out;
+}
+
+std::string Demangle(const char* mangled) {
+  if (mangled == nullptr) return "";
+  int status = 0;
+  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  if (status != 0 || d == nullptr) return mangled;
+  std::string out(d);
+  std::free(d);
+  return out;
+}
+
+Frame Symbolize(uintptr_t pc) {
+  Frame f;
+  f.pc = pc;
+  Dl_info info{};
+  // A return address may lie just past its function's last byte.
+  const void* lookup = reinterpret_cast<const void*>(pc > 0 ? pc - 1 : pc);
+  if (dladdr(lookup, &info) == 0) return f;
+  if (info.dli_fname != nullptr) f.module = ModulePath(info.dli_fname);
+  f.module_base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+  if (info.dli_sname != nullptr && info.dli_saddr != nullptr) {
+    f.function = Demangle(info.dli_sname);
+    f.offset = pc - reinterpret_cast<uintptr_t>(info.dli_saddr);
+  }
+  return f;
+}
+
+Frame ModuleOf(uintptr_t pc) {
+  Frame f;
+  f.pc = pc;
+  Dl_info info{};
+  const void* lookup = reinterpret_cast<const void*>(pc > 0 ? pc - 1 : pc);
+  if (dladdr(lookup, &info) == 0 || info.dli_fname == nullptr) return f;
+  f.module = ModulePath(info.dli_fname);
+  f.module_base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+  return f;
+}
+
+bool IsHflowOrSystemModule(const std::string& module) {
+  if (module.empty()) return false;
+  for (const char* dir : {"/lib/", "/usr/lib/", "/lib64/", "/usr/lib64/"}) {
+    if (module.rfind(dir, 0) == 0) return true;
+  }
+  size_t slash = module.rfind('/');
+  std::string base =
+      slash == std::string::npos ? module : module.substr(slash + 1);
+  // hflow's libraries (docs/ctxcheck.md lists them) and its executables.
+  for (const char* prefix :
+       {"libhflow", "libascendcl", "libflow_func", "libge_runner",
+        "libdflow_runner", "libgraph", "libflow_graph", "libfmk",
+        "libhflow_model", "_core", "hflow-worker"}) {
+    if (base.rfind(prefix, 0) == 0) return true;
+  }
+  return base.rfind("ld-linux", 0) == 0 || base.rfind("linux-vdso", 0) == 0;
+}
+
+std::string FormatFrame(const Frame& f) {
+  char pc[32];
+  snprintf(pc, sizeof(pc), "0x%zx", static_cast<size_t>(f.pc));
+  std::string out;
+  if (f.function.empty() && !f.module.empty()) {
+    // No symbol: the module offset is what addr2line -e MODULE needs.
+    snprintf(pc, sizeof(pc), "+0x%zx",
+             static_cast<size_t>(f.pc - f.module_base));
+    size_t slash = f.module.rfind('/');
+    out = (slash == std::string::npos ? f.module : f.module.substr(slash + 1)) +
+          pc;
+  } else if (f.function.empty()) {
+    out = pc;
+  } else {
+    char off[32];
+    snprintf(off, sizeof(off), "+0x%zx", static_cast<size_t>(f.offset));
+    out = f.function + off;
+  }
+  if (!f.file.empty()) {
+    out += " at " + f.file + ":" + std::to_string(f.line);
+  }
+  if (!f.module.empty()) out += " (" + f.module + ")";
+  return out;
+}
+
+}  // namespace util
+}  // namespace hflow
