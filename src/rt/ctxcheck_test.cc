@@ -414,6 +414,9 @@ TEST(CtxCheckEnvTest, EnvironmentSwitchesItOnAndNamesTheFile) {
                      std::to_string(getpid()) + ".jsonl";
   std::remove(file.c_str());
   std::string cmd =
+      // Not the parent's gtest shard (sanitized runs shard the suite): the
+      // child's filter names one test, which another shard may own.
+      "env -u GTEST_TOTAL_SHARDS -u GTEST_SHARD_INDEX "
       "HFLOW_CTXCHECK_TEST_CHILD=1 HFLOW_CTXCHECK=report "
       "HFLOW_CTXCHECK_FILE='" +
       file + "' '" + exe +

@@ -37,12 +37,23 @@ std::string ModulePath(const char* fname) {
 std::vector<uintptr_t> CaptureStack(int skip, int max) {
   constexpr int kMaxDepth = 128;
   void* pcs[kMaxDepth];
-  // One more than asked, for this function's own frame.
-  int want = skip + max + 1;
+  // More than asked: this function's own frame, and any an interceptor adds.
+  int want = skip + max + 8;
   if (want > kMaxDepth) want = kMaxDepth;
   int n = backtrace(pcs, want);
+  // The caller's frame is the one returning to it; found by address, since
+  // a sanitizer's interceptor of backtrace() adds frames of its own above
+  // this one (ASan did: a fixed "skip this frame" named CaptureStack).
+  void* caller = __builtin_return_address(0);
+  int first = 1;
+  for (int i = 0; i < n; ++i) {
+    if (pcs[i] == caller) {
+      first = i;
+      break;
+    }
+  }
   std::vector<uintptr_t> out;
-  for (int i = skip + 1; i < n && static_cast<int>(out.size()) < max; ++i) {
+  for (int i = first + skip; i < n && static_cast<int>(out.size()) < max; ++i) {
     out.push_back(reinterpret_cast<uintptr_t>(pcs[i]));
   }
   return out;
