@@ -314,27 +314,28 @@ void Report(const Note& note, Mode mode, const Status& result) {
   // A site is keyed by module name and offset, not address, so that the
   // processes of one run (hflow-worker children, other address layouts)
   // give one site the same id and the command can merge them.
-  std::vector<util::Frame> key;
-  for (uintptr_t pc : pcs) {
-    util::Frame m = util::ModuleOf(pc);
+  std::vector<util::Frame> modules;
+  modules.reserve(pcs.size());
+  for (uintptr_t pc : pcs) modules.push_back(util::ModuleOf(pc));
+  std::vector<const util::Frame*> key;
+  for (const util::Frame& m : modules) {
     if (util::IsHflowOrSystemModule(m.module)) continue;
-    key.push_back(std::move(m));
+    key.push_back(&m);
     if (key.size() == kSiteFrames) break;
   }
   // hflow's own threads have no user frame: their whole stack keys the site.
-  for (size_t i = 0; key.empty() && i < pcs.size() && i < kSiteFrames; ++i) {
-    key.push_back(util::ModuleOf(pcs[i]));
+  for (size_t i = 0; key.empty() && i < modules.size() && i < kSiteFrames;
+       ++i) {
+    key.push_back(&modules[i]);
   }
   uint64_t h = 14695981039346656037ull;
   uint8_t kind = static_cast<uint8_t>(note.kind);
   int op = static_cast<int>(note.op);
   h = Fnv1a(h, &kind, sizeof(kind));
   h = Fnv1a(h, &op, sizeof(op));
-  for (const util::Frame& m : key) {
-    size_t slash = m.module.rfind('/');
-    std::string base =
-        slash == std::string::npos ? m.module : m.module.substr(slash + 1);
-    uintptr_t offset = m.pc - m.module_base;
+  for (const util::Frame* m : key) {
+    std::string base = util::ModuleBaseName(m->module);
+    uintptr_t offset = m->pc - m->module_base;
     h = Fnv1a(h, base.data(), base.size());
     h = Fnv1a(h, &offset, sizeof(offset));
   }

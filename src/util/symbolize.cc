@@ -69,15 +69,23 @@ std::string Demangle(const char* mangled) {
   return out;
 }
 
+namespace {
+// dladdr on `pc` (a return address may lie just past its function's last
+// byte, so the byte before it is looked up); the frame's module and base.
+bool Locate(uintptr_t pc, Frame* f, Dl_info* info) {
+  f->pc = pc;
+  const void* lookup = reinterpret_cast<const void*>(pc > 0 ? pc - 1 : pc);
+  if (dladdr(lookup, info) == 0) return false;
+  if (info->dli_fname != nullptr) f->module = ModulePath(info->dli_fname);
+  f->module_base = reinterpret_cast<uintptr_t>(info->dli_fbase);
+  return true;
+}
+}  // namespace
+
 Frame Symbolize(uintptr_t pc) {
   Frame f;
-  f.pc = pc;
   Dl_info info{};
-  // A return address may lie just past its function's last byte.
-  const void* lookup = reinterpret_cast<const void*>(pc > 0 ? pc - 1 : pc);
-  if (dladdr(lookup, &info) == 0) return f;
-  if (info.dli_fname != nullptr) f.module = ModulePath(info.dli_fname);
-  f.module_base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+  if (!Locate(pc, &f, &info)) return f;
   if (info.dli_sname != nullptr && info.dli_saddr != nullptr) {
     f.function = Demangle(info.dli_sname);
     f.offset = pc - reinterpret_cast<uintptr_t>(info.dli_saddr);
@@ -87,13 +95,18 @@ Frame Symbolize(uintptr_t pc) {
 
 Frame ModuleOf(uintptr_t pc) {
   Frame f;
-  f.pc = pc;
   Dl_info info{};
-  const void* lookup = reinterpret_cast<const void*>(pc > 0 ? pc - 1 : pc);
-  if (dladdr(lookup, &info) == 0 || info.dli_fname == nullptr) return f;
-  f.module = ModulePath(info.dli_fname);
-  f.module_base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+  if (!Locate(pc, &f, &info) || info.dli_fname == nullptr) {
+    Frame none;
+    none.pc = pc;
+    return none;
+  }
   return f;
+}
+
+std::string ModuleBaseName(const std::string& module) {
+  size_t slash = module.rfind('/');
+  return slash == std::string::npos ? module : module.substr(slash + 1);
 }
 
 bool IsHflowOrSystemModule(const std::string& module) {
@@ -101,9 +114,7 @@ bool IsHflowOrSystemModule(const std::string& module) {
   for (const char* dir : {"/lib/", "/usr/lib/", "/lib64/", "/usr/lib64/"}) {
     if (module.rfind(dir, 0) == 0) return true;
   }
-  size_t slash = module.rfind('/');
-  std::string base =
-      slash == std::string::npos ? module : module.substr(slash + 1);
+  std::string base = ModuleBaseName(module);
   // hflow's libraries (docs/ctxcheck.md lists them) and its executables.
   for (const char* prefix :
        {"libhflow", "libascendcl", "libflow_func", "libge_runner",
@@ -122,9 +133,7 @@ std::string FormatFrame(const Frame& f) {
     // No symbol: the module offset is what addr2line -e MODULE needs.
     snprintf(pc, sizeof(pc), "+0x%zx",
              static_cast<size_t>(f.pc - f.module_base));
-    size_t slash = f.module.rfind('/');
-    out = (slash == std::string::npos ? f.module : f.module.substr(slash + 1)) +
-          pc;
+    out = ModuleBaseName(f.module) + pc;
   } else if (f.function.empty()) {
     out = pc;
   } else {

@@ -45,6 +45,9 @@ Frame ModuleOf(uintptr_t pc);
 // A demangled name; `mangled` itself when it is no C++ name.
 std::string Demangle(const char* mangled);
 
+// The file name of a module path ("/a/b/libx.so" -> "libx.so").
+std::string ModuleBaseName(const std::string& module);
+
 // Whether `module` is one of hflow's own libraries or executables, or a
 // system library (/lib, /usr/lib): frames there are not the user's code.
 bool IsHflowOrSystemModule(const std::string& module);
