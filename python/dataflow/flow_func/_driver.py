@@ -140,6 +140,28 @@ def running_ids(params: Any) -> tuple:
     return tuple(ids)
 
 
+def checked_code(label: str, what: str, code: Any) -> int:
+    """``code`` if it is an int FLOW_FUNC code; else FLOW_FUNC_FAILED, logged naming ``label``."""
+    if isinstance(code, bool) or not isinstance(code, int):
+        ff.logger.error("%s %s returned %r, not an int FLOW_FUNC code", label, what, code)
+        return ff.FLOW_FUNC_FAILED
+    return code
+
+
+def guarded_proc(label: str, function: str, call: Callable[[], Any]) -> int:
+    """Runs one proc call of a UDF's ``function``: its code, checked; SUCCESS when it aborts
+    (DfAbortException, logged); FAILED, with the traceback logged, when it raises."""
+    try:
+        code = call()
+    except DfAbortException as e:
+        ff.logger.warn("%s function '%s': proc is aborted, %s", label, function, e)
+        return ff.FLOW_FUNC_SUCCESS
+    except Exception:
+        ff.logger.error("%s function '%s' raised an exception:\n%s", label, function, traceback.format_exc())
+        return ff.FLOW_FUNC_FAILED
+    return checked_code(label, f"function '{function}'", code)
+
+
 class Driver:
     """What ``_core`` calls for one node instance of a Python process point."""
 
@@ -167,7 +189,7 @@ class Driver:
             except Exception:
                 ff.logger.error("%s: init raised an exception:\n%s", self.label, traceback.format_exc())
                 return ff.FLOW_FUNC_FAILED
-            return self._code(code, "init")
+            return checked_code(self.label, "init", code)
 
     def proc(self, name: str, ctx: Any, inputs: list) -> int:
         """Run function ``name`` (a registered name) on ``inputs``; returns a FLOW_FUNC code."""
@@ -176,26 +198,12 @@ class Driver:
             ff.logger.error("%s: no function registered as %r", self.label, name)
             return ff.FLOW_FUNC_ERR_PARAM_INVALID
         with _Enter(self, ctx):
-            try:
-                code = fd.call(self._instance, ctx, inputs)
-            except DfAbortException as e:
-                ff.logger.warn("%s function '%s': proc is aborted, %s", self.label, fd.method, e)
-                return ff.FLOW_FUNC_SUCCESS
-            except Exception:
-                ff.logger.error("%s function '%s' raised an exception:\n%s", self.label, fd.method,
-                                traceback.format_exc())
-                return ff.FLOW_FUNC_FAILED
-            return self._code(code, f"function '{fd.method}'")
+            return guarded_proc(self.label, fd.method, lambda: fd.call(self._instance, ctx, inputs))
 
     def reset(self, params: Any) -> int:
         """ResetGraph: ask hflow to recreate the instance."""
         return ff.FLOW_FUNC_ERR_NOT_SUPPORT
 
-    def _code(self, code: Any, what: str) -> int:
-        if isinstance(code, bool) or not isinstance(code, int):
-            ff.logger.error("%s %s returned %r, not an int FLOW_FUNC code", self.label, what, code)
-            return ff.FLOW_FUNC_FAILED
-        return code
 
 
 class PyUdf:

@@ -33,7 +33,6 @@ from dataflow.flow_func import flow_func as ff
 from dataflow.flow_func import _driver
 from dataflow.flow_func._driver import _Enter
 from dataflow.flow_func.func_wrapper import _wrap_inputs
-from dataflow.utils.utils import DfAbortException
 
 _load_lock = threading.Lock()
 _loaded: dict[str, ModuleType] = {}  # module file (real path) -> module, under _load_lock
@@ -103,7 +102,7 @@ class WorkspaceDriver:
             except Exception:
                 ff.logger.error("%s: init raised an exception:\n%s", self.label, traceback.format_exc())
                 return ff.FLOW_FUNC_FAILED
-            code = self._code(code, "init_flow_func")
+            code = _driver.checked_code(self.label, "init_flow_func", code)
             if code == ff.FLOW_FUNC_SUCCESS:
                 self._instance = instance
             return code
@@ -114,17 +113,9 @@ class WorkspaceDriver:
             ff.logger.error("%s: function '%s' called before a successful init", self.label, name)
             return ff.FLOW_FUNC_FAILED
         with _Enter(self, ctx):
-            try:
-                method = getattr(self._instance, name)
-                code = method(ff.MetaRunContext(ctx), _wrap_inputs(inputs))
-            except DfAbortException as e:
-                ff.logger.warn("%s function '%s': proc is aborted, %s", self.label, name, e)
-                return ff.FLOW_FUNC_SUCCESS
-            except Exception:
-                ff.logger.error("%s function '%s' raised an exception:\n%s", self.label, name,
-                                traceback.format_exc())
-                return ff.FLOW_FUNC_FAILED
-            return self._code(code, f"function '{name}'")
+            return _driver.guarded_proc(
+                self.label, name,
+                lambda: getattr(self._instance, name)(ff.MetaRunContext(ctx), _wrap_inputs(inputs)))
 
     def reset(self, params: Any) -> int:
         """GE's ResetFlowFuncState: a new object, initialised again."""
@@ -142,12 +133,3 @@ class WorkspaceDriver:
             raise AttributeError(f"class {self._clz} in {mod.__file__} has no method {', '.join(missing)}; "
                                  f"each function of the workspace ({', '.join(self._funcs)}) needs one")
         return instance
-
-    def _code(self, code: Any, what: str) -> int:
-        if code is None:
-            ff.logger.error("%s %s returned None, not a FLOW_FUNC code", self.label, what)
-            return ff.FLOW_FUNC_FAILED
-        if isinstance(code, bool) or not isinstance(code, int):
-            ff.logger.error("%s %s returned %r, not an int FLOW_FUNC code", self.label, what, code)
-            return ff.FLOW_FUNC_FAILED
-        return code
