@@ -85,15 +85,8 @@ def torch_chain():
 
 
 def torch_streamed(x, graph, count):
-    start = time.perf_counter()
-    fed = fetched = 0
-    while fetched < count:
-        while fed < count and fed - fetched < 8:
-            check(graph.feed({x: IMAGE}, timeout=10000), "feed")
-            fed += 1
-        check(graph.fetch(timeout=10000)[1], "fetch")
-        fetched += 1
-    return count / (time.perf_counter() - start)
+    return stream(lambda: graph.feed({x: IMAGE}, timeout=10000), lambda: graph.fetch(timeout=10000)[1],
+                  count, in_flight=8)
 
 
 def torch_inline(count):
@@ -152,17 +145,23 @@ def round_trips(x, graph, count):
     return (time.perf_counter() - start) / count
 
 
-def streamed(x, graph, count):
+def stream(feed, fetch, count, in_flight):
+    """Messages a second through a graph, ``count`` of them, ``in_flight`` fed ahead of the fetches
+    (the chain's queues kept busy without overrunning them); feed() and fetch() return codes."""
     start = time.perf_counter()
     fed = fetched = 0
     while fetched < count:
-        # Keep the chain's queues busy without overrunning them.
-        while fed < count and fed - fetched < 32:
-            check(graph.feed_data({x: PAYLOAD}, timeout=10000), "feed_data")
+        while fed < count and fed - fetched < in_flight:
+            check(feed(), "feed")
             fed += 1
-        check(graph.fetch_data(timeout=10000)[2], "fetch_data")
+        check(fetch(), "fetch")
         fetched += 1
     return count / (time.perf_counter() - start)
+
+
+def streamed(x, graph, count):
+    return stream(lambda: graph.feed_data({x: PAYLOAD}, timeout=10000), lambda: graph.fetch_data(timeout=10000)[2],
+                  count, in_flight=32)
 
 
 def median_of(reps, measure):
