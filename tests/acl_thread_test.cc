@@ -206,7 +206,9 @@ TEST_P(AclSeedTest, CtxCheckFindsTheWorkerOnEveryDeviceSet) {
       void* p = nullptr;
       err = StderrOf(
           [&] { code = aclrtMalloc(&p, 256, ACL_MEM_MALLOC_HUGE_FIRST); });
-      if (code == ACL_SUCCESS) EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
+      if (code == ACL_SUCCESS) {
+        EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
+      }
     });
     worker.join();
     std::vector<rt::ctxcheck::Site> sites = rt::ctxcheck::Sites();

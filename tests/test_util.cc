@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "hflow/rt.h"
+#include "util/sanitizers.h"
 #include "util/thread_name.h"
 
 namespace hflow {
@@ -42,8 +43,8 @@ std::string DevicesName(const std::vector<int32_t>& devices) {
 }
 
 void LeaveCrashSignalsToTheProcess() {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(HFLOW_ASAN) || defined(HFLOW_TSAN)
+#if defined(HFLOW_ASAN)
   static const char kLeave[] =
       ":handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:"
       "handle_abort=0:detect_leaks=0";
@@ -146,6 +147,21 @@ void Watchdog::Disarm() {
     disarmed_ = true;
   }
   cv_.notify_all();
+}
+
+ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
+  const char* old = std::getenv(name);
+  had_ = old != nullptr;
+  if (had_) old_ = old;
+  setenv(name, value, 1);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (had_) {
+    setenv(name_, old_.c_str(), 1);
+  } else {
+    unsetenv(name_);
+  }
 }
 
 }  // namespace testing

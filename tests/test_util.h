@@ -78,6 +78,20 @@ SimHoldings Holdings(const rt::SimRuntime& sim);
 // Aborts the process, naming `what`, unless destroyed (or Disarm()ed) within
 // `limit`: a hang then fails the test at once instead of blocking ctest
 // until its own timeout. The watchdog thread does no device work.
+// Sets an environment variable for a scope, putting the old value back.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
 class Watchdog {
  public:
   Watchdog(std::chrono::milliseconds limit, std::string what);

@@ -30,6 +30,7 @@ namespace {
 using ::hflow::testing::Alive;
 using ::hflow::testing::Gone;
 using ::hflow::testing::I64;
+using ::hflow::testing::ScopedEnv;
 using ::testing::HasSubstr;
 
 class WorkerRestartTest : public testing::WorkerTest {
@@ -58,29 +59,6 @@ class WorkerRestartTest : public testing::WorkerTest {
     EXPECT_EQ(r.value, 2 * v);
     return r.pid;
   }
-};
-
-// Sets an environment variable for a scope, putting the old value back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      setenv(name_, old_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
 };
 
 // Transactions 1..5 are fed before any is fetched; 3 kills the worker.

@@ -4,6 +4,7 @@
 
 #include "hflow/cluster.h"
 #include "hflow/context_guard.h"
+#include "hflow/ctxcheck.h"
 #include "hflow/graph.h"
 #include "hflow/rt.h"
 #include "hflow/session.h"

@@ -237,6 +237,14 @@ struct Options {
   // count) has stopped answering: it is killed, and its death handled as
   // any (restart_policy). 0: never. At least 50 otherwise.
   int32_t worker_heartbeat_ms = 1000;
+  // hflow ctxcheck on the simulated runtime (docs/ctxcheck.md): "report"
+  // finds every device call made with no context bound, every touch of
+  // one device's memory under another's context and every UDF call that
+  // returns with its thread on another context, and lets the program go
+  // on; "strict" also fails each unbound call with EE1018, device 0
+  // included; "off" checks nothing. "" (the default) leaves it to
+  // $HFLOW_CTXCHECK. Worker processes check their UDFs the same way.
+  std::string ctxcheck;
 };
 
 // Starts hflow: creates the device runtime `options.backend` names over

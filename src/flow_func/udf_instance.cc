@@ -8,6 +8,7 @@
 #include "flow_func/flow_func_log.h"
 #include "flow_func/flow_msg_queue.h"
 #include "flow_func/lib/flow_func_internal.h"
+#include "rt/ctxcheck_user_call.h"
 #include "util/fast_tls.h"
 
 namespace hflow {
@@ -94,9 +95,6 @@ Status UdfInstance::Create(std::vector<FuncDesc> funcs, InstanceEnv env,
                             "' is not registered; load its UDF "
                             "library or check the name");
   }
-  HFLOW_RETURN_IF_ERROR(kind == ffi::FunctionKind::kFlowFunc
-                            ? inst->CreateSingle()
-                            : inst->CreateMulti());
   for (const FuncDesc& f : inst->funcs_) {
     util::UdfSite site;
     site.node = inst->env().node.c_str();
@@ -105,8 +103,21 @@ Status UdfInstance::Create(std::vector<FuncDesc> funcs, InstanceEnv env,
     site.device = inst->env().device;
     inst->sites_.push_back(site);
   }
+  HFLOW_RETURN_IF_ERROR(kind == ffi::FunctionKind::kFlowFunc
+                            ? inst->CreateSingle()
+                            : inst->CreateMulti());
   *out = std::move(inst);
   return Status::OK();
+}
+
+UdfInstance::~UdfInstance() {
+  // The user's destructor runs here (Undeploy binds the device first).
+  rt::ctxcheck::UserCall check(nullptr, sites_.empty() ? nullptr : &sites_[0],
+                               "its destructor");
+  single_.reset();
+  multi_.reset();
+  procs_.clear();  // a proc may hold the last reference to the object
+  procs_q_.clear();
 }
 
 std::string UdfInstance::Where(size_t index) const {
@@ -131,6 +142,7 @@ Status UdfInstance::CreateSingle() {
   }
   FlowFunc::FLOW_FUNC_CREATOR_FUNC creator;
   ffi::LookupFlowFunc(funcs_[0].library, funcs_[0].name.c_str(), &creator);
+  rt::ctxcheck::UserCall check(nullptr, &sites_[0], "its creator");
   int32_t rc = Guarded([&] { return Where(0) + " creator"; },
                        [&] {
                          single_ = creator ? creator() : nullptr;
@@ -165,6 +177,7 @@ Status UdfInstance::CreateMulti() {
     }
     // Every creator gets the same instance pointer: the first creates the
     // user's object, the rest attach their procs to it.
+    rt::ctxcheck::UserCall check(nullptr, &sites_[i], "its creator");
     int32_t rc = Guarded([&] { return Where(i) + " creator"; },
                          [&] {
                            if (kind == ffi::FunctionKind::kMultiFunc) {
@@ -266,9 +279,13 @@ Status UdfInstance::Init(const rt::ScopedDevice& bound) {
   HFLOW_RETURN_IF_ERROR(core_->LoadInvokedModels());
   CallHooks hooks(log_header_, allocator_);
   Enter(0, util::UdfPhase::kInit, 0);
-  int32_t rc = Guarded(
-      [&] { return Where(0) + " Init"; },
-      [&] { return single_ ? single_->Init() : multi_->Init(params_); });
+  int32_t rc;
+  {
+    rt::ctxcheck::UserCall check(bound.runtime(), &sites_[0], "Init");
+    rc = Guarded(
+        [&] { return Where(0) + " Init"; },
+        [&] { return single_ ? single_->Init() : multi_->Init(params_); });
+  }
   Leave();
   if (rc != FlowFunc::FLOW_FUNC_SUCCESS) {
     return Status::FailedPrecondition(
@@ -287,16 +304,19 @@ int32_t UdfInstance::Proc(const rt::ScopedDevice& bound, size_t index,
   CallHooks hooks(log_header_, allocator_);
   core_->SetCurrentInputs(&inputs);
   Enter(index, util::UdfPhase::kProc, trans);
-  int32_t rc =
-      Guarded([&] { return Where(index) + " Proc"; },
-              [&]() -> int32_t {
-                if (single_) return single_->Proc(inputs);
-                FlowFunc::AscendString name(funcs_[index].name.c_str());
-                auto it = procs_.find(name);
-                if (it == procs_.end())  // a stream function: ProcQueues
-                  return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;
-                return it->second(run_context_, inputs);
-              });
+  int32_t rc;
+  {
+    rt::ctxcheck::UserCall check(bound.runtime(), &sites_[index], "Proc");
+    rc = Guarded([&] { return Where(index) + " Proc"; },
+                 [&]() -> int32_t {
+                   if (single_) return single_->Proc(inputs);
+                   FlowFunc::AscendString name(funcs_[index].name.c_str());
+                   auto it = procs_.find(name);
+                   if (it == procs_.end())  // a stream function: ProcQueues
+                     return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;
+                   return it->second(run_context_, inputs);
+                 });
+  }
   Leave();
   core_->SetCurrentInputs(nullptr);
   return rc;
@@ -316,20 +336,28 @@ Status UdfInstance::ResetState(const rt::ScopedDevice& bound, bool* recreated) {
   if (recreated != nullptr) *recreated = false;
   CallHooks hooks(log_header_, allocator_);
   Enter(0, util::UdfPhase::kReset, 0);
-  int32_t rc = Guarded([&] { return Where(0) + " ResetFlowFuncState"; },
-                       [&] {
-                         return single_ ? single_->ResetFlowFuncState()
-                                        : multi_->ResetFlowFuncState(params_);
-                       });
+  int32_t rc;
+  {
+    rt::ctxcheck::UserCall check(bound.runtime(), &sites_[0],
+                                 "ResetFlowFuncState");
+    rc = Guarded([&] { return Where(0) + " ResetFlowFuncState"; },
+                 [&] {
+                   return single_ ? single_->ResetFlowFuncState()
+                                  : multi_->ResetFlowFuncState(params_);
+                 });
+  }
   if (rc == FlowFunc::FLOW_FUNC_SUCCESS) {
     Leave();
     return Status::OK();
   }
   const bool multi = is_multi();
-  single_.reset();  // the user's destructor runs here, device bound
-  multi_.reset();
-  procs_.clear();
-  procs_q_.clear();
+  {
+    rt::ctxcheck::UserCall check(bound.runtime(), &sites_[0], "its destructor");
+    single_.reset();  // the user's destructor runs here, device bound
+    multi_.reset();
+    procs_.clear();  // a proc may hold the last reference to the object
+    procs_q_.clear();
+  }
   context_.reset();
   params_.reset();
   run_context_.reset();
@@ -352,8 +380,13 @@ int32_t UdfInstance::ProcQueues(
   if (q == procs_q_.end()) return FlowFunc::FLOW_FUNC_ERR_NOT_SUPPORT;
   CallHooks hooks(log_header_, allocator_);
   Enter(index, util::UdfPhase::kProc, 0);
-  int32_t rc = Guarded([&] { return Where(index) + " stream Proc"; },
-                       [&] { return q->second(run_context_, queues); });
+  int32_t rc;
+  {
+    rt::ctxcheck::UserCall check(bound.runtime(), &sites_[index],
+                                 "stream Proc");
+    rc = Guarded([&] { return Where(index) + " stream Proc"; },
+                 [&] { return q->second(run_context_, queues); });
+  }
   Leave();
   return rc;
 }

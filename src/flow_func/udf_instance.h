@@ -40,6 +40,7 @@ class UdfInstance final : public Instance {
   // `funcs` are the FunctionPp's functions (one for a single-function UDF).
   static Status Create(std::vector<FuncDesc> funcs, InstanceEnv env,
                        std::unique_ptr<UdfInstance>* out);
+  ~UdfInstance() override;
 
   Status Init(const rt::ScopedDevice& bound) override;
   // Runs function `index` of funcs() on `inputs` (of transaction `trans`,

@@ -363,7 +363,9 @@ TEST_F(UdfInstanceTest, RunFlowModelRunsTheInvokedModels) {
     return kOk;
   };
   InstanceEnv env = h.Env("node_invoke", 1, 1);
-  env.invoked = {InvokedModelSpec{"fast"}, InvokedModelSpec{"slow"}};
+  env.invoked.resize(2);
+  env.invoked[0].key = "fast";
+  env.invoked[1].key = "slow";
   auto inst = Make(h, {"UdfInstanceTest_Single"}, std::move(env));
   ASSERT_NE(inst, nullptr);
   EXPECT_EQ(loads, (std::vector<std::pair<std::string, int32_t>>{{"fast", 7},
@@ -381,7 +383,8 @@ TEST_F(UdfInstanceTest, RunFlowModelRunsTheInvokedModels) {
   // node and the closure.
   SetInvokedModelLoader(nullptr);
   InstanceEnv env2 = h.Env("node_orphan", 1, 1);
-  env2.invoked = {InvokedModelSpec{"m"}};
+  env2.invoked.resize(1);
+  env2.invoked[0].key = "m";
   std::unique_ptr<UdfInstance> orphan;
   ASSERT_TRUE(UdfInstance::Create(Funcs({"UdfInstanceTest_Single"}),
                                   std::move(env2), &orphan)

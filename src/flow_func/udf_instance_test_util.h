@@ -66,7 +66,8 @@ class UdfInstanceTest : public ::testing::Test {
   static std::vector<FuncDesc> Funcs(std::initializer_list<const char*> names) {
     std::vector<FuncDesc> v;
     for (const char* n : names) {
-      v.push_back(FuncDesc{n, {}, {}, {}});
+      v.emplace_back();
+      v.back().name = n;
       v.back().stream_input = std::string(n) == "UdfInstanceTest_MultiQ";
     }
     return v;

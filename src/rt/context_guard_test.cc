@@ -70,7 +70,11 @@ class ContextGuardMatrix
     : public ::testing::TestWithParam<std::tuple<Caller, Exit, Body>> {};
 
 TEST_P(ContextGuardMatrix, RestoresExactCallerContext) {
-  auto [caller, exit, body] = GetParam();
+  // Plain variables, not a structured binding: the lambda below captures
+  // them, which C++17 allows only for variables (clang refuses bindings).
+  const Caller caller = std::get<0>(GetParam());
+  const Exit exit = std::get<1>(GetParam());
+  const Body body = std::get<2>(GetParam());
   auto sim = InstallSim({0, 2, 3, 7});
   RunOnFreshThread([&] {
     rt::Context* user = nullptr;

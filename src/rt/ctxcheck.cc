@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "rt/ctxcheck_lines.h"
 #include "util/mutex.h"
 #include "util/thread_name.h"
 
@@ -26,6 +28,13 @@ namespace hflow {
 namespace rt {
 namespace ctxcheck {
 namespace {
+
+using lines::CountLine;
+using lines::FindingLine;
+using lines::Hex;
+using lines::LeakMessage;
+using lines::Message;
+using lines::TextLine;
 
 // Frames captured per finding, and how many of the user's key a site.
 constexpr int kMaxFrames = 48;
@@ -66,113 +75,6 @@ uint64_t Fnv1a(uint64_t h, const void* data, size_t n) {
   return h;
 }
 
-std::string Hex(uint64_t v, int width) {
-  char buf[32];
-  snprintf(buf, sizeof(buf), "%0*llx", width,
-           static_cast<unsigned long long>(v));
-  return buf;
-}
-
-std::string Dev(int32_t d) { return "device " + std::to_string(d); }
-
-std::string Message(const Note& n, const std::string& thread,
-                    const Status& result) {
-  std::string op = OpName(n.op);
-  if (n.kind == Kind::kCrossDevice) {
-    return op + " touched " + Dev(n.touched) + "'s resources while thread '" +
-           thread + "' is bound to a context of " + Dev(n.ctx_device) +
-           "; bind " + Dev(n.touched) + " first (SetDevice or " +
-           "SetCurrentContext), or use memory of the bound device";
-  }
-  std::string m;
-  if (n.on_implicit) {
-    m = op + " on " + Dev(n.device) + ": thread '" + thread +
-        "' is still on the context the runtime bound implicitly at an "
-        "earlier unbound call (" +
-        Dev(n.ctx_device) + "'s default context)";
-  } else {
-    m = op + " on " + Dev(n.device) + ": no context is bound to thread '" +
-        thread + "' (Ascend: EE1018 unless it is the default device)";
-  }
-  if (!result.ok()) {
-    m += "; the call failed: " + std::string(StatusCodeName(result.code()));
-  } else if (n.continued_on >= 0) {
-    m += "; continued on " + Dev(n.continued_on) + "'s default context";
-  }
-  return m + "; bind a device on this thread first (SetDevice)";
-}
-
-nlohmann::json OrNull(int32_t v) {
-  return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
-}
-
-// The first user frame, else the first frame.
-const util::Frame* Location(const Site& s) {
-  for (const util::Frame& f : s.frames) {
-    if (!util::IsHflowOrSystemModule(f.module)) return &f;
-  }
-  return s.frames.empty() ? nullptr : &s.frames[0];
-}
-
-std::string FindingLine(const Site& s) {
-  nlohmann::json frames = nlohmann::json::array();
-  for (const util::Frame& f : s.frames) {
-    nlohmann::json j = {{"pc", "0x" + Hex(f.pc, 0)},
-                        {"module", f.module},
-                        {"function", f.function},
-                        {"offset", f.offset},
-                        {"module_offset", "0x" + Hex(f.pc - f.module_base, 0)},
-                        {"user", !util::IsHflowOrSystemModule(f.module)}};
-    if (!f.file.empty()) {
-      j["file"] = f.file;
-      j["line"] = f.line;
-    }
-    frames.push_back(std::move(j));
-  }
-  nlohmann::json loc = nullptr;
-  if (const util::Frame* f = Location(s)) {
-    loc = {{"module", f->module}, {"function", f->function}};
-  }
-  nlohmann::json j = {
-      {"type", "finding"},
-      {"schema", 1},
-      {"site", s.id},
-      {"kind", KindName(s.kind)},
-      {"op", OpName(s.note.op)},
-      {"mode", s.mode},
-      {"device", OrNull(s.note.device)},
-      {"touched_device", OrNull(s.note.touched)},
-      {"context_device", OrNull(s.note.ctx_device)},
-      {"continued_on", OrNull(s.note.continued_on)},
-      {"on_implicit_binding", s.note.on_implicit},
-      {"result", s.result},
-      {"count", s.count},
-      {"devices", s.devices},
-      {"thread", {{"name", s.thread}, {"tid", s.tid}, {"pid", s.pid}}},
-      {"pid", s.pid},
-      {"location", loc},
-      {"frames", frames},
-      {"message", s.message}};
-  return j.dump() + "\n";
-}
-
-std::string CountLine(const Site& s, bool final_count) {
-  nlohmann::json j = {{"type", "count"},      {"site", s.id},
-                      {"pid", s.pid},         {"count", s.count},
-                      {"devices", s.devices}, {"final", final_count}};
-  return j.dump() + "\n";
-}
-
-std::string TextLine(const Site& s) {
-  std::string line = "hflow ctxcheck: " + std::string(KindName(s.kind)) +
-                     " [site " + s.id + ", tid " + std::to_string(s.tid) +
-                     "]: " + s.message;
-  if (const util::Frame* f = Location(s)) {
-    line += "\n    at " + util::FormatFrame(*f);
-  }
-  return line + "\n";
-}
-
 void WriteAll(int fd, const std::string& text) {
   // One write(2) per line: with O_APPEND, lines of several processes never
   // interleave. A short write (disk full) loses the rest of the line.
@@ -210,7 +112,10 @@ void WriteFinalCountsLocked(Recorder& r) REQUIRES(r.mu) {
     std::string text;
     if (r.fd < 0 && (r.file.empty() || r.open_failed)) {
       text = "hflow ctxcheck: site " + st.site.id + " (" +
-             KindName(st.site.kind) + " " + OpName(st.site.note.op) +
+             KindName(st.site.kind) +
+             (st.site.note.op == Op::kCount
+                  ? std::string()
+                  : " " + std::string(OpName(st.site.note.op))) +
              ") was hit " + std::to_string(st.site.count) + " times\n";
     }
     Emit(r, CountLine(st.site, /*final_count=*/true), text);
@@ -261,6 +166,8 @@ const char* KindName(Kind kind) {
       return "unbound";
     case Kind::kCrossDevice:
       return "cross_device";
+    case Kind::kContextLeak:
+      return "context_leak";
   }
   return "";
 }
@@ -301,19 +208,81 @@ Mode EnvMode() {
   return mode;
 }
 
+namespace {
+// The runtimes with ctxcheck on: a few slots, lock-free to read (UserCall
+// asks per UDF call). More at once than there are slots (no program has
+// them) makes IsOn answer yes for every runtime.
+constexpr int kRuntimeSlots = 16;
+std::atomic<int> g_active_runtimes{0};
+std::atomic<const DeviceRuntime*> g_on[kRuntimeSlots] = {};
+std::atomic<int> g_overflow{0};
+}  // namespace
+
+bool Active() { return g_active_runtimes.load(std::memory_order_relaxed) > 0; }
+
+bool IsOn(const DeviceRuntime* runtime) {
+  if (g_overflow.load(std::memory_order_relaxed) > 0) return true;
+  for (const auto& slot : g_on) {
+    if (slot.load(std::memory_order_relaxed) == runtime) return true;
+  }
+  return false;
+}
+
+namespace {
+// Note [The process line]
+// The first runtime of a process that turns the check on writes one
+// `process` line: `hflow ctxcheck` tells a clean run (process lines, no
+// findings) from a program that never ran hflow's runtime with the check
+// (no line at all), and names every process of the run.
+void WriteProcessLine() {
+  static std::atomic<bool> written{false};
+  if (written.exchange(true)) return;
+  char exe[4096];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  nlohmann::json j = {{"type", "process"},
+                      {"schema", 1},
+                      {"pid", static_cast<int64_t>(::getpid())},
+                      {"exe", n > 0 ? std::string(exe, size_t(n)) : ""}};
+  Recorder& r = R();
+  util::MutexLock lock(r.mu);
+  // No text form: on stderr the line would only be noise.
+  Emit(r, j.dump() + "\n", "");
+}
+}  // namespace
+
+void internal::SetRuntimeOn(const DeviceRuntime* runtime, bool on) {
+  if (on) {
+    WriteProcessLine();
+    g_active_runtimes.fetch_add(1, std::memory_order_relaxed);
+    for (auto& slot : g_on) {
+      const DeviceRuntime* empty = nullptr;
+      if (slot.compare_exchange_strong(empty, runtime)) return;
+    }
+    g_overflow.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  g_active_runtimes.fetch_sub(1, std::memory_order_relaxed);
+  for (auto& slot : g_on) {
+    const DeviceRuntime* mine = runtime;
+    if (slot.compare_exchange_strong(mine, nullptr)) return;
+  }
+  g_overflow.fetch_sub(1, std::memory_order_relaxed);
+}
+
 Note& PendingNote() {
   // Plain thread_local: only slow paths touch it (Note [TLS model]).
   thread_local Note note;
   return note;
 }
 
-void Report(const Note& note, Mode mode, const Status& result) {
-  // Skip Report itself; the rest is the sim's epilogue, hflow's entry point
-  // and the user's code.
-  std::vector<uintptr_t> pcs = util::CaptureStack(/*skip=*/1, kMaxFrames);
-  // A site is keyed by module name and offset, not address, so that the
-  // processes of one run (hflow-worker children, other address layouts)
-  // give one site the same id and the command can merge them.
+namespace {
+
+// A site's key: its kind and call, the first kSiteFrames frames of the
+// user's code by module and offset, not address (so that the processes of
+// one run, hflow-worker children with other address layouts, give a site
+// the same id and the command can merge them), and `extra` (a leak's UDF).
+uint64_t SiteKey(Kind kind, Op op, const std::vector<uintptr_t>& pcs,
+                 const std::string& extra) {
   std::vector<util::Frame> modules;
   modules.reserve(pcs.size());
   for (uintptr_t pc : pcs) modules.push_back(util::ModuleOf(pc));
@@ -329,24 +298,32 @@ void Report(const Note& note, Mode mode, const Status& result) {
     key.push_back(&modules[i]);
   }
   uint64_t h = 14695981039346656037ull;
-  uint8_t kind = static_cast<uint8_t>(note.kind);
-  int op = static_cast<int>(note.op);
-  h = Fnv1a(h, &kind, sizeof(kind));
-  h = Fnv1a(h, &op, sizeof(op));
+  uint8_t k = static_cast<uint8_t>(kind);
+  int o = static_cast<int>(op);
+  h = Fnv1a(h, &k, sizeof(k));
+  h = Fnv1a(h, &o, sizeof(o));
+  h = Fnv1a(h, extra.data(), extra.size());
   for (const util::Frame* m : key) {
     std::string base = util::ModuleBaseName(m->module);
     uintptr_t offset = m->pc - m->module_base;
     h = Fnv1a(h, base.data(), base.size());
     h = Fnv1a(h, &offset, sizeof(offset));
   }
+  return h;
+}
 
+// Counts a hit of the site `h`; at its first, `fill` completes the site
+// (note, mode, result, message) and the finding is written.
+template <typename Fill>
+void Record(uint64_t h, Kind kind, int32_t touched,
+            const std::vector<uintptr_t>& pcs, Fill&& fill) {
   Recorder& r = R();
   util::MutexLock lock(r.mu);
   auto it = r.index.find(h);
   if (it != r.index.end()) {
     SiteState& st = r.sites[it->second];
     ++st.site.count;
-    AddDevice(&st.site.devices, note.touched);
+    AddDevice(&st.site.devices, touched);
     if (PowerOfTwo(st.site.count)) {
       st.written_count = st.site.count;
       Emit(r, CountLine(st.site, /*final_count=*/false), "");
@@ -356,17 +333,14 @@ void Report(const Note& note, Mode mode, const Status& result) {
   SiteState st;
   Site& s = st.site;
   s.id = Hex(h, 16);
-  s.kind = note.kind;
-  s.note = note;
-  s.mode = ModeName(mode);
-  s.result = ResultName(result);
+  s.kind = kind;
   s.thread = util::CurrentThreadName();
   s.tid = static_cast<int64_t>(::syscall(SYS_gettid));
   s.pid = static_cast<int64_t>(::getpid());
   s.count = 1;
-  AddDevice(&s.devices, note.touched);
+  AddDevice(&s.devices, touched);
   for (uintptr_t pc : pcs) s.frames.push_back(util::Symbolize(pc));
-  s.message = Message(note, s.thread, result);
+  fill(s);
   r.index.emplace(h, r.sites.size());
   Emit(r, FindingLine(s), TextLine(s));
   r.sites.push_back(std::move(st));
@@ -374,6 +348,39 @@ void Report(const Note& note, Mode mode, const Status& result) {
     r.atexit_registered = true;
     std::atexit(AtExit);
   }
+}
+
+}  // namespace
+
+void Report(const Note& note, Mode mode, const Status& result) {
+  // Skip Report itself; the rest is the sim's epilogue, hflow's entry point
+  // and the user's code.
+  std::vector<uintptr_t> pcs = util::CaptureStack(/*skip=*/1, kMaxFrames);
+  uint64_t h = SiteKey(note.kind, note.op, pcs, "");
+  Record(h, note.kind, note.touched, pcs, [&](Site& s) {
+    s.note = note;
+    s.mode = ModeName(mode);
+    s.result = ResultName(result);
+    s.message = Message(note, s.thread, result);
+  });
+}
+
+void ReportLeak(const Leak& leak, const std::vector<uintptr_t>& pcs) {
+  // One site per UDF function and phase (and switching call): a leak's
+  // stack is the switch's, which the same code reaches from every instance.
+  std::string extra = leak.node + '\0' + leak.function + '\0' + leak.phase;
+  uint64_t h = SiteKey(Kind::kContextLeak, leak.switch_op, pcs, extra);
+  Record(h, Kind::kContextLeak, leak.left_device, pcs, [&](Site& s) {
+    s.leak = leak;
+    s.note.kind = Kind::kContextLeak;
+    s.note.op = leak.switch_op;
+    s.note.device = leak.device;
+    s.note.ctx_device = leak.left_device;
+    s.note.touched = leak.left_device;
+    s.mode = "report";  // a leak is corrected, never failed
+    s.result = "ok";
+    s.message = LeakMessage(leak, s.thread);
+  });
 }
 
 std::vector<Site> Sites() {

@@ -1,9 +1,11 @@
-// hflow ctxcheck, library mode (issue 43, docs/ctxcheck.md): finds device
-// calls made on a thread with no bound context, and calls that touch one
-// device's resources under another device's context. The simulated runtime
-// detects them (sim_context.cc, sim_memory.cc) and reports each here, where
-// findings are deduplicated by site and written as JSON lines to
-// $HFLOW_CTXCHECK_FILE, or as text to stderr.
+// hflow ctxcheck, library mode (docs/ctxcheck.md): finds device calls made
+// on a thread with no bound context, calls that touch one device's
+// resources under another device's context, and calls into user code (a
+// UDF's Init or Proc) that return with the thread on another context than
+// they entered with. The simulated runtime detects the first two
+// (sim_context.cc, sim_memory.cc), UserCall (ctxcheck_user_call.h) the
+// third; each is reported here, where findings are deduplicated by site and
+// written as JSON lines to $HFLOW_CTXCHECK_FILE, or as text to stderr.
 //
 // The mode comes from SimOptions::ctxcheck (RuntimeOptions::ctxcheck) or,
 // when that is unset, from $HFLOW_CTXCHECK, read once per process:
@@ -32,10 +34,18 @@ namespace rt {
 namespace ctxcheck {
 
 enum class Mode : uint8_t { kOff, kReport, kStrict };
-enum class Kind : uint8_t { kNone, kUnbound, kCrossDevice };
+enum class Kind : uint8_t { kNone, kUnbound, kCrossDevice, kContextLeak };
 
 const char* ModeName(Mode mode);  // "off", "report", "strict"
-const char* KindName(Kind kind);  // "", "unbound", "cross_device"
+// "", "unbound", "cross_device", "context_leak"
+const char* KindName(Kind kind);
+
+// Whether any runtime of the process has ctxcheck on (one relaxed load):
+// the checks outside the runtime (UserCall) start only then.
+bool Active();
+// Whether `runtime` has ctxcheck on (a few relaxed loads; for UserCall,
+// after Active()).
+bool IsOn(const DeviceRuntime* runtime);
 
 // A mode's name as RuntimeOptions::ctxcheck spells it ("off", "report",
 // "strict"); false for anything else.
@@ -57,6 +67,20 @@ struct Note {
   bool on_implicit = false;   // the thread was still on an implicit binding
 };
 
+// A context leak (Kind::kContextLeak): what UserCall saw.
+struct Leak {
+  std::string node;  // the UDF's node, function and instance
+  std::string function;
+  int32_t instance = 0;
+  int32_t device = -1;          // the instance's device
+  std::string phase;            // "Init", "Proc", "stream Proc", ...
+  int32_t entered_device = -1;  // the context's device at entry (-1: none)
+  int32_t left_device = -1;     // ... and at return (-1: none)
+  bool same_device = false;     // another context of the entry's device
+  Op switch_op = Op::kCount;    // the call that bound the left context
+  int32_t switch_device = -1;   // (kCount: not seen; made elsewhere)
+};
+
 // This thread's note for the call in progress. Detection points set it only
 // if it is empty (the first finding of a call wins).
 Note& PendingNote();
@@ -70,6 +94,10 @@ inline void SetNote(const Note& n) {
 // `count` lines when its count reaches a power of two, and the final counts
 // at exit.
 void Report(const Note& note, Mode mode, const Status& result);
+
+// Records a context leak; `pcs` is the stack of the call that bound the
+// context left behind (empty when no call inside the user's code did).
+void ReportLeak(const Leak& leak, const std::vector<uintptr_t>& pcs);
 
 // One deduplicated site, as recorded so far.
 struct Site {
@@ -85,6 +113,7 @@ struct Site {
   uint64_t count = 0;
   std::vector<int32_t> devices;  // touched devices over all hits, ascending
   std::vector<util::Frame> frames;
+  Leak leak;  // kContextLeak only
 };
 
 // The sites recorded so far, in order of first hit.
@@ -100,6 +129,9 @@ void SetOutputFile(const std::string& path);
 void WriteFinalCounts();
 // Forgets every site.
 void ResetSites();
+// Registers `runtime` as checking (on) or not (SimRuntime::SetCtxCheck and
+// its destructor), which Active() and IsOn() read.
+void SetRuntimeOn(const DeviceRuntime* runtime, bool on);
 }  // namespace internal
 
 }  // namespace ctxcheck

@@ -202,6 +202,16 @@ Status ApplyUdfIsolation(const std::string& key, const std::string& value,
   return Status::OK();
 }
 
+Status ApplyCtxCheck(const std::string& key, const std::string& value,
+                     const Targets& t) {
+  if (value != "report" && value != "strict" && value != "off") {
+    return Bad(key, value,
+               "must be report, strict or off (hflow ctxcheck's mode)");
+  }
+  t.options->ctxcheck = value;
+  return Status::OK();
+}
+
 Status ApplyRestartPolicy(const std::string& key, const std::string& value,
                           const Targets& t) {
   if (value == "never") {
@@ -259,6 +269,7 @@ constexpr KeyRow kKeys[] = {
     {"ge.graph_key", Scope::kGraph, ApplyGraphKey, nullptr},
     {"hflow.udfIsolation", Scope::kGlobal, ApplyUdfIsolation, nullptr},
     {"hflow.restartPolicy", Scope::kGlobal, ApplyRestartPolicy, nullptr},
+    {"hflow.ctxcheck", Scope::kGlobal, ApplyCtxCheck, nullptr},
     {"hflow.maxWorkerRestarts", Scope::kGlobal, ApplyMaxWorkerRestarts,
      nullptr},
     {"hflow.workerHeartbeatMs", Scope::kGlobal, ApplyWorkerHeartbeat, nullptr},

@@ -133,13 +133,15 @@ TEST_F(GeOptionsTest, HflowKeysSetTheWorkerOptions) {
   Status s = ApplyGeOptions({{"hflow.udfIsolation", "1"},
                              {"hflow.restartPolicy", "restart"},
                              {"hflow.maxWorkerRestarts", "5"},
-                             {"hflow.workerHeartbeatMs", "250"}},
+                             {"hflow.workerHeartbeatMs", "250"},
+                             {"hflow.ctxcheck", "strict"}},
                             &o, &notes);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_TRUE(o.udf_isolation);
   EXPECT_EQ(o.restart_policy, RestartPolicy::kRestart);
   EXPECT_EQ(o.max_worker_restarts, 5);
   EXPECT_EQ(o.worker_heartbeat_ms, 250);
+  EXPECT_EQ(o.ctxcheck, "strict");
   EXPECT_TRUE(notes.empty());
   ASSERT_TRUE(ApplyGeOptions({{"hflow.udfIsolation", "0"},
                               {"hflow.restartPolicy", "never"},
@@ -255,6 +257,7 @@ TEST_F(GeOptionsTest, UnknownKeysAndBadValuesAreNamed) {
       {"hflow.restartPolicy", "always"},
       {"hflow.maxWorkerRestarts", "0"},
       {"hflow.workerHeartbeatMs", "10"},
+      {"hflow.ctxcheck", "on"},
   };
   for (const auto& [key, value] : bad) {
     s = ApplyGeOptions({{key, value}}, &o, nullptr, &g);

@@ -10,6 +10,7 @@
 #include "deploy/planner.h"
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/mbuf_msg.h"
+#include "rt/sim/sim_runtime.h"
 
 namespace hflow {
 using Clock = GraphState::Clock;
@@ -99,6 +100,9 @@ Status GraphState::Build() {
           ? (*o.default_device < 0 ? std::nullopt : o.default_device)
           : o.cluster.ResolvedDefaultDevice();
   dopts.worker.default_device = dd.value_or(-1);
+  if (auto* sim = dynamic_cast<rt::SimRuntime*>(env_->runtime.get())) {
+    dopts.worker.ctxcheck = rt::ctxcheck::ModeName(sim->CtxCheck());
+  }
   dopts.worker.segment_bytes = 2 * o.mbuf_pool_bytes;
   dopts.worker.counters = env_->worker_counters;
   dopts.worker.heartbeat_ms = o.worker_heartbeat_ms;

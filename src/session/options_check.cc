@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "flow_func/lib/flow_func_internal.h"
+#include "rt/ctxcheck.h"
 
 namespace hflow {
 namespace session {
@@ -36,6 +37,14 @@ Status CheckOptions(const Options& options) {
         std::to_string(options.alloc_timeout_ms) +
         "; give 0 or more ms (an executor thread never waits forever for "
         "memory: it may be the one that would free it)");
+  }
+  rt::ctxcheck::Mode mode;
+  if (!options.ctxcheck.empty() &&
+      !rt::ctxcheck::ParseModeName(options.ctxcheck, &mode)) {
+    return Status::InvalidArgument(
+        "hflow::Initialize: Options::ctxcheck is '" + options.ctxcheck +
+        "'; use report, strict or off (or leave it empty for "
+        "$HFLOW_CTXCHECK)");
   }
   if (!options.udf_log_level.empty() &&
       LevelOf(options.udf_log_level) == nullptr) {

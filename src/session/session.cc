@@ -138,6 +138,7 @@ Status Initialize(const Options& options) {
   ro.cluster = options.cluster;
   ro.default_device = options.default_device;
   ro.record_calls = options.record_calls;
+  ro.ctxcheck = options.ctxcheck;
   // Note [One runtime for ACL and GE] (hflow/rt.h): adopt the runtime ACL
   // holds when it is the one these options would make.
   rt::InstalledRuntime installed = rt::GetInstalledRuntime();
@@ -146,6 +147,10 @@ Status Initialize(const Options& options) {
     env->runtime = std::move(installed.runtime);
     auto* sim = dynamic_cast<rt::SimRuntime*>(env->runtime.get());
     if (ro.record_calls && sim != nullptr) sim->SetRecordCalls(true);
+    rt::ctxcheck::Mode mode;
+    if (sim != nullptr && rt::ctxcheck::ParseModeName(ro.ctxcheck, &mode)) {
+      sim->SetCtxCheck(mode);  // ACL's runtime, checked from now on
+    }
   } else {
     HFLOW_RETURN_IF_ERROR(rt::InitializeRuntime(ro, &env->runtime)
                               .WithContext("hflow::Initialize: "));

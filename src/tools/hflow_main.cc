@@ -1,5 +1,5 @@
 // The `hflow` command-line tool: one App with one subcommand per task
-// (devices; run and validate come later). Each Add*Command registers its
+// (devices, validate, run, ctxcheck). Each Add*Command registers its
 // options and callback; a failing callback throws CLI::RuntimeError(code)
 // and that code becomes the exit status. Usage errors exit 2.
 //
@@ -9,6 +9,7 @@
 #include <iostream>
 #include <string>
 
+#include "tools/ctxcheck_command.h"
 #include "tools/devices_command.h"
 #include "tools/run_command.h"
 #include "tools/validate_command.h"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   hflow::tools::AddDevicesCommand(&app);
   hflow::tools::AddValidateCommand(&app);
   hflow::tools::AddRunCommand(&app);
+  hflow::tools::AddCtxCheckCommand(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

@@ -34,6 +34,7 @@
 #include <new>
 
 #include "util/fast_tls.h"
+#include "util/sanitizers.h"
 
 namespace hflow {
 namespace util {
@@ -47,7 +48,7 @@ static_assert(kRecycledBatch <= kRecycledPerThread, "a batch fits a list");
 
 namespace recycling {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(HFLOW_ASAN) || defined(HFLOW_TSAN)
 inline constexpr bool kEnabled = false;
 #else
 inline constexpr bool kEnabled = true;

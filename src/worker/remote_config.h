@@ -32,6 +32,7 @@ struct RemoteConfig {
   int32_t stop_timeout_ms = 10000;
   std::vector<int32_t> runtime_devices;  // the host runtime's local devices
   int32_t default_device = -1;           // -1: none
+  std::string ctxcheck = "off";          // the host runtime's ctxcheck mode
   // The host's registry (owns its runtime): the segment is registered
   // host memory of that runtime while any message over it lives, so
   // the host's device copies (fetches, copies to other devices) read it.

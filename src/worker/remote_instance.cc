@@ -161,6 +161,7 @@ Status RemoteInstance::Load(const rt::ScopedDevice& bound, const Life& life) {
   }
   for (int32_t d : cfg.runtime_devices) load->add_runtime_devices(d);
   load->set_default_device(cfg.default_device);
+  load->set_ctxcheck(cfg.ctxcheck);
   load->set_segment_bytes(cfg.segment_bytes);
   load->set_host_bytes(seat_->host_bytes());
   load->set_max_message_bytes(cfg.max_message_bytes);

@@ -297,6 +297,7 @@ Status WorkerServer::Open(const v1::Load& load, int fd) {
     ro.cluster = MakeLocalCluster(std::vector<int32_t>(
         load.runtime_devices().begin(), load.runtime_devices().end()));
     ro.default_device = load.default_device();
+    ro.ctxcheck = load.ctxcheck();
     std::shared_ptr<rt::DeviceRuntime> runtime;
     HFLOW_RETURN_IF_ERROR(
         rt::InitializeRuntime(ro, &runtime).WithContext("worker: runtime: "));

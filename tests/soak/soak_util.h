@@ -16,6 +16,7 @@
 
 #include "hflow/rt.h"
 #include "rt/sim/sim_runtime.h"
+#include "util/sanitizers.h"
 
 namespace hflow {
 namespace soak {
@@ -32,9 +33,9 @@ struct Args {
   // follows the pool blocks touched so far (169 -> 777 MiB in a 5 s run
   // measured), not leaks: there RSS is not checked, and leaks are
   // LeakSanitizer's (ASan) and the device-memory check's to find.
-#if defined(__SANITIZE_THREAD__)
+#if defined(HFLOW_TSAN)
   double rss_growth_mb = 1e9;
-#elif defined(__SANITIZE_ADDRESS__)
+#elif defined(HFLOW_ASAN)
   double rss_growth_mb = 512;
 #else
   double rss_growth_mb = 64;

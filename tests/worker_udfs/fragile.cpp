@@ -14,6 +14,8 @@
 //   raise  RaiseException(7700123, the input's transaction), then passes
 //   thread sets its output from a thread of its own (outside Proc): Proc
 //          starts one per input (joining the one before) and returns
+//   switch binds device "at" (aclrtSetDevice) in every Proc and leaves
+//          its thread there (hflow ctxcheck's context leak), then passes
 // The string attr "pid_file", when given, gets the process id at Init.
 // The string attr "once_file", when given, makes the fault happen once
 // across processes (a restarted worker): only while that file does not
@@ -34,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "acl/acl.h"
 #include "flow_func/flow_func_defines.h"
 #include "flow_func/meta_flow_func.h"
 
@@ -114,6 +117,12 @@ class Fragile : public MetaFlowFunc {
         *static_cast<const int64_t*>(in[0]->GetTensor()->GetData());
     if (v == 1 && !gate_file_.empty()) WaitForFile(gate_file_);
     if (mode_ == "print") Print(v);
+    if (mode_ == "switch") {
+      if (aclrtSetDevice(static_cast<int32_t>(at_)) != ACL_SUCCESS) {
+        return FLOW_FUNC_FAILED;
+      }
+      return Emit(v, in[0]->GetTransactionId());
+    }
     if (v == at_) {
       const int32_t rc = MaybeFault();
       if (rc != FLOW_FUNC_SUCCESS) return rc;

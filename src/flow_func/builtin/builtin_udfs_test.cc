@@ -17,13 +17,19 @@ namespace {
 using FlowFunc::TensorDataType;
 using testing::UdfHarness;
 
+std::vector<FuncDesc> One(const char* func) {
+  std::vector<FuncDesc> v(1);
+  v[0].name = func;
+  return v;
+}
+
 std::unique_ptr<UdfInstance> Make(UdfHarness& h, const char* func, size_t in,
                                   size_t out, const char* attrs = "{}") {
   AttrMap m;
   EXPECT_TRUE(AttrMapFromJson(nlohmann::json::parse(attrs), "attrs", &m).ok());
   std::unique_ptr<UdfInstance> inst;
-  Status s = UdfInstance::Create({FuncDesc{func, {}, {}, {}}},
-                                 h.Env(func, in, out, std::move(m)), &inst);
+  Status s =
+      UdfInstance::Create(One(func), h.Env(func, in, out, std::move(m)), &inst);
   EXPECT_TRUE(s.ok()) << s.ToString();
   auto bound = h.Bind();
   if (inst) {
@@ -165,7 +171,7 @@ TEST(BuiltinUdfTest, CountBatchBadOptionsFailInit) {
                               "attrs", &m)
                   .ok());
   std::unique_ptr<UdfInstance> inst;
-  ASSERT_TRUE(UdfInstance::Create({FuncDesc{"_BuiltIn_CountBatch", {}, {}, {}}},
+  ASSERT_TRUE(UdfInstance::Create(One("_BuiltIn_CountBatch"),
                                   h.Env("cb", 1, 1, m), &inst)
                   .ok());
   auto bound = h.Bind();

@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "rt/ctxcheck_user_call.h"
 #include "rt/sim/sim_instrumented.h"
 #include "rt/sim/sim_internal.h"
 #include "util/thread_name.h"
@@ -58,6 +59,9 @@ SimRuntime::SimRuntime(SimOptions options)
 }
 
 SimRuntime::~SimRuntime() {
+  if (ctxcheck_.load() != ctxcheck::Mode::kOff) {
+    ctxcheck::internal::SetRuntimeOn(this, false);
+  }
   // Device memory the program leaked is still host memory: give it back.
   // Registered host memory is the caller's, never the sim's to free.
   for (auto& [addr, a] : allocs_) {
@@ -141,7 +145,10 @@ void SimRuntime::UpdateInstrumented() {
 
 void SimRuntime::SetCtxCheck(ctxcheck::Mode mode) {
   util::MutexLock lock(instr_mu_);
-  ctxcheck_.store(mode, std::memory_order_relaxed);
+  const bool was_on = ctxcheck_.exchange(mode, std::memory_order_relaxed) !=
+                      ctxcheck::Mode::kOff;
+  const bool on = mode != ctxcheck::Mode::kOff;
+  if (was_on != on) ctxcheck::internal::SetRuntimeOn(this, on);
   UpdateInstrumented();
 }
 
@@ -169,6 +176,10 @@ void SimRuntime::CtxCheckEpilogue(Op op, int32_t device, SimContext* entry,
                      op == Op::kSetCurrentContext;
   const bool on_mark =
       entry != nullptr && c.implicit_runtime == uid_ && c.implicit_ctx == entry;
+  if (SimContext* now = BoundContext(); now != entry) {
+    // For a context-leak finding: where user code switched the thread.
+    ctxcheck::NoteSwitch(op, device, reinterpret_cast<Context*>(now));
+  }
   if (binds) {
     // An explicit binding ends the implicit one, unless it rebinds the
     // implicit context itself (a ContextGuard restoring what it found).
