@@ -213,12 +213,11 @@ namespace {
 // asks per UDF call). More at once than there are slots (no program has
 // them) makes IsOn answer yes for every runtime.
 constexpr int kRuntimeSlots = 16;
-std::atomic<int> g_active_runtimes{0};
 std::atomic<const DeviceRuntime*> g_on[kRuntimeSlots] = {};
 std::atomic<int> g_overflow{0};
 }  // namespace
 
-bool Active() { return g_active_runtimes.load(std::memory_order_relaxed) > 0; }
+std::atomic<int> internal::g_active_runtimes{0};
 
 bool IsOn(const DeviceRuntime* runtime) {
   if (g_overflow.load(std::memory_order_relaxed) > 0) return true;
@@ -253,7 +252,7 @@ void WriteProcessLine() {
 void internal::SetRuntimeOn(const DeviceRuntime* runtime, bool on) {
   if (on) {
     WriteProcessLine();
-    g_active_runtimes.fetch_add(1, std::memory_order_relaxed);
+    internal::g_active_runtimes.fetch_add(1, std::memory_order_relaxed);
     for (auto& slot : g_on) {
       const DeviceRuntime* empty = nullptr;
       if (slot.compare_exchange_strong(empty, runtime)) return;
@@ -261,7 +260,7 @@ void internal::SetRuntimeOn(const DeviceRuntime* runtime, bool on) {
     g_overflow.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  g_active_runtimes.fetch_sub(1, std::memory_order_relaxed);
+  internal::g_active_runtimes.fetch_sub(1, std::memory_order_relaxed);
   for (auto& slot : g_on) {
     const DeviceRuntime* mine = runtime;
     if (slot.compare_exchange_strong(mine, nullptr)) return;

@@ -21,6 +21,7 @@
 #ifndef HFLOW_RT_CTXCHECK_H_
 #define HFLOW_RT_CTXCHECK_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,9 +41,16 @@ const char* ModeName(Mode mode);  // "off", "report", "strict"
 // "", "unbound", "cross_device", "context_leak"
 const char* KindName(Kind kind);
 
-// Whether any runtime of the process has ctxcheck on (one relaxed load):
-// the checks outside the runtime (UserCall) start only then.
-bool Active();
+namespace internal {
+// How many runtimes have ctxcheck on (SetRuntimeOn keeps it).
+extern std::atomic<int> g_active_runtimes;
+}  // namespace internal
+
+// Whether any runtime of the process has ctxcheck on (one relaxed load,
+// inline: UserCall asks it around every UDF call, off included).
+inline bool Active() {
+  return internal::g_active_runtimes.load(std::memory_order_relaxed) > 0;
+}
 // Whether `runtime` has ctxcheck on (a few relaxed loads; for UserCall,
 // after Active()).
 bool IsOn(const DeviceRuntime* runtime);

@@ -134,6 +134,10 @@ Status SimRuntime::LookupDevice(Op op, int32_t device, SimDevice** out) const {
 // read ctxcheck_ only there. On, the slow path must not take instr_mu_ per
 // call (MaybeFault's lock, shared by every thread): `faulting_` says
 // whether MaybeFault has anything to do, and ctxcheck alone gives it none.
+// The context-leak check lives outside the sim, around each call into a
+// UDF (ctxcheck::UserCall): off, it is one load and two branches per call,
+// 45 instructions per message of the four-stage chain (12,813 -> 12,858,
+// 0.35%, callgrind; stop 51).
 void SimRuntime::UpdateInstrumented() {
   bool faulting = count_calls_ || !faults_.empty() || any_latency_ ||
                   record_calls_.load(std::memory_order_relaxed);
