@@ -27,15 +27,14 @@ Json Finding(const std::string& site, int64_t pid, const std::string& kind,
           {"op", op},
           {"pid", pid},
           {"count", 1},
-          {"devices", {device}},
+          {"devices", Json::array({device})},
           {"message", op + " on device " + std::to_string(device)},
           {"thread", {{"name", "pool-1"}, {"tid", pid + 1}, {"pid", pid}}},
-          {"frames",
-           {{{"pc", "0x10"},
-             {"module", "/nonexistent/prog"},
-             {"module_offset", "0x10"},
-             {"function", "Work()"},
-             {"user", true}}}}};
+          {"frames", Json::array({Json{{"pc", "0x10"},
+                                       {"module", "/nonexistent/prog"},
+                                       {"module_offset", "0x10"},
+                                       {"function", "Work()"},
+                                       {"user", true}}})}};
 }
 
 Json Count(const std::string& site, int64_t pid, uint64_t count,

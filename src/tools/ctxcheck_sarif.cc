@@ -3,7 +3,9 @@
 // of finding, one result per site with its first user frame as the
 // location (file:line when the debug info had it, else the module), the
 // whole stack, and the site id as a partial fingerprint so that a view
-// tracks a finding across runs.
+// tracks a finding across runs. Arrays of one element are spelled
+// Json::array({...}): a braced list of one json is a copy under clang and
+// an array under GCC.
 // Thread-safety: none needed.
 #include <map>
 
@@ -76,8 +78,8 @@ Json Location(const Json& frame) {
   Json loc = {{"physicalLocation", phys}};
   const std::string fn = frame.value("function", "");
   if (!fn.empty()) {
-    loc["logicalLocations"] = {
-        {{"fullyQualifiedName", fn}, {"kind", "function"}}};
+    loc["logicalLocations"] =
+        Json::array({Json{{"fullyQualifiedName", fn}, {"kind", "function"}}});
   }
   return loc;
 }
@@ -102,13 +104,13 @@ Json Result(const MergedFinding& f, const std::map<std::string, int>& index) {
     }
   }
   if (first_user != nullptr) {
-    result["locations"] = {Location(*first_user)};
+    result["locations"] = Json::array({Location(*first_user)});
   } else if (!frames.empty()) {
-    result["locations"] = {frames[0]["location"]};
+    result["locations"] = Json::array({frames[0]["location"]});
   }
   if (!frames.empty()) {
-    result["stacks"] = {
-        {{"message", {{"text", "the call's stack"}}}, {"frames", frames}}};
+    result["stacks"] = Json::array({Json{
+        {"message", {{"text", "the call's stack"}}}, {"frames", frames}}});
   }
   Json props = {{"count", f.count}, {"pids", f.pids}, {"devices", f.devices}};
   if (j.contains("thread")) props["thread"] = j["thread"];
@@ -148,10 +150,9 @@ Json SarifJson(const CtxCheckReport& r) {
                  {"rules", rules}};
   return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
           {"version", "2.1.0"},
-          {"runs",
-           {{{"tool", {{"driver", driver}}},
-             {"invocations", {invocation}},
-             {"results", results}}}}};
+          {"runs", Json::array({Json{{"tool", {{"driver", driver}}},
+                                     {"invocations", Json::array({invocation})},
+                                     {"results", results}}})}};
 }
 
 }  // namespace hflow::tools

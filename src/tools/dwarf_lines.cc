@@ -29,14 +29,37 @@ std::string Demangled(const char* name) {
   return out;
 }
 
-// The innermost function at `addr` by the debug information: an inlined
-// function's own name where the symbol table has only its caller's.
-std::string ScopeFunction(Dwfl_Module* mod, Dwarf_Addr addr) {
-  Dwarf_Addr bias = 0;
-  Dwarf_Die* cu = dwfl_module_addrdie(mod, addr, &bias);
-  if (cu == nullptr) return "";
+// Note [Units without aranges]
+// libdwfl finds an address's compilation unit through .debug_aranges,
+// which GCC writes and clang does not (elfutils 0.188, Debian 12's, does
+// not fall back to the units' own ranges). Without it, every unit is
+// asked whether it covers the address.
+bool FindUnit(Dwfl_Module* mod, Dwarf_Addr addr, Dwarf_Die* cu,
+              Dwarf_Addr* bias) {
+  if (Dwarf_Die* die = dwfl_module_addrdie(mod, addr, bias)) {
+    *cu = *die;
+    return true;
+  }
+  Dwarf* dw = dwfl_module_getdwarf(mod, bias);
+  if (dw == nullptr) return false;
+  Dwarf_Off off = 0, next = 0;
+  size_t header = 0;
+  while (dwarf_nextcu(dw, off, &next, &header, nullptr, nullptr, nullptr) ==
+         0) {
+    if (dwarf_offdie(dw, off + header, cu) != nullptr &&
+        dwarf_haspc(cu, addr - *bias) == 1) {
+      return true;
+    }
+    off = next;
+  }
+  return false;
+}
+
+// The innermost function at `addr` of `cu` by the debug information: an
+// inlined function's own name where the symbol table has only its caller's.
+std::string ScopeFunction(Dwarf_Die* cu, Dwarf_Addr pc) {
   Dwarf_Die* scopes = nullptr;
-  const int n = dwarf_getscopes(cu, addr - bias, &scopes);
+  const int n = dwarf_getscopes(cu, pc, &scopes);
   std::string name;
   for (int i = 0; i < n && name.empty(); ++i) {
     const int tag = dwarf_tag(&scopes[i]);
@@ -95,17 +118,23 @@ bool DwarfLines::Lookup(const std::string& module, uint64_t offset,
   // The module offset counts from the lowest loaded address, which the
   // offline session placed at `start`; one byte back is the call itself.
   const Dwarf_Addr addr = m->start + offset - 1;
-  out->function = ScopeFunction(m->mod, addr);
+  Dwarf_Die cu;
+  Dwarf_Addr bias = 0;
+  const char* file = nullptr;
+  int lineno = 0;
+  if (FindUnit(m->mod, addr, &cu, &bias)) {
+    out->function = ScopeFunction(&cu, addr - bias);
+    if (Dwarf_Line* line = dwarf_getsrc_die(&cu, addr - bias)) {
+      if (dwarf_lineno(line, &lineno) == 0) {
+        file = dwarf_linesrc(line, nullptr, nullptr);
+      }
+    }
+  }
   if (out->function.empty()) {
     if (const char* name = dwfl_module_addrname(m->mod, addr)) {
       out->function = Demangled(name);
     }
   }
-  Dwfl_Line* line = dwfl_module_getsrc(m->mod, addr);
-  if (line == nullptr) return false;
-  int lineno = 0;
-  const char* file =
-      dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
   if (file == nullptr || lineno <= 0) return false;
   out->file = file;
   out->line = lineno;
