@@ -382,6 +382,13 @@ void ReportLeak(const Leak& leak, const std::vector<uintptr_t>& pcs) {
   });
 }
 
+const util::Frame* FirstUserFrame(const Site& s) {
+  for (const util::Frame& f : s.frames) {
+    if (!util::IsHflowOrSystemModule(f.module)) return &f;
+  }
+  return nullptr;
+}
+
 std::vector<Site> Sites() {
   Recorder& r = R();
   util::MutexLock lock(r.mu);

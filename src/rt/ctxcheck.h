@@ -127,6 +127,10 @@ struct Site {
 // The sites recorded so far, in order of first hit.
 std::vector<Site> Sites();
 
+// The first frame of the user's code in `s` (not hflow's, not a system
+// library's); null when the stack has none.
+const util::Frame* FirstUserFrame(const Site& s);
+
 namespace internal {
 // $HFLOW_CTXCHECK's value parsed; *known false (and kOff) for an unknown one.
 Mode ParseEnvValue(const char* value, bool* known);

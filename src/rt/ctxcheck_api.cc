@@ -20,10 +20,8 @@ std::vector<CtxCheckFinding> CtxCheckFindings() {
     f.device = s.note.device;
     f.context_device = s.note.ctx_device;
     f.devices = s.devices;
-    for (const util::Frame& fr : s.frames) {
-      if (util::IsHflowOrSystemModule(fr.module)) continue;
-      f.location = util::FormatFrame(fr);
-      break;
+    if (const util::Frame* fr = rt::ctxcheck::FirstUserFrame(s)) {
+      f.location = util::FormatFrame(*fr);
     }
     if (s.kind == rt::ctxcheck::Kind::kContextLeak) {
       f.node = s.leak.node;

@@ -23,9 +23,7 @@ nlohmann::json OrNull(int32_t v) {
 
 // The first user frame, else the first frame.
 const util::Frame* Location(const Site& s) {
-  for (const util::Frame& f : s.frames) {
-    if (!util::IsHflowOrSystemModule(f.module)) return &f;
-  }
+  if (const util::Frame* f = FirstUserFrame(s)) return f;
   return s.frames.empty() ? nullptr : &s.frames[0];
 }
 

@@ -53,15 +53,6 @@ bool CheckOutputPath(const std::string& flag, const std::string& path,
   return true;
 }
 
-std::vector<int32_t> LocalDevices(const ClusterConfig& cfg) {
-  std::vector<int32_t> out;
-  for (const ClusterNode& node : cfg.nodes) {
-    if (!node.is_local && cfg.nodes.size() > 1) continue;
-    for (const DeviceDesc& d : node.devices) out.push_back(d.device_id);
-  }
-  return out;
-}
-
 // The cluster the program sees: --cluster's file itself, or a compact file
 // of --devices (or of the default set) in `dir`; nothing when the caller's
 // $RESOURCE_CONFIG_PATH already names one. Sets report->devices.
@@ -80,16 +71,15 @@ bool ClusterFile(const CtxCheckArgs& a, const std::string& dir,
     err << "hflow ctxcheck: " << s.message() << "\n";
     return false;
   }
-  report->devices = LocalDevices(cfg);
+  report->devices = cfg.LocalDeviceIds();
   if (!c.cluster_file.empty()) {
     (*env)["RESOURCE_CONFIG_PATH"] = fs::absolute(c.cluster_file).string();
     report->cluster_source = c.cluster_file;
   } else if (!c.devices.empty()) {
     const std::string path = dir + "/cluster.json";
-    uint64_t memory = 0;
-    for (const ClusterNode& n : cfg.nodes) {
-      for (const DeviceDesc& d : n.devices) memory = d.memory_bytes;
-    }
+    // A --devices list gives every device the same memory.
+    const std::vector<DeviceDesc>& devices = cfg.LocalNode().devices;
+    const uint64_t memory = devices.empty() ? 0 : devices[0].memory_bytes;
     std::ofstream out(path);
     out << nlohmann::json{{"devices", report->devices},
                           {"memory_bytes", memory}}
