@@ -79,10 +79,12 @@ inline Status StreamChain(Session& s, uint32_t id, int n) {
 }
 
 // hflow on one device (2) with one executor thread; the caller finalizes.
-inline Status InitializeOneDevice() {
+// `ctxcheck`: Options::ctxcheck ("off" unless a row measures the check).
+inline Status InitializeOneDevice(const char* ctxcheck = "off") {
   Options o;
   o.cluster = MakeLocalCluster({2});
   o.exec_threads = 1;
+  o.ctxcheck = ctxcheck;
   return Initialize(o);
 }
 

@@ -8,7 +8,7 @@
 // the difference of the totals over the difference of N is the marginal
 // instructions per message, start-up and teardown cancelling out.
 //
-// Usage: hflow_chain_instructions hflow|tbb MESSAGES
+// Usage: hflow_chain_instructions hflow|hflow-ctxcheck|tbb MESSAGES
 //
 // Thread-safety: single-threaded driver; the chain runs on its runtime's
 // threads.
@@ -25,8 +25,10 @@ namespace {
 
 constexpr int kWarmup = 256;
 
-int RunHflow(int n) {
-  hflow::Status st = hflow::bench::InitializeOneDevice();
+// `ctxcheck`: the chain with hflow ctxcheck on (report mode; the chain is
+// clean, so this is the cost of checking, not of reporting).
+int RunHflow(int n, const char* ctxcheck) {
+  hflow::Status st = hflow::bench::InitializeOneDevice(ctxcheck);
   {
     hflow::Session s;
     if (st.ok()) st = hflow::bench::AddChain(s);
@@ -56,12 +58,15 @@ int RunTbb(int n) {
 int main(int argc, char** argv) {
   const int n = argc == 3 ? std::atoi(argv[2]) : 0;
   const std::string which = argc == 3 ? argv[1] : "";
-  if (n <= 0 || (which != "hflow" && which != "tbb")) {
+  if (n <= 0 ||
+      (which != "hflow" && which != "hflow-ctxcheck" && which != "tbb")) {
     std::fprintf(stderr,
-                 "usage: hflow_chain_instructions hflow|tbb MESSAGES (> 0)\n");
+                 "usage: hflow_chain_instructions hflow|hflow-ctxcheck|tbb "
+                 "MESSAGES (> 0)\n");
     return 2;
   }
-  if (which == "hflow") return RunHflow(n);
+  if (which == "hflow") return RunHflow(n, "off");
+  if (which == "hflow-ctxcheck") return RunHflow(n, "report");
 #ifdef HFLOW_HAVE_TBB
   return RunTbb(n);
 #else

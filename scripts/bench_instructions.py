@@ -43,14 +43,15 @@ def main():
         sys.exit("bench_instructions: valgrind is missing (scripts/install-deps installs it)")
     small, large = (200, 1200) if args.quick else (1000, 5000)
     results = []
-    for which, name in (("hflow", "IR_Chain4Hflow"), ("tbb", "IR_Chain4Tbb")):
+    for which, name in (("hflow", "IR_Chain4Hflow"), ("tbb", "IR_Chain4Tbb"),
+                        ("hflow-ctxcheck", "IR_Chain4HflowCtxcheck")):
         a = instructions(args.binary, which, small)
         b = instructions(args.binary, which, large)
         per = (b - a) / (large - small)
         results.append({"name": name, "run_name": name, "run_type": "iteration",
                         "instructions_per_msg": per, "messages": [small, large],
                         "instructions": [a, b]})
-        print(f"{name:<16} {per:10.0f} instructions/message "
+        print(f"{name:<22} {per:10.0f} instructions/message "
               f"({a:,} at {small}, {b:,} at {large})", flush=True)
     with open(args.out, "w") as f:
         json.dump({"benchmarks": results}, f, indent=1)

@@ -25,6 +25,12 @@ ROWS = [
     ("chain4_one_device_64B_instructions", "IR_Chain4Hflow", "IR_Chain4Tbb",
      "oneTBB flow_graph chain, one worker thread, marginal callgrind Ir",
      "instructions"),
+    # Issue 43: the chain with hflow ctxcheck on (report mode, a clean
+    # program) against the same chain with it off.
+    ("chain4_one_device_64B_instructions_ctxcheck_on",
+     "IR_Chain4HflowCtxcheck", "IR_Chain4Hflow",
+     "the same chain with ctxcheck off, marginal callgrind Ir",
+     "instructions"),
     # Issue 20's memory rows (bench/chain_memory.cc).
     ("chain4_one_device_64B_allocations", "MEM_Chain4HflowAllocs",
      "MEM_Chain4TbbAllocs",

@@ -37,8 +37,8 @@ struct CtxCheckFinding {
   int32_t device = -1;          // the device the call named (a leak: the UDF's)
   int32_t context_device = -1;  // the bound context's device (-1: none)
   std::vector<int32_t> devices;  // the devices touched over all hits
-  // The first frame of the program's own code: "function (module)", or
-  // "" when the stack holds none.
+  // The first frame of the program's own code: "function (module)", for a
+  // Python program "function (file.py:line)"; "" when the stack holds none.
   std::string location;
   // context_leak only: the UDF's node, function, instance and call.
   std::string node;
@@ -52,6 +52,30 @@ std::vector<CtxCheckFinding> CtxCheckFindings();
 
 // Forgets every finding (a test's fixture, between tests).
 void ClearCtxCheckFindings();
+
+// For hosts of a script language (hflow's Python modules register one): a
+// device call reached through an interpreter has the interpreter's loop as
+// its native stack, the same for every line of the script, so findings
+// also record the script's own stack, which the provider reads.
+struct CtxCheckScriptFrame {
+  std::string function;
+  std::string file;
+  int line = 0;
+  bool user = false;  // the program's own code (not the host's package,
+                      // not the language's standard library)
+};
+struct CtxCheckScriptStack {
+  std::string language;  // "python": the JSON key is "<language>_stack"
+  std::string thread;    // the thread's name in the script ("" unknown)
+  std::vector<CtxCheckScriptFrame> frames;  // innermost first
+};
+// Fills `out` for the calling thread; false when it runs no script or
+// cannot read it now. Called on ctxcheck's slow paths only (a finding, a
+// context switch inside a UDF call); must not block or throw.
+using CtxCheckScriptStackFn = bool (*)(CtxCheckScriptStack* out);
+// Registers the provider (nullptr: none); the last registration wins. The
+// function must stay loaded for the rest of the process.
+void SetCtxCheckScriptStackProvider(CtxCheckScriptStackFn fn);
 
 }  // namespace hflow
 

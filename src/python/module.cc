@@ -9,6 +9,7 @@
 
 #include "python/py_bridge.h"
 #include "python/py_core.h"
+#include "python/py_script_stack.h"
 
 namespace hflow {
 namespace python {
@@ -87,4 +88,5 @@ PYBIND11_MODULE(_core, m) {
   hflow::python::BindBridge(m);
   hflow::python::BindRt(m);
   hflow::python::BindWorker(m);
+  hflow::python::RegisterPythonStack();
 }

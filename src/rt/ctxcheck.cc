@@ -281,7 +281,7 @@ namespace {
 // one run, hflow-worker children with other address layouts, give a site
 // the same id and the command can merge them), and `extra` (a leak's UDF).
 uint64_t SiteKey(Kind kind, Op op, const std::vector<uintptr_t>& pcs,
-                 const std::string& extra) {
+                 const ScriptStack& script, const std::string& extra) {
   std::vector<util::Frame> modules;
   modules.reserve(pcs.size());
   for (uintptr_t pc : pcs) modules.push_back(util::ModuleOf(pc));
@@ -308,6 +308,14 @@ uint64_t SiteKey(Kind kind, Op op, const std::vector<uintptr_t>& pcs,
     h = Fnv1a(h, base.data(), base.size());
     h = Fnv1a(h, &offset, sizeof(offset));
   }
+  // A script's place is on its own stack (Note [Script stacks]).
+  size_t n = 0;
+  for (const ScriptFrame& f : script.frames) {
+    if (!f.user) continue;
+    h = Fnv1a(h, f.file.data(), f.file.size());
+    h = Fnv1a(h, &f.line, sizeof(f.line));
+    if (++n == kSiteFrames) break;
+  }
   return h;
 }
 
@@ -315,7 +323,8 @@ uint64_t SiteKey(Kind kind, Op op, const std::vector<uintptr_t>& pcs,
 // (note, mode, result, message) and the finding is written.
 template <typename Fill>
 void Record(uint64_t h, Kind kind, int32_t touched,
-            const std::vector<uintptr_t>& pcs, Fill&& fill) {
+            const std::vector<uintptr_t>& pcs, const ScriptStack& script,
+            Fill&& fill) {
   Recorder& r = R();
   util::MutexLock lock(r.mu);
   auto it = r.index.find(h);
@@ -333,7 +342,10 @@ void Record(uint64_t h, Kind kind, int32_t touched,
   Site& s = st.site;
   s.id = Hex(h, 16);
   s.kind = kind;
-  s.thread = util::CurrentThreadName();
+  // A script's threads are known by their names there (Python 3.11 does not
+  // give them to the OS).
+  s.thread = script.thread.empty() ? util::CurrentThreadName() : script.thread;
+  s.script = script;
   s.tid = static_cast<int64_t>(::syscall(SYS_gettid));
   s.pid = static_cast<int64_t>(::getpid());
   s.count = 1;
@@ -355,8 +367,9 @@ void Report(const Note& note, Mode mode, const Status& result) {
   // Skip Report itself; the rest is the sim's epilogue, hflow's entry point
   // and the user's code.
   std::vector<uintptr_t> pcs = util::CaptureStack(/*skip=*/1, kMaxFrames);
-  uint64_t h = SiteKey(note.kind, note.op, pcs, "");
-  Record(h, note.kind, note.touched, pcs, [&](Site& s) {
+  ScriptStack script = CaptureScriptStack();
+  uint64_t h = SiteKey(note.kind, note.op, pcs, script, "");
+  Record(h, note.kind, note.touched, pcs, script, [&](Site& s) {
     s.note = note;
     s.mode = ModeName(mode);
     s.result = ResultName(result);
@@ -364,12 +377,13 @@ void Report(const Note& note, Mode mode, const Status& result) {
   });
 }
 
-void ReportLeak(const Leak& leak, const std::vector<uintptr_t>& pcs) {
+void ReportLeak(const Leak& leak, const std::vector<uintptr_t>& pcs,
+                const ScriptStack& script) {
   // One site per UDF function and phase (and switching call): a leak's
   // stack is the switch's, which the same code reaches from every instance.
   std::string extra = leak.node + '\0' + leak.function + '\0' + leak.phase;
-  uint64_t h = SiteKey(Kind::kContextLeak, leak.switch_op, pcs, extra);
-  Record(h, Kind::kContextLeak, leak.left_device, pcs, [&](Site& s) {
+  uint64_t h = SiteKey(Kind::kContextLeak, leak.switch_op, pcs, script, extra);
+  Record(h, Kind::kContextLeak, leak.left_device, pcs, script, [&](Site& s) {
     s.leak = leak;
     s.note.kind = Kind::kContextLeak;
     s.note.op = leak.switch_op;
@@ -387,6 +401,28 @@ const util::Frame* FirstUserFrame(const Site& s) {
     if (!util::IsHflowOrSystemModule(f.module)) return &f;
   }
   return nullptr;
+}
+
+const ScriptFrame* FirstUserScriptFrame(const Site& s) {
+  for (const ScriptFrame& f : s.script.frames) {
+    if (f.user) return &f;
+  }
+  return nullptr;
+}
+
+namespace {
+std::atomic<ScriptStackFn> g_script_stack{nullptr};
+}  // namespace
+
+void SetScriptStackProvider(ScriptStackFn fn) {
+  g_script_stack.store(fn, std::memory_order_release);
+}
+
+ScriptStack CaptureScriptStack() {
+  ScriptStack out;
+  ScriptStackFn fn = g_script_stack.load(std::memory_order_acquire);
+  if (fn == nullptr || !fn(&out)) return ScriptStack();
+  return out;
 }
 
 std::vector<Site> Sites() {

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "hflow/ctxcheck.h"
 #include "hflow/device_runtime.h"
 #include "hflow/status.h"
 #include "util/symbolize.h"
@@ -97,15 +98,41 @@ inline void SetNote(const Note& n) {
   if (p.kind == Kind::kNone) p = n;
 }
 
+// Note [Script stacks]
+// A device call from a Python program reaches the runtime through the
+// interpreter: its native stack is the interpreter's loop and an extension
+// module, the same for every line of the script. The program's place is on
+// the script's own stack, which only the interpreter can read (under its
+// lock, on the calling thread). An extension module (dataflow._core, acl)
+// registers a provider when it loads (SetCtxCheckScriptStackProvider); Report
+// and NoteSwitch ask it, on their slow paths only, and the script's user frames
+// join the site's key, its location and its output ("python_stack"). A thread
+// the interpreter does not know (an hflow pool thread, a C++ program) has no
+// script stack.
+
+// A script's frames and the provider that reads them (hflow/ctxcheck.h).
+using ScriptFrame = CtxCheckScriptFrame;
+using ScriptStack = CtxCheckScriptStack;
+using ScriptStackFn = CtxCheckScriptStackFn;
+
+// Registers the provider (nullptr: none). The last registration wins; each
+// is a function of a module that is never unloaded.
+void SetScriptStackProvider(ScriptStackFn fn);
+
+// The calling thread's script stack from the provider; empty without one.
+ScriptStack CaptureScriptStack();
+
 // Records a finding of `mode` whose call returned `result`: captures the
 // stack, deduplicates the site and writes a `finding` line at its first hit,
 // `count` lines when its count reaches a power of two, and the final counts
 // at exit.
 void Report(const Note& note, Mode mode, const Status& result);
 
-// Records a context leak; `pcs` is the stack of the call that bound the
-// context left behind (empty when no call inside the user's code did).
-void ReportLeak(const Leak& leak, const std::vector<uintptr_t>& pcs);
+// Records a context leak; `pcs` and `script` are the stacks of the call
+// that bound the context left behind (empty when no call inside the user's
+// code did).
+void ReportLeak(const Leak& leak, const std::vector<uintptr_t>& pcs,
+                const ScriptStack& script);
 
 // One deduplicated site, as recorded so far.
 struct Site {
@@ -121,7 +148,8 @@ struct Site {
   uint64_t count = 0;
   std::vector<int32_t> devices;  // touched devices over all hits, ascending
   std::vector<util::Frame> frames;
-  Leak leak;  // kContextLeak only
+  ScriptStack script;  // the first hit's, where a script made the call
+  Leak leak;           // kContextLeak only
 };
 
 // The sites recorded so far, in order of first hit.
@@ -130,6 +158,8 @@ std::vector<Site> Sites();
 // The first frame of the user's code in `s` (not hflow's, not a system
 // library's); null when the stack has none.
 const util::Frame* FirstUserFrame(const Site& s);
+// The first frame of the user's script in `s`; null when there is none.
+const ScriptFrame* FirstUserScriptFrame(const Site& s);
 
 namespace internal {
 // $HFLOW_CTXCHECK's value parsed; *known false (and kOff) for an unknown one.

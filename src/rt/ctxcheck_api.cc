@@ -20,7 +20,11 @@ std::vector<CtxCheckFinding> CtxCheckFindings() {
     f.device = s.note.device;
     f.context_device = s.note.ctx_device;
     f.devices = s.devices;
-    if (const util::Frame* fr = rt::ctxcheck::FirstUserFrame(s)) {
+    if (const rt::ctxcheck::ScriptFrame* sf =
+            rt::ctxcheck::FirstUserScriptFrame(s)) {
+      f.location =
+          sf->function + " (" + sf->file + ":" + std::to_string(sf->line) + ")";
+    } else if (const util::Frame* fr = rt::ctxcheck::FirstUserFrame(s)) {
       f.location = util::FormatFrame(*fr);
     }
     if (s.kind == rt::ctxcheck::Kind::kContextLeak) {
@@ -35,5 +39,9 @@ std::vector<CtxCheckFinding> CtxCheckFindings() {
 }
 
 void ClearCtxCheckFindings() { rt::ctxcheck::internal::ResetSites(); }
+
+void SetCtxCheckScriptStackProvider(CtxCheckScriptStackFn fn) {
+  rt::ctxcheck::SetScriptStackProvider(fn);
+}
 
 }  // namespace hflow

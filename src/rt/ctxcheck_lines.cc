@@ -102,7 +102,12 @@ std::string FindingLine(const Site& s) {
     frames.push_back(std::move(j));
   }
   nlohmann::json loc = nullptr;
-  if (const util::Frame* f = Location(s)) {
+  if (const ScriptFrame* f = FirstUserScriptFrame(s)) {
+    loc = {{"language", s.script.language},
+           {"function", f->function},
+           {"file", f->file},
+           {"line", f->line}};
+  } else if (const util::Frame* f = Location(s)) {
     loc = {{"module", f->module}, {"function", f->function}};
   }
   nlohmann::json j = {
@@ -126,6 +131,17 @@ std::string FindingLine(const Site& s) {
       {"location", loc},
       {"frames", frames},
       {"message", s.message}};
+  if (!s.script.frames.empty()) {
+    // "python_stack": the script's frames, innermost first.
+    nlohmann::json script = nlohmann::json::array();
+    for (const ScriptFrame& f : s.script.frames) {
+      script.push_back({{"function", f.function},
+                        {"file", f.file},
+                        {"line", f.line},
+                        {"user", f.user}});
+    }
+    j[s.script.language + "_stack"] = std::move(script);
+  }
   if (s.kind == Kind::kContextLeak) {
     const Leak& k = s.leak;
     j["udf"] = {{"node", k.node},
@@ -151,7 +167,10 @@ std::string TextLine(const Site& s) {
   std::string line = "hflow ctxcheck: " + std::string(KindName(s.kind)) +
                      " [site " + s.id + ", tid " + std::to_string(s.tid) +
                      "]: " + s.message;
-  if (const util::Frame* f = Location(s)) {
+  if (const ScriptFrame* f = FirstUserScriptFrame(s)) {
+    line += "\n    at " + f->function + " (" + f->file + ":" +
+            std::to_string(f->line) + ", " + s.script.language + ")";
+  } else if (const util::Frame* f = Location(s)) {
     line += "\n    at " + util::FormatFrame(*f);
   }
   return line + "\n";

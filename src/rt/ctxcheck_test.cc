@@ -338,6 +338,72 @@ TEST_P(CtxCheckTest, JsonLinesHaveTheFields) {
   EXPECT_EQ(counts[1].at("final"), true);
 }
 
+// A script interpreter's stack (Note [Script stacks]), faked: the line the
+// "script" is at is this thread's t_script_line (0: no script).
+thread_local int t_script_line = 0;
+bool FakeScript(ctxcheck::ScriptStack* out) {
+  if (t_script_line == 0) return false;
+  out->language = "python";
+  out->thread = "py-thread";
+  out->frames = {
+      {"work", "/app/job.py", t_script_line, true},
+      {"Thread.run", "/usr/lib/python3.11/threading.py", 975, false}};
+  return true;
+}
+
+TEST_P(CtxCheckTest, ScriptLinesKeyTheSitesAndAreTheLocation) {
+  auto sim = MakeChecked(devices(), Mode::kReport);
+  ctxcheck::SetScriptStackProvider(&FakeScript);
+  RunOnFreshThread(
+      [&] {
+        // One native call site, reached from three script lines (12 twice):
+        // two sites.
+        for (int line : {12, 12, 30}) {
+          t_script_line = line;
+          void* p = nullptr;
+          ASSERT_TRUE(sim->Malloc(a(), 64, &p).ok());
+        }
+        t_script_line = 0;
+      },
+      "native-name");
+  ctxcheck::SetScriptStackProvider(nullptr);
+  auto mallocs = SitesOf(Op::kMalloc);
+  ASSERT_THAT(mallocs, SizeIs(2));
+  EXPECT_EQ(mallocs[0].count, 2u);
+  EXPECT_EQ(mallocs[1].count, 1u);
+  EXPECT_EQ(mallocs[0].thread, "py-thread") << "the script's thread name";
+  const ctxcheck::ScriptFrame* f = ctxcheck::FirstUserScriptFrame(mallocs[0]);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->line, 12);
+  EXPECT_EQ(ctxcheck::FirstUserScriptFrame(mallocs[1])->line, 30);
+  std::vector<Json> findings;
+  for (const Json& j : ReadLines(file_)) {
+    if (j.at("type") == "finding") findings.push_back(j);
+  }
+  ASSERT_THAT(findings, SizeIs(2));
+  const Json& loc = findings[0].at("location");
+  EXPECT_EQ(loc.at("language"), "python");
+  EXPECT_EQ(loc.at("file"), "/app/job.py");
+  EXPECT_EQ(loc.at("line"), 12);
+  EXPECT_EQ(loc.at("function"), "work");
+  const Json& stack = findings[0].at("python_stack");
+  ASSERT_THAT(stack, SizeIs(2));
+  EXPECT_EQ(stack[1].at("function"), "Thread.run");
+  EXPECT_EQ(stack[1].at("user"), false);
+  EXPECT_FALSE(findings[0].at("frames").empty()) << "the native stack stays";
+  // Without a provider the same call is one more, native-only site.
+  RunOnFreshThread(
+      [&] {
+        void* p = nullptr;
+        ASSERT_TRUE(sim->Malloc(a(), 64, &p).ok());
+      },
+      "native-name");
+  auto after = SitesOf(Op::kMalloc);
+  ASSERT_THAT(after, SizeIs(3));
+  EXPECT_TRUE(after[2].script.frames.empty());
+  EXPECT_EQ(after[2].thread, "native-name");
+}
+
 INSTANTIATE_TEST_SUITE_P(DeviceSets, CtxCheckTest,
                          ::testing::Values(std::vector<int32_t>{2, 3, 4, 5},
                                            std::vector<int32_t>{3, 6, 7},

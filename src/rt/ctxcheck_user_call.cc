@@ -20,6 +20,7 @@ struct Switch {
   Op op = Op::kCount;
   int32_t device = -1;
   std::vector<uintptr_t> pcs;
+  ScriptStack script;
 };
 
 // The innermost UserCall of this thread, and the switches its scopes saw
@@ -72,15 +73,18 @@ void UserCall::End() {
     k.left_device = DeviceOf(runtime_, left);
     k.same_device = left != nullptr && k.left_device == k.entered_device;
     static const std::vector<uintptr_t> kNone;
+    static const ScriptStack kNoScript;
     const std::vector<uintptr_t>* pcs = &kNone;
+    const ScriptStack* script = &kNoScript;
     for (size_t i = first_switch_; i < t_switches.size(); ++i) {
       if (t_switches[i].ctx != left) continue;
       k.switch_op = t_switches[i].op;
       k.switch_device = t_switches[i].device;
       pcs = &t_switches[i].pcs;
+      script = &t_switches[i].script;
       break;
     }
-    ReportLeak(k, *pcs);
+    ReportLeak(k, *pcs, *script);
   }
   // The outer scope compares against its own entry; the switches seen here
   // are this scope's.
@@ -102,6 +106,7 @@ void NoteSwitch(Op op, int32_t device, Context* bound) {
   s.device = device;
   // Skip NoteSwitch and the runtime's epilogue; the rest reaches the user.
   s.pcs = util::CaptureStack(/*skip=*/1, kMaxFrames);
+  s.script = CaptureScriptStack();
   t_switches.push_back(std::move(s));
 }
 

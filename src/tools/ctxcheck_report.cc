@@ -40,9 +40,13 @@ std::string Where(const Json& loc) {
   std::string fn = loc.value("function", "");
   std::string file = loc.value("file", "");
   std::string module = loc.value("module", "");
+  // A script's location names its language: "work (/app/job.py:12,
+  // python)".
+  const std::string language = loc.value("language", "");
   std::string out = fn.empty() ? "?" : fn;
   if (!file.empty()) {
-    out += " (" + file + ":" + std::to_string(loc.value("line", 0)) + ")";
+    out += " (" + file + ":" + std::to_string(loc.value("line", 0)) +
+           (language.empty() ? "" : ", " + language) + ")";
   }
   if (!module.empty()) out += " in " + module;
   return out;
@@ -124,7 +128,11 @@ void SymbolizeFindings(CtxCheckReport* report) {
         }
       }
     }
-    if (!location.is_null()) f.first["location"] = location;
+    // A script's location (its own stack's user frame) stays: the native
+    // frames of an interpreter are not where the program made the call.
+    const Json& had = f.first["location"];
+    const bool script = had.is_object() && had.contains("language");
+    if (!location.is_null() && !script) f.first["location"] = location;
   }
 }
 

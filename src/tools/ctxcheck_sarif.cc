@@ -103,15 +103,36 @@ Json Result(const MergedFinding& f, const std::map<std::string, int>& index) {
       frames.push_back({{"location", Location(fr)}});
     }
   }
-  if (first_user != nullptr) {
+  // A Python program's place is on its own stack (the native one is the
+  // interpreter's): its first user frame is the location, and the stack
+  // comes first.
+  Json script = Json::array();
+  const Json* first_script = nullptr;
+  if (j.contains("python_stack") && j["python_stack"].is_array()) {
+    for (const Json& fr : j["python_stack"]) {
+      if (first_script == nullptr && fr.value("user", false)) {
+        first_script = &fr;
+      }
+      script.push_back({{"location", Location(fr)}});
+    }
+  }
+  if (first_script != nullptr) {
+    result["locations"] = Json::array({Location(*first_script)});
+  } else if (first_user != nullptr) {
     result["locations"] = Json::array({Location(*first_user)});
   } else if (!frames.empty()) {
     result["locations"] = Json::array({frames[0]["location"]});
   }
-  if (!frames.empty()) {
-    result["stacks"] = Json::array({Json{
-        {"message", {{"text", "the call's stack"}}}, {"frames", frames}}});
+  Json stacks = Json::array();
+  if (!script.empty()) {
+    stacks.push_back(
+        Json{{"message", {{"text", "the Python stack"}}}, {"frames", script}});
   }
+  if (!frames.empty()) {
+    stacks.push_back(
+        Json{{"message", {{"text", "the call's stack"}}}, {"frames", frames}});
+  }
+  if (!stacks.empty()) result["stacks"] = stacks;
   Json props = {{"count", f.count}, {"pids", f.pids}, {"devices", f.devices}};
   if (j.contains("thread")) props["thread"] = j["thread"];
   if (j.contains("udf")) props["udf"] = j["udf"];

@@ -119,7 +119,12 @@ bool IsHflowOrSystemModule(const std::string& module) {
   for (const char* prefix :
        {"libhflow", "libascendcl", "libflow_func", "libge_runner",
         "libdflow_runner", "libgraph", "libflow_graph", "libfmk",
-        "libhflow_model", "_core", "hflow-worker"}) {
+        "libhflow_model", "_core", "acl.cpython", "hflow-worker"}) {
+    if (base.rfind(prefix, 0) == 0) return true;
+  }
+  // A Python interpreter's loop is never the program's code: a script's
+  // place comes from its own stack (rt/ctxcheck.h, Note [Script stacks]).
+  for (const char* prefix : {"libpython3", "python3"}) {
     if (base.rfind(prefix, 0) == 0) return true;
   }
   return base.rfind("ld-linux", 0) == 0 || base.rfind("linux-vdso", 0) == 0;

@@ -11,6 +11,7 @@ py=$(command -v "$3")
 # shellcheck disable=SC1091
 source "$build/sdk/set_env.sh"
 export HFLOW_SDK_DIR="$build/sdk"
+export HFLOW_BIN_DIR="$build/bin"  # the hflow CLI (test_ctxcheck.py)
 if ! "$py" -c 'import pytest' 2>/dev/null; then
   export PYTHONPATH="$PYTHONPATH:/usr/lib/python3/dist-packages"
 fi
