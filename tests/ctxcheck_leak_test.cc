@@ -239,6 +239,48 @@ TEST_P(CtxCheckLeakTest, InitLeavingAContextOfItsOwnIsFound) {
   EXPECT_EQ(leaks[0].count, 1u);
 }
 
+// A callback into user code that is no UDF (GE's RunGraphAsync callback
+// runs this way) is checked as a Proc is; off it is a plain call.
+TEST_P(CtxCheckLeakTest, ACallbackLeavingAnotherContextIsNamed) {
+  for (const char* mode : {"report", "off"}) {
+    Options o;
+    o.cluster = MakeLocalCluster(GetParam());
+    o.ctxcheck = mode;
+    ASSERT_TRUE(Initialize(o).ok());
+    int calls = 0;
+    testing::RunOnFreshThread(
+        [&] {
+          ASSERT_EQ(aclrtSetDevice(Device()), ACL_SUCCESS);
+          RunCtxCheckedUserCall("the test's callback", "callback", [&] {
+            ++calls;
+            (void)aclrtSetDevice(g_other.load());
+          });
+          RunCtxCheckedUserCall("a callback that restores", "callback",
+                                [&] { ++calls; });
+        },
+        "cb-thread");
+    ASSERT_TRUE(Finalize().ok());
+    EXPECT_EQ(calls, 2) << mode;
+    std::vector<CtxCheckFinding> leaks = Leaks();
+    if (std::string(mode) == "off") {
+      EXPECT_TRUE(leaks.empty());
+      continue;
+    }
+    ASSERT_EQ(leaks.size(), 1u);
+    EXPECT_EQ(leaks[0].node, "the test's callback");
+    EXPECT_EQ(leaks[0].phase, "callback");
+    EXPECT_EQ(leaks[0].op, "SetDevice");
+    EXPECT_EQ(leaks[0].context_device, g_other.load());
+    EXPECT_THAT(leaks[0].message,
+                HasSubstr("the test's callback returned leaving thread "
+                          "'cb-thread' on device " +
+                          std::to_string(g_other.load()) +
+                          "'s context (it entered on device " +
+                          std::to_string(Device()) + "'s context)"));
+    ClearCtxCheckFindings();
+  }
+}
+
 TEST_P(CtxCheckLeakTest, ABadModeIsRefusedNamingTheOption) {
   Options o;
   o.cluster = MakeLocalCluster(GetParam());

@@ -14,6 +14,7 @@
 #define HFLOW_CTXCHECK_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,14 @@ std::vector<CtxCheckFinding> CtxCheckFindings();
 
 // Forgets every finding (a test's fixture, between tests).
 void ClearCtxCheckFindings();
+
+// Runs `fn`, a call from one of hflow's threads into user code that is not
+// a UDF (GE's RunGraphAsync callback), as hflow runs a UDF's Proc: with
+// the check on, a return on another context than the entry's is a
+// `context_leak` finding whose node is `what` and whose phase is `phase`.
+// Off, a plain call.
+void RunCtxCheckedUserCall(const char* what, const char* phase,
+                           const std::function<void()>& fn);
 
 // For hosts of a script language (hflow's Python modules register one): a
 // device call reached through an interpreter has the interpreter's loop as

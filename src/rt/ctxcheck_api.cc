@@ -3,6 +3,7 @@
 // Thread-safety: as the recorder (its table is locked).
 #include "hflow/ctxcheck.h"
 #include "rt/ctxcheck.h"
+#include "rt/ctxcheck_user_call.h"
 
 namespace hflow {
 
@@ -39,6 +40,19 @@ std::vector<CtxCheckFinding> CtxCheckFindings() {
 }
 
 void ClearCtxCheckFindings() { rt::ctxcheck::internal::ResetSites(); }
+
+void RunCtxCheckedUserCall(const char* what, const char* phase,
+                           const std::function<void()>& fn) {
+  if (!rt::ctxcheck::Active()) {
+    fn();
+    return;
+  }
+  util::UdfSite site;
+  site.node = what;
+  site.function = "";
+  rt::ctxcheck::UserCall call(nullptr, &site, phase);
+  fn();
+}
 
 void SetCtxCheckScriptStackProvider(CtxCheckScriptStackFn fn) {
   rt::ctxcheck::SetScriptStackProvider(fn);

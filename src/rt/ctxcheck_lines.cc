@@ -64,10 +64,14 @@ std::string Message(const Note& n, const std::string& thread,
 }
 
 std::string LeakMessage(const Leak& k, const std::string& thread) {
-  std::string m = "node '" + k.node + "' function '" + k.function +
-                  "' (instance " + std::to_string(k.instance) + ") on " +
-                  Dev(k.device) + " returned from " + k.phase +
-                  " leaving thread '" + thread + "' on ";
+  // A callback that is no UDF (RunCtxCheckedUserCall) has no function:
+  // `node` says what it is.
+  std::string m = k.function.empty()
+                      ? k.node + " returned leaving thread '" + thread + "' on "
+                      : "node '" + k.node + "' function '" + k.function +
+                            "' (instance " + std::to_string(k.instance) +
+                            ") on " + Dev(k.device) + " returned from " +
+                            k.phase + " leaving thread '" + thread + "' on ";
   if (k.left_device < 0) {
     m += "no context";
   } else if (k.same_device) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "hflow/context_guard.h"
+#include "hflow/ctxcheck.h"
 #include "hflow/ge_options.h"
 #include "hflow/rt.h"
 #include "hflow/session.h"
@@ -478,6 +479,12 @@ void FreeBytes(char* bytes) { std::free(bytes); }
 uint32_t Fail(const char* call, uint32_t code, const char* reason) {
   return Report(call == nullptr ? "" : call, code,
                 reason == nullptr ? "" : reason);
+}
+
+void RunUserCallback(const char* what, void (*fn)(void*), void* arg) {
+  // Outside the check, so that the check sees what the callback left.
+  hflow::ContextGuard restore;
+  hflow::RunCtxCheckedUserCall(what, "callback", [&] { fn(arg); });
 }
 
 const char* LastError() { return t_last_error.c_str(); }

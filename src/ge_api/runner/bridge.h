@@ -118,6 +118,12 @@ uint32_t ParseModel(const char* call, const char* framework,
                     size_t* out_len);
 void FreeBytes(char* bytes);
 
+// Runs fn(arg), a GE callback into user code on one of hflow's threads, as
+// hflow runs a UDF's Proc: with hflow ctxcheck on, a return on another
+// context than the entry's is a context_leak finding naming `what`; the
+// thread's context is put back either way.
+void RunUserCallback(const char* what, void (*fn)(void*), void* arg);
+
 // Reports a failure found on the GE side (logs it, keeps it as LastError)
 // and returns `code`.
 uint32_t Fail(const char* call, uint32_t code, const char* reason);

@@ -21,10 +21,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 
 #include "ge_api/flow_graph/flow_graph_internal.h"
+#include "ge_api/runner/bridge.h"
 #include "ge_api/runner/runner_internal.h"
 #include "ge_api/runner/runner_ops.h"
 
@@ -219,7 +221,23 @@ Status RunGraphAsync(uint64_t sid, uint32_t graph_id,
   AsyncRunner::Get().Post([sid, graph_id, inputs, callback] {
     std::vector<Tensor> outputs;
     const Status s = RunGraph(sid, graph_id, inputs, outputs);
-    if (callback) callback(s, outputs);
+    if (!callback) return;
+    // The callback is the user's code on hflow's thread: checked for
+    // context leaks as a UDF's Proc is.
+    struct Call {
+      const RunAsyncCallback* callback;
+      Status s;
+      std::vector<Tensor>* outputs;
+    } call{&callback, s, &outputs};
+    const std::string what =
+        "GE's RunGraphAsync callback (graph " + std::to_string(graph_id) + ")";
+    hflow::gebridge::RunUserCallback(
+        what.c_str(),
+        [](void* arg) {
+          auto* c = static_cast<Call*>(arg);
+          (*c->callback)(c->s, *c->outputs);
+        },
+        &call);
   });
   return SUCCESS;
 }
