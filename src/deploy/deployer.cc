@@ -264,7 +264,11 @@ Status Deployment::LoadInstances() {
 // later feeds and fetches return it (kDeviceLost for a lost device, the
 // runtime's code otherwise) at once, and the caller removes the graph.
 // Messages in flight are dropped with the queues; the error the caller gets
-// is their report (invariant 4).
+// is their report (invariant 4). What the graph already produced is not in
+// flight: the graph's output queues keep their messages, and fetches take
+// them before they get the error (a worker that answered calls 1 and 2 and
+// died in 3 loses 3 alone, whether or not 1 and 2 were fetched yet). A lost
+// device is the exception: its queues' memory is gone with it.
 void Deployment::Fail(const Status& reason) {
   Status r = reason.ok() ? Status::Internal("graph failed") : reason;
   {
@@ -272,8 +276,11 @@ void Deployment::Fail(const Status& reason) {
     if (!failure_.ok()) return;
     failure_ = r;
   }
-  for (const auto& q : queues_) {
-    if (q) q->Close(r);
+  const bool keep_outputs = r.code() != StatusCode::kDeviceLost;
+  for (size_t i = 0; i < queues_.size(); ++i) {
+    if (!queues_[i]) continue;
+    const bool output = i < plan_.queues.size() && plan_.queues[i].graph_output;
+    queues_[i]->Close(r, /*keep_queued=*/keep_outputs && output);
   }
   CancelAllocWaits(r);
 }

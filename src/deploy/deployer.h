@@ -142,10 +142,13 @@ class Deployment {
 
   // Fails the graph (Note [Failing a graph] in deployer.cc): closes every
   // queue with `reason`, so feeds, fetches and executors return it at once
-  // instead of waiting for messages that will never come. Called when a
-  // device of the graph is lost and by executors on a runtime error they
-  // cannot turn into an error message. Idempotent (the first reason
-  // sticks); thread-safe; not after Undeploy has started.
+  // instead of waiting for messages that will never come; the outputs the
+  // graph produced before stay fetchable first, except when `reason` is a
+  // lost device (kDeviceLost), whose queues are gone with it. Called when a
+  // device of the graph is lost, when a worker process dies without a
+  // restart, and by executors on a runtime error they cannot turn into an
+  // error message. Idempotent (the first reason sticks); thread-safe; not
+  // after Undeploy has started.
   void Fail(const Status& reason);
   // Ends every wait for pool memory on the graph's groups with `reason`
   // (Fail does it too): called when the graph stops.

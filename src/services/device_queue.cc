@@ -176,7 +176,7 @@ Status DeviceQueue::Dequeue(MbufPtr* out, int32_t timeout_ms) {
   util::MutexLock lock(mu_, util::kSpinFirst);
   Status s = Wait(lock, not_empty_, &waiting_consumers_, timeout_ms,
                   "still empty", [&] { return size_.load() > 0; });
-  HFLOW_RETURN_IF_ERROR(s);
+  if (!s.ok() && !(keep_queued_ && !items_.empty())) return s;
   *out = std::move(items_.front());
   items_.pop_front();
   const TakeWakeups w = AfterTakeLocked(items_.size() + 1);
@@ -187,7 +187,9 @@ Status DeviceQueue::Dequeue(MbufPtr* out, int32_t timeout_ms) {
 
 size_t DeviceQueue::DequeueUpTo(size_t max, std::vector<MbufPtr>* out) {
   util::MutexLock lock(mu_, util::kSpinFirst);
-  if (is_closed_.load() || items_.empty() || max == 0) return 0;
+  if ((is_closed_.load() && !keep_queued_) || items_.empty() || max == 0) {
+    return 0;
+  }
   const size_t before = items_.size();
   const size_t n = std::min(max, before);
   for (size_t i = 0; i < n; ++i) {
@@ -223,7 +225,7 @@ void DeviceQueue::FinishTake(const TakeWakeups& w) {
 
 Status DeviceQueue::Return(MbufPtr mbuf) {
   util::MutexLock lock(mu_, util::kSpinFirst);
-  if (is_closed_.load()) return closed_;
+  if (is_closed_.load() && !keep_queued_) return closed_;
   items_.push_front(std::move(mbuf));
   size_.store(items_.size());
   bool wake = waiting_consumers_ > 0;
@@ -234,15 +236,18 @@ Status DeviceQueue::Return(MbufPtr mbuf) {
   return Status::OK();
 }
 
-void DeviceQueue::Close(const Status& reason) {
+void DeviceQueue::Close(const Status& reason, bool keep_queued) {
   std::vector<MbufPtr> dropped;
   {
     util::MutexLock lock(mu_);
     if (is_closed_.load()) return;
     closed_ = reason.WithContext(Where() + ": ");
     is_closed_.store(true);
-    items_.DrainTo(&dropped);
-    size_.store(0);
+    keep_queued_ = keep_queued;
+    if (!keep_queued) {
+      items_.DrainTo(&dropped);
+      size_.store(0);
+    }
   }
   not_empty_.notify_all();
   not_full_.notify_all();
@@ -250,10 +255,15 @@ void DeviceQueue::Close(const Status& reason) {
 }
 
 void DeviceQueue::Reopen() {
+  std::vector<MbufPtr> dropped;  // released after the lock
   util::MutexLock lock(mu_);
   if (!is_closed_.load()) return;
   closed_ = Status::OK();
   is_closed_.store(false);
+  keep_queued_ = false;
+  items_.DrainTo(&dropped);
+  size_.store(0);
+  lock.Unlock();
 }
 
 size_t DeviceQueue::Size() const { return size_.load(); }

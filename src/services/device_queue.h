@@ -82,11 +82,15 @@ class DeviceQueue {
   Status Return(MbufPtr mbuf);
 
   // Refuses further operations with `reason` and wakes all waiters. Queued
-  // mbufs are dropped (their memory returns to the groups). Idempotent: the
-  // first reason sticks.
-  void Close(const Status& reason);
+  // mbufs are dropped (their memory returns to the groups), unless
+  // `keep_queued`: then Dequeue, DequeueUpTo and Return go on with what is
+  // queued, and only an empty queue answers `reason` (a failed graph's
+  // outputs already produced stay fetchable, Note [Failing a graph]).
+  // Idempotent: the first close sticks.
+  void Close(const Status& reason, bool keep_queued = false);
   // Opens a closed queue again, empty (a graph reset: its executors are
-  // stopped and its feeders and fetchers have left). No-op when open.
+  // stopped and its feeders and fetchers have left; what a kept close left
+  // is dropped). No-op when open.
   void Reopen();
 
   size_t Size() const;
@@ -138,6 +142,7 @@ class DeviceQueue {
   std::atomic<size_t> size_{0};
   std::atomic<bool> is_closed_{false};
   Status closed_ GUARDED_BY(mu_);              // OK while open
+  bool keep_queued_ GUARDED_BY(mu_) = false;   // a close that drains
   int waiting_consumers_ GUARDED_BY(mu_) = 0;  // parked on not_empty_
   int waiting_producers_ GUARDED_BY(mu_) = 0;  // parked on not_full_
   // Listeners are written under mu_ but read outside it by calls counted

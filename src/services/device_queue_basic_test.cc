@@ -360,6 +360,39 @@ TEST(DeviceQueueTest, ReopenServesAgainEmptyAfterClose) {
   EXPECT_FALSE(q.closed());
 }
 
+// A close that keeps what is queued (a failed graph's outputs): takes go
+// on until the queue is empty, then answer the reason; nothing new goes
+// in; a taken message may be put back; a reopen drops what is left.
+TEST(DeviceQueueTest, AKeptCloseServesWhatIsQueuedThenTheReason) {
+  DeviceQueue q(14, 3, 4, "outputs");
+  for (int i = 1; i <= 3; ++i) ASSERT_TRUE(q.Enqueue(Token(i), 0).ok());
+  q.Close(Status::Internal("a worker died"), /*keep_queued=*/true);
+  EXPECT_TRUE(q.closed());
+  EXPECT_EQ(q.Size(), 3u);
+  EXPECT_EQ(q.Enqueue(Token(4), 0).code(), StatusCode::kInternal);
+  MbufPtr m;
+  ASSERT_TRUE(q.Dequeue(&m, -1).ok());
+  EXPECT_EQ(m->head().trans_id, 1u);
+  ASSERT_TRUE(q.Return(std::move(m)).ok()) << "put back, not lost";
+  std::vector<MbufPtr> out;
+  EXPECT_EQ(q.DequeueUpTo(2, &out), 2u);
+  EXPECT_EQ(out[0]->head().trans_id, 1u);
+  EXPECT_EQ(out[1]->head().trans_id, 2u);
+  ASSERT_TRUE(q.Dequeue(&m, 0).ok());
+  EXPECT_EQ(m->head().trans_id, 3u);
+  Status s = q.Dequeue(&m, -1);  // empty: the reason at once, no wait
+  EXPECT_EQ(s.code(), StatusCode::kInternal) << s.ToString();
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("a worker died"));
+  EXPECT_EQ(q.DequeueUpTo(2, &out), 0u);
+  // A second close changes nothing; a reopen starts empty.
+  ASSERT_TRUE(q.Return(Token(9)).ok());
+  q.Close(Status::Cancelled("ignored"));
+  EXPECT_EQ(q.Size(), 1u);
+  q.Reopen();
+  EXPECT_EQ(q.Size(), 0u);
+  EXPECT_EQ(q.Dequeue(&m, 0).code(), StatusCode::kTimeout);
+}
+
 }  // namespace
 }  // namespace services
 }  // namespace hflow

@@ -98,6 +98,15 @@ Status Channel::SendBytes(const std::string& bytes, int pass_fd, int flags) {
   }
 }
 
+// Note [A reset before the last messages]
+// A peer that exits with messages of ours still unread in its socket sets
+// ECONNRESET on our end (Linux, AF_UNIX stream and seqpacket sockets), and
+// the next receive reports that error *before* the messages the peer sent
+// us and that are still queued: a worker that answers calls 18 and 19 and
+// dies in 20 while the host's next batch waits unread would lose both
+// replies, and the outputs they carry, to one failed read. Reporting the
+// error clears it (the kernel hands it out once), so Recv reads on: the
+// queued messages come, then the end of the stream (0 bytes: Cancelled).
 Status Channel::Recv(google::protobuf::MessageLite* msg, int timeout_ms,
                      int* got_fd) {
   if (got_fd != nullptr) *got_fd = -1;
@@ -122,10 +131,20 @@ Status Channel::Recv(google::protobuf::MessageLite* msg, int timeout_ms,
   mh.msg_control = control;
   mh.msg_controllen = sizeof(control);
   ssize_t n;
-  do {
+  bool reset = false;
+  for (;;) {
     n = recvmsg(fd_, &mh, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) return Errno("worker channel: receive");
+    if (n >= 0 || errno == EINTR) {
+      if (n >= 0) break;
+      continue;
+    }
+    // Note [A reset before the last messages]
+    if (errno == ECONNRESET && !reset) {
+      reset = true;
+      continue;
+    }
+    return Errno("worker channel: receive");
+  }
   if (n == 0) return Status::Cancelled("worker channel: the peer is gone");
   for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c != nullptr; c = CMSG_NXTHDR(&mh, c)) {
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
