@@ -1,0 +1,188 @@
+// WorkerProcess's calls (see worker_process.h): one request and its reply
+// (Call), a batch of them (CallEach, Note [Replies before the death]), and
+// requests without a reply (Send).
+//
+// Thread-safety: see worker_process.h. A call registers its slot under
+// mu_; the supervisor thread fills it (OnMessage) and wakes the caller.
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "worker/worker_process.h"
+
+namespace hflow {
+namespace worker {
+
+Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
+                           int timeout_ms, const std::string& doing,
+                           int pass_fd, bool* delivered) {
+  if (delivered != nullptr) *delivered = false;
+  Slot slot;
+  const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
+  req->set_id(id);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (dead_.load(std::memory_order_acquire)) {
+      return death_.WithContext(doing + ": ");
+    }
+    calls_[id] = &slot;
+  }
+  Status sent = channel_.Send(*req, pass_fd);
+  if (delivered != nullptr) *delivered = sent.ok();
+  if (sent.code() == StatusCode::kInvalidArgument) {  // too large: not sent
+    std::lock_guard<std::mutex> l(mu_);
+    calls_.erase(id);
+    return sent.WithContext(doing + ": ");
+  }
+  std::unique_lock<std::mutex> l(mu_);
+  auto ready = [&] {
+    return slot.done || dead_.load(std::memory_order_acquire);
+  };
+  if (!sent.ok()) {
+    // Its death is on the way: the send failed because the peer is gone.
+    cv_.wait_for(l, std::chrono::seconds(2), ready);
+  } else if (timeout_ms < 0) {
+    cv_.wait(l, ready);
+  } else {
+    cv_.wait_for(l, std::chrono::milliseconds(timeout_ms), ready);
+  }
+  calls_.erase(id);
+  if (slot.done) {
+    *reply = std::move(slot.reply);
+    return Status::OK();
+  }
+  if (dead_.load(std::memory_order_acquire)) {
+    return death_.WithContext(doing + ": ");
+  }
+  l.unlock();
+  if (!sent.ok()) return sent.WithContext(doing + ": ");
+  Kill();
+  return Status::Timeout(doing + ": the worker process (pid " +
+                         std::to_string(pid()) + ") of " + What() +
+                         " did not answer within " +
+                         std::to_string(timeout_ms) + " ms; it was killed");
+}
+
+// Note [Replies before the death]
+// A batch's replies are handed out on the caller's thread once all are in
+// (one wake-up a batch, not one a reply): a worker that answers calls 1
+// and 2 and dies in 3 has its socket's end seen before the caller has
+// passed on 1's and 2's outputs. Its death, reported then, would fail the
+// graph (close its queues) under outputs the worker had delivered, which
+// calls made one at a time never lose. So the end of the socket is marked
+// first (closed_: no reply comes any more; it wakes the callers), and
+// Reap waits, bounded, until every caller of CallEach has handed out the
+// replies it got (draining_); only then is the death reported and
+// marked, and the calls left unanswered fail with it.
+void WorkerProcess::CallEach(std::vector<v1::HostMessage>* reqs,
+                             const std::string& doing, const EachReply& each,
+                             const std::function<void(size_t)>* answered) {
+  const size_t n = reqs->size();
+  std::vector<Slot> slots(n);
+  size_t left = n;  // under mu_
+  std::condition_variable wake;
+  std::unique_lock<std::mutex> l(mu_);
+  if (dead_.load(std::memory_order_acquire)) {
+    const Status why = death_.WithContext(doing + ": ");
+    l.unlock();
+    for (size_t i = 0; i < n; ++i) each(i, why, false, nullptr);
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    (*reqs)[i].set_id(next_id_.fetch_add(1, std::memory_order_relaxed));
+    slots[i].left = &left;
+    slots[i].wake = &wake;
+    slots[i].answered = answered;
+    slots[i].index = i;
+    calls_[(*reqs)[i].id()] = &slots[i];
+  }
+  ++draining_;
+  l.unlock();
+  // Registered first: a reply may come before the last send.
+  std::vector<Status> unsent(n);
+  Status gone;  // a send that found the peer gone: the rest stay unsent
+  if (!SendAsOne(reqs, &gone)) {
+    for (size_t i = 0; i < n; ++i) {
+      Status sent = gone.ok() ? channel_.Send((*reqs)[i]) : gone;
+      if (sent.ok()) continue;
+      unsent[i] = sent;
+      if (sent.code() != StatusCode::kInvalidArgument) gone = sent;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!gone.ok() && unsent[i].ok()) unsent[i] = gone;
+    if (!unsent[i].ok()) unsent[i] = unsent[i].WithContext(doing + ": ");
+  }
+  l.lock();
+  for (size_t i = 0; i < n; ++i) {
+    if (unsent[i].ok()) continue;
+    calls_.erase((*reqs)[i].id());
+    --left;
+  }
+  // One wake-up for the batch: its last reply, or the socket's end. A
+  // send that found the peer gone has its end on the way; bounded anyway.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  auto ready = [&] { return left == 0 || closed_; };
+  if (gone.ok()) {
+    wake.wait(l, ready);
+  } else {
+    wake.wait_until(l, deadline, ready);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!slots[i].done) calls_.erase((*reqs)[i].id());
+  }
+  l.unlock();
+  // Handed out in order up to the first without a reply (a slot's
+  // replies come in order: none after it).
+  size_t i = 0;
+  for (; i < n && (slots[i].done || !unsent[i].ok()); ++i) {
+    if (slots[i].done) {
+      each(i, Status::OK(), true, &slots[i].reply);
+    } else {
+      each(i, unsent[i], false, nullptr);
+    }
+  }
+  l.lock();
+  --draining_;  // Note [Replies before the death]
+  cv_.notify_all();
+  if (i == n) return;
+  cv_.wait_until(l, deadline + std::chrono::seconds(2),
+                 [&] { return dead_.load(std::memory_order_acquire); });
+  const Status why = dead_.load(std::memory_order_acquire)
+                         ? death_.WithContext(doing + ": ")
+                         : gone.WithContext(doing + ": ");
+  l.unlock();
+  for (; i < n; ++i) {
+    each(i, unsent[i].ok() ? why : unsent[i], unsent[i].ok(), nullptr);
+  }
+}
+
+// One datagram (v1::Batch) instead of one a request: the worker's
+// reader wakes once for the batch. False when it is too large for the
+// socket (send them one by one); `*gone` when the peer is.
+bool WorkerProcess::SendAsOne(std::vector<v1::HostMessage>* reqs,
+                              Status* gone) {
+  if (reqs->size() < 2) return false;
+  v1::HostMessage batch;
+  auto* msgs = batch.mutable_batch()->mutable_msgs();
+  for (v1::HostMessage& r : *reqs) *msgs->Add() = std::move(r);
+  Status sent = channel_.Send(batch);
+  for (size_t i = 0; i < reqs->size(); ++i) {
+    (*reqs)[i] = std::move(*msgs->Mutable(int(i)));
+  }
+  if (sent.code() == StatusCode::kInvalidArgument) return false;
+  *gone = sent;
+  return true;
+}
+
+void WorkerProcess::Send(const v1::HostMessage& msg) {
+  if (dead_.load(std::memory_order_acquire)) return;
+  (void)channel_.Send(msg);
+}
+
+}  // namespace worker
+}  // namespace hflow
