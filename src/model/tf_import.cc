@@ -21,12 +21,53 @@
 #include "model/onnx_import.h"
 #include "model/proto/tf_graph.pb.h"
 #include "model/proto_file.h"
+#include "model/tf_importer.h"
 
 namespace hflow {
 namespace model {
 namespace {
 
-using AttrMap = google::protobuf::Map<std::string, tf::AttrValue>;
+template <typename T, typename Field>
+void Fill(const Field& vals, int64_t n, std::string* bytes) {
+  // TensorFlow's rule: fewer values than elements repeat the last one.
+  for (int64_t i = 0; i < n; ++i) {
+    T v = vals.empty()
+              ? T()
+              : static_cast<T>(vals[std::min<int64_t>(i, vals.size() - 1)]);
+    bytes->append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+}
+
+}  // namespace
+
+namespace tf_import_internal {
+
+int64_t OnnxTypeOf(DataType t) {
+  switch (t) {
+    case DataType::DT_FLOAT:
+      return 1;
+    case DataType::DT_UINT8:
+      return 2;
+    case DataType::DT_INT8:
+      return 3;
+    case DataType::DT_INT16:
+      return 5;
+    case DataType::DT_INT32:
+      return 6;
+    case DataType::DT_INT64:
+      return 7;
+    case DataType::DT_BOOL:
+      return 9;
+    case DataType::DT_FLOAT16:
+      return 10;
+    case DataType::DT_DOUBLE:
+      return 11;
+    case DataType::DT_BF16:
+      return 16;
+    default:
+      return 0;
+  }
+}
 
 Status ToDataType(int t, const std::string& where, DataType* out) {
   switch (t) {
@@ -69,44 +110,6 @@ Status ToDataType(int t, const std::string& where, DataType* out) {
 }
 
 // ONNX's element type number of `t`, for Cast's "to".
-int64_t OnnxTypeOf(DataType t) {
-  switch (t) {
-    case DataType::DT_FLOAT:
-      return 1;
-    case DataType::DT_UINT8:
-      return 2;
-    case DataType::DT_INT8:
-      return 3;
-    case DataType::DT_INT16:
-      return 5;
-    case DataType::DT_INT32:
-      return 6;
-    case DataType::DT_INT64:
-      return 7;
-    case DataType::DT_BOOL:
-      return 9;
-    case DataType::DT_FLOAT16:
-      return 10;
-    case DataType::DT_DOUBLE:
-      return 11;
-    case DataType::DT_BF16:
-      return 16;
-    default:
-      return 0;
-  }
-}
-
-template <typename T, typename Field>
-void Fill(const Field& vals, int64_t n, std::string* bytes) {
-  // TensorFlow's rule: fewer values than elements repeat the last one.
-  for (int64_t i = 0; i < n; ++i) {
-    T v = vals.empty()
-              ? T()
-              : static_cast<T>(vals[std::min<int64_t>(i, vals.size() - 1)]);
-    bytes->append(reinterpret_cast<const char*>(&v), sizeof v);
-  }
-}
-
 Status ToTensor(const tf::TensorProto& p, const std::string& where,
                 IrTensor* out) {
   HFLOW_RETURN_IF_ERROR(ToDataType(p.dtype(), where, &out->dtype));
@@ -182,116 +185,6 @@ std::string NodeOf(const std::string& input) {
   std::string s = input[0] == '^' ? input.substr(1) : input;
   return s.substr(0, s.find(':'));
 }
-
-class Importer {
- public:
-  explicit Importer(std::string source) : source_(std::move(source)) {}
-  Status Run(const tf::GraphDef& g, const std::string& out_nodes, ModelIr* ir);
-
-  using Handler = Status (Importer::*)(const tf::NodeDef&);
-  static const std::map<std::string, Handler>& Handlers();
-
- private:
-  std::string Where(const tf::NodeDef& n) const {
-    return source_ + ": node '" + n.name() + "' (" + n.op() + ")";
-  }
-  Status Error(const tf::NodeDef& n, const std::string& what) const {
-    return Status::InvalidArgument(Where(n) + ": " + what);
-  }
-  // The attribute, or null.
-  static const tf::AttrValue* Attr(const tf::NodeDef& n, const char* name) {
-    auto it = n.attr().find(name);
-    return it == n.attr().end() ? nullptr : &it->second;
-  }
-  std::string Str(const tf::NodeDef& n, const char* name,
-                  const std::string& def) const {
-    const tf::AttrValue* a = Attr(n, name);
-    return a ? a->s() : def;
-  }
-  std::vector<int64_t> Ints(const tf::NodeDef& n, const char* name) const {
-    const tf::AttrValue* a = Attr(n, name);
-    if (!a) return {};
-    return std::vector<int64_t>(a->list().i().begin(), a->list().i().end());
-  }
-  // Input i's value name.
-  std::string In(const tf::NodeDef& n, int i) const {
-    return ValueOf(n.input(i));
-  }
-  Status NeedInputs(const tf::NodeDef& n, int count) const {
-    int data = 0;
-    for (const auto& in : n.input()) data += in[0] != '^';
-    return data >= count ? Status::OK()
-                         : Error(n, "needs " + std::to_string(count) +
-                                        " inputs, has " + std::to_string(data));
-  }
-  // The constant value `v` is, or an error naming what needs it.
-  Status ConstInput(const tf::NodeDef& n, int i, const IrTensor** out) const {
-    auto it = consts_.find(In(n, i));
-    if (it == consts_.end()) {
-      return Error(n, "input " + std::to_string(i) +
-                          " must be a constant (a Const node) in a frozen "
-                          "graph");
-    }
-    *out = &it->second;
-    return Status::OK();
-  }
-  std::vector<int64_t> IntsOfConst(const IrTensor& t) const;
-  std::string AddConst(const std::string& name, IrTensor t) {
-    consts_[name] = t;
-    ir_->constants.emplace_back(name, std::move(t));
-    return name;
-  }
-  // Emits an IR node; returns its first output's name.
-  std::string Emit(const std::string& op, const std::string& name,
-                   std::vector<std::string> inputs,
-                   std::map<std::string, IrAttr> attrs = {}) {
-    IrNode node;
-    node.op = op;
-    node.name = name;
-    node.inputs = std::move(inputs);
-    node.outputs = {name + ":0"};
-    node.attrs = std::move(attrs);
-    ir_->nodes.push_back(std::move(node));
-    return name + ":0";
-  }
-  // The NHWC output of an NCHW op `op` on NHWC `x` (Note [TensorFlow's
-  // layouts]); `extra` are its other inputs.
-  Status Nchw(const tf::NodeDef& n, const std::string& op,
-              const std::vector<std::string>& extra,
-              std::map<std::string, IrAttr> attrs);
-  bool Nhwc(const tf::NodeDef& n) const {
-    return Str(n, "data_format", "NHWC") == "NHWC";
-  }
-  // Spatial strides, dilations or ksize of a 4-entry NHWC/NCHW list.
-  std::vector<int64_t> Spatial(const tf::NodeDef& n, const char* name) const {
-    std::vector<int64_t> v = Ints(n, name);
-    if (v.size() != 4) return {1, 1};
-    return Nhwc(n) ? std::vector<int64_t>{v[1], v[2]}
-                   : std::vector<int64_t>{v[2], v[3]};
-  }
-  Status Padding(const tf::NodeDef& n, std::map<std::string, IrAttr>* attrs);
-
-  Status Placeholder(const tf::NodeDef& n);
-  Status Const(const tf::NodeDef& n);
-  Status Same(const tf::NodeDef& n);  // one IR op of the same meaning
-  Status MatMul(const tf::NodeDef& n);
-  Status BiasAdd(const tf::NodeDef& n);
-  Status Conv(const tf::NodeDef& n);
-  Status Pool(const tf::NodeDef& n);
-  Status BatchNorm(const tf::NodeDef& n);
-  Status Relu6(const tf::NodeDef& n);
-  Status Reshape(const tf::NodeDef& n);
-  Status Squeeze(const tf::NodeDef& n);
-  Status Concat(const tf::NodeDef& n);
-  Status Reduce(const tf::NodeDef& n);
-  Status Cast(const tf::NodeDef& n);
-  Status Pad(const tf::NodeDef& n);
-  Status Transpose(const tf::NodeDef& n);
-
-  const std::string source_;
-  ModelIr* ir_ = nullptr;
-  std::map<std::string, IrTensor> consts_;  // by value name
-};
 
 std::vector<int64_t> Importer::IntsOfConst(const IrTensor& t) const {
   std::vector<int64_t> v;
@@ -373,219 +266,6 @@ Status Importer::Const(const tf::NodeDef& n) {
   return Status::OK();
 }
 
-// Operators whose IR counterpart takes the same inputs and meaning.
-Status Importer::Same(const tf::NodeDef& n) {
-  static const std::map<std::string, std::pair<const char*, int>> kOps = {
-      {"Identity", {"Identity", 1}},
-      {"Add", {"Add", 2}},
-      {"AddV2", {"Add", 2}},
-      {"Sub", {"Sub", 2}},
-      {"Mul", {"Mul", 2}},
-      {"RealDiv", {"Div", 2}},
-      {"Relu", {"Relu", 1}},
-      {"Sigmoid", {"Sigmoid", 1}},
-      {"Tanh", {"Tanh", 1}},
-      {"Softmax", {"Softmax", 1}},
-      {"ExpandDims", {"Unsqueeze", 2}}};
-  const auto& [op, count] = kOps.at(n.op());
-  HFLOW_RETURN_IF_ERROR(NeedInputs(n, count));
-  std::vector<std::string> in;
-  for (int i = 0; i < count; ++i) in.push_back(In(n, i));
-  Emit(op, n.name(), in);
-  return Status::OK();
-}
-
-Status Importer::MatMul(const tf::NodeDef& n) {
-  HFLOW_RETURN_IF_ERROR(NeedInputs(n, 2));
-  const tf::AttrValue* ta = Attr(n, "transpose_a");
-  const tf::AttrValue* tb = Attr(n, "transpose_b");
-  Emit(
-      "Gemm", n.name(), {In(n, 0), In(n, 1)},
-      {{"transA", IntAttr(ta && ta->b())}, {"transB", IntAttr(tb && tb->b())}});
-  return Status::OK();
-}
-
-Status Importer::BiasAdd(const tf::NodeDef& n) {
-  HFLOW_RETURN_IF_ERROR(NeedInputs(n, 2));
-  if (Nhwc(n)) {  // the bias broadcasts along the last dim
-    Emit("Add", n.name(), {In(n, 0), In(n, 1)});
-    return Status::OK();
-  }
-  const IrTensor* b;
-  HFLOW_RETURN_IF_ERROR(ConstInput(n, 1, &b));
-  IrTensor c = *b;
-  c.dims = {b->NumElements(), 1, 1};
-  Emit("Add", n.name(), {In(n, 0), AddConst(n.name() + "/bias_chw", c)});
-  return Status::OK();
-}
-
-Status Importer::Nchw(const tf::NodeDef& n, const std::string& op,
-                      const std::vector<std::string>& extra,
-                      std::map<std::string, IrAttr> attrs) {
-  if (!Nhwc(n)) {
-    std::vector<std::string> in{In(n, 0)};
-    in.insert(in.end(), extra.begin(), extra.end());
-    Emit(op, n.name(), in, std::move(attrs));
-    return Status::OK();
-  }
-  std::string x = Emit("Transpose", n.name() + "/to_nchw", {In(n, 0)},
-                       {{"perm", IntsAttr({0, 3, 1, 2})}});
-  std::vector<std::string> in{x};
-  in.insert(in.end(), extra.begin(), extra.end());
-  x = Emit(op, n.name() + "/nchw", in, std::move(attrs));
-  Emit("Transpose", n.name(), {x}, {{"perm", IntsAttr({0, 2, 3, 1})}});
-  return Status::OK();
-}
-
-Status Importer::Padding(const tf::NodeDef& n,
-                         std::map<std::string, IrAttr>* attrs) {
-  const std::string p = Str(n, "padding", "VALID");
-  if (p == "SAME") {
-    (*attrs)["auto_pad"] = StringAttr("SAME_UPPER");
-  } else if (p == "VALID") {
-    (*attrs)["auto_pad"] = StringAttr("VALID");
-  } else if (p == "EXPLICIT") {
-    const std::vector<int64_t> e = Ints(n, "explicit_paddings");
-    if (e.size() != 8) return Error(n, "explicit_paddings needs 8 values");
-    const int h = Nhwc(n) ? 1 : 2, w = Nhwc(n) ? 2 : 3;
-    (*attrs)["pads"] =
-        IntsAttr({e[2 * h], e[2 * w], e[2 * h + 1], e[2 * w + 1]});
-  } else {
-    return Error(n, "padding '" + p + "' is not SAME, VALID or EXPLICIT");
-  }
-  return Status::OK();
-}
-
-Status Importer::Conv(const tf::NodeDef& n) {
-  HFLOW_RETURN_IF_ERROR(NeedInputs(n, 2));
-  const IrTensor* f;
-  HFLOW_RETURN_IF_ERROR(ConstInput(n, 1, &f));
-  if (f->dims.size() != 4) return Error(n, "the filter must be 4-D");
-  std::map<std::string, IrAttr> attrs;
-  HFLOW_RETURN_IF_ERROR(Padding(n, &attrs));
-  attrs["strides"] = IntsAttr(Spatial(n, "strides"));
-  attrs["dilations"] = IntsAttr(Spatial(n, "dilations"));
-  IrTensor w;
-  if (n.op() == "Conv2D") {  // HWIO -> OIHW
-    w = Permute(*f, {3, 2, 0, 1});
-  } else {  // HWCM -> (C*M)1HW, one group per input channel
-    w = Permute(*f, {2, 3, 0, 1});
-    const int64_t c = f->dims[2], m = f->dims[3];
-    w.dims = {c * m, 1, f->dims[0], f->dims[1]};
-    attrs["group"] = IntAttr(c);
-  }
-  return Nchw(n, "Conv", {AddConst(n.name() + "/filter_oihw", std::move(w))},
-              std::move(attrs));
-}
-
-Status Importer::Pool(const tf::NodeDef& n) {
-  HFLOW_RETURN_IF_ERROR(NeedInputs(n, 1));
-  std::map<std::string, IrAttr> attrs;
-  HFLOW_RETURN_IF_ERROR(Padding(n, &attrs));
-  attrs["kernel_shape"] = IntsAttr(Spatial(n, "ksize"));
-  attrs["strides"] = IntsAttr(Spatial(n, "strides"));
-  // TensorFlow's AvgPool averages over the window's real pixels only.
-  return Nchw(n, n.op() == "MaxPool" ? "MaxPool" : "AveragePool", {},
-              std::move(attrs));
-}
-
-Status Importer::BatchNorm(const tf::NodeDef& n) {
-  HFLOW_RETURN_IF_ERROR(NeedInputs(n, 5));
-  const tf::AttrValue* training = Attr(n, "is_training");
-  if (training && training->b()) {
-    return Error(n, "is_training=true: freeze the graph for inference");
-  }
-  const tf::AttrValue* eps = Attr(n, "epsilon");
-  return Nchw(n, "BatchNormalization", {In(n, 1), In(n, 2), In(n, 3), In(n, 4)},
-              {{"epsilon", FloatAttr(eps ? eps->f() : 1e-4)}});
-}
-
-Status Importer::Relu6(const tf::NodeDef& n) {
-  HFLOW_RETURN_IF_ERROR(NeedInputs(n, 1));
-  Emit("Clip", n.name(), {In(n, 0)},
-       {{"min", FloatAttr(0.0)}, {"max", FloatAttr(6.0)}});
-  return Status::OK();
-}
-
-// TensorFlow's 0 in a shape is an empty dim, not "copy" (allowzero).
-Status Importer::Reshape(const tf::NodeDef& n) {
-  HFLOW_RETURN_IF_ERROR(NeedInputs(n, 2));
-  Emit("Reshape", n.name(), {In(n, 0), In(n, 1)}, {{"allowzero", IntAttr(1)}});
-  return Status::OK();
-}
-
-Status Importer::Squeeze(const tf::NodeDef& n) {
-  HFLOW_RETURN_IF_ERROR(NeedInputs(n, 1));
-  std::map<std::string, IrAttr> attrs;
-  std::vector<int64_t> axes = Ints(n, "squeeze_dims");
-  if (!axes.empty()) attrs["axes"] = IntsAttr(axes);
-  Emit("Squeeze", n.name(), {In(n, 0)}, std::move(attrs));
-  return Status::OK();
-}
-
-Status Importer::Concat(const tf::NodeDef& n) {
-  int data = 0;
-  for (const auto& in : n.input()) data += in[0] != '^';
-  if (data < 2) return Error(n, "needs values and an axis");
-  const IrTensor* axis;
-  HFLOW_RETURN_IF_ERROR(ConstInput(n, data - 1, &axis));
-  std::vector<std::string> in;
-  for (int i = 0; i < data - 1; ++i) in.push_back(In(n, i));
-  const std::vector<int64_t> a = IntsOfConst(*axis);
-  if (a.size() != 1) return Error(n, "the axis must be one integer");
-  Emit("Concat", n.name(), in, {{"axis", IntAttr(a[0])}});
-  return Status::OK();
-}
-
-Status Importer::Reduce(const tf::NodeDef& n) {
-  HFLOW_RETURN_IF_ERROR(NeedInputs(n, 2));
-  const tf::AttrValue* keep = Attr(n, "keep_dims");
-  Emit(n.op() == "Mean" ? "ReduceMean" : "ReduceSum", n.name(),
-       {In(n, 0), In(n, 1)}, {{"keepdims", IntAttr(keep && keep->b())}});
-  return Status::OK();
-}
-
-Status Importer::Cast(const tf::NodeDef& n) {
-  HFLOW_RETURN_IF_ERROR(NeedInputs(n, 1));
-  const tf::AttrValue* to = Attr(n, "DstT");
-  DataType t;
-  HFLOW_RETURN_IF_ERROR(ToDataType(to ? to->type() : 0, Where(n), &t));
-  Emit("Cast", n.name(), {In(n, 0)}, {{"to", IntAttr(OnnxTypeOf(t))}});
-  return Status::OK();
-}
-
-// TensorFlow's paddings [[b0,e0],[b1,e1],...] -> ONNX's [b0,b1,...,e0,e1,...].
-Status Importer::Pad(const tf::NodeDef& n) {
-  HFLOW_RETURN_IF_ERROR(NeedInputs(n, 2));
-  const IrTensor* p;
-  HFLOW_RETURN_IF_ERROR(ConstInput(n, 1, &p));
-  const std::vector<int64_t> v = IntsOfConst(*p);
-  if (v.empty() || v.size() % 2 != 0) {
-    return Error(n, "paddings must be an integer [rank, 2] constant");
-  }
-  std::vector<int64_t> pads(v.size());
-  const size_t rank = v.size() / 2;
-  for (size_t d = 0; d < rank; ++d) {
-    pads[d] = v[2 * d];
-    pads[rank + d] = v[2 * d + 1];
-  }
-  IrTensor t;
-  t.dtype = DataType::DT_INT64;
-  t.dims = {int64_t(pads.size())};
-  t.bytes.assign(reinterpret_cast<const char*>(pads.data()), pads.size() * 8);
-  Emit("Pad", n.name(), {In(n, 0), AddConst(n.name() + "/pads", std::move(t))});
-  return Status::OK();
-}
-
-Status Importer::Transpose(const tf::NodeDef& n) {
-  HFLOW_RETURN_IF_ERROR(NeedInputs(n, 2));
-  const IrTensor* perm;
-  HFLOW_RETURN_IF_ERROR(ConstInput(n, 1, &perm));
-  Emit("Transpose", n.name(), {In(n, 0)},
-       {{"perm", IntsAttr(IntsOfConst(*perm))}});
-  return Status::OK();
-}
-
 Status Importer::Run(const tf::GraphDef& g, const std::string& out_nodes,
                      ModelIr* ir) {
   ir_ = ir;
@@ -663,6 +343,12 @@ Status Importer::Run(const tf::GraphDef& g, const std::string& out_nodes,
   }
   return Status::OK();
 }
+
+}  // namespace tf_import_internal
+
+namespace {
+
+using tf_import_internal::Importer;
 
 Status CheckParams(const std::string& source,
                    const std::map<std::string, std::string>& params) {
