@@ -18,6 +18,13 @@ scripts/bench pairs them with the C++ figures of the same run
     PY_ModelResnet18    x ── resnet18 (GraphProcessPoint, ONNX) ── fetch, one
                         image at a time from Python (the C++ BM_ModelResnet18
                         is its baseline)
+    PY_Chain2CpuBoundIsolated
+                        x ── burn_a@d0 ── burn_b@d1 ── fetch: two @pyflow
+                        functions doing ~1 ms of pure Python each, on two
+                        devices, isolated (hflow.udfIsolation: each device's
+                        Python worker has a GIL of its own), 8 in flight
+    PY_Chain2CpuBoundInHost the same two in the host, sharing its GIL (the
+                        baseline)
 
 The C++ UDF is examples/exception_catch's CheckNonNegative. Each figure is
 the median of --reps repetitions. Usage: py_bench.py --out FILE [--reps N]
@@ -96,6 +103,54 @@ def torch_inline(count):
         for f in (t1, t2, t3, t4):
             y = f(y)
     return count / (time.perf_counter() - start)
+
+
+BURN = 20000  # iterations: about 1 ms of pure Python
+
+
+def burn(x):
+    """CPU-bound pure Python: holds the GIL throughout."""
+    s = 0
+    for i in range(BURN):
+        s += i * i
+    return x + (s & 1)
+
+
+@df.pyflow
+def burn_a(x):
+    return burn(x)
+
+
+@df.pyflow
+def burn_b(x):
+    return burn(x)
+
+
+def burn_chain(folder):
+    """x ── burn_a ── burn_b on the cluster's first two devices (GE's deploy info)."""
+    x = df.FlowData()
+    out = burn_b.fnode()(burn_a.fnode()(x))
+    info = os.path.join(folder, "deploy.json")
+    with open(info, "w") as f:
+        json.dump({"deploy_info": [{"flow_node_name": "burn_a_fnode", "logic_device_id": "0:0:0"},
+                                   {"flow_node_name": "burn_b_fnode", "logic_device_id": "0:0:1"}]}, f)
+    return x, df.FlowGraph([out], graph_options={"ge.experiment.data_flow_deploy_info_path": info})
+
+
+def burn_streamed(x, graph, count):
+    return stream(lambda: graph.feed({x: 1}, timeout=10000), lambda: graph.fetch(timeout=10000)[1], count,
+                  in_flight=8)
+
+
+def burn_rate(options, reps, count):
+    """Messages a second through burn_chain under ``options`` (df.init's), on a fresh init."""
+    df.init({"ge.exec.deviceId": "0", **options})
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            x, g = burn_chain(folder)
+            return median_of(reps, lambda: burn_streamed(x, g, count))
+    finally:
+        df.finalize()
 
 
 def resnet18_onnx(folder):
@@ -205,6 +260,11 @@ def main():
         rate = median_of(args.reps, lambda: model_round_trips(x, g, image, count))
         results.append(entry("PY_ModelResnet18", items_per_second=rate, real_time=1e9 / rate, time_unit="ns"))
     df.finalize()
+    count = 16 if args.quick else 200
+    for name, options in (("PY_Chain2CpuBoundInHost", {}),
+                          ("PY_Chain2CpuBoundIsolated", {"hflow.udfIsolation": "1"})):
+        rate = burn_rate(options, args.reps, count)
+        results.append(entry(name, items_per_second=rate, real_time=1e9 / rate, time_unit="ns"))
     with open(args.out, "w") as f:
         json.dump({"benchmarks": results}, f, indent=1)
     for r in results:

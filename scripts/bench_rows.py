@@ -104,6 +104,12 @@ ROWS = [
      "C++ feed_fetch_round_trip_64B (Session::FeedData/FetchData)", "time"),
     ("py_udf_chain4_64B", "PY_Chain4PythonUdfs", "PY_Chain4CppUdfs",
      "the same chain of 4 C++ UDFs, fed and fetched from Python", "msgs/s"),
+    # Issue 44: two CPU-bound Python UDFs on two devices, isolated (a GIL
+    # per worker) against the same two in the host (one GIL).
+    ("py_udf_chain2_isolated_parallel", "PY_Chain2CpuBoundIsolated",
+     "PY_Chain2CpuBoundInHost",
+     "the same two CPU-bound Python UDFs in the host, sharing its GIL",
+     "msgs/s"),
     ("py_torch_chain4", "PY_TorchChain4", "PY_TorchChain4Inline",
      "the same four torch functions called in a loop", "msgs/s"),
     ("py_model_resnet18", "PY_ModelResnet18", "BM_ModelResnet18/real_time",
