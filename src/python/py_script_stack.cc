@@ -49,7 +49,9 @@ bool IsUser(const std::string& file) {
 // The name threading gave the calling thread, read from its table without
 // running Python code (no property, no call): "" when it is not there.
 std::string ThreadName() {
-  PyObject* threading = PyImport_GetModule(py::str("threading").ptr());
+  PyObject* key = PyUnicode_FromString("threading");
+  PyObject* threading = key ? PyImport_GetModule(key) : nullptr;
+  Py_XDECREF(key);
   if (threading == nullptr) {
     PyErr_Clear();
     return "";
