@@ -130,18 +130,33 @@ void BindMemory(py::module_& rt) {
       py::arg("attr"));
 }
 
-// A buffer's first byte, for the copy calls' host side. As in pyACL the
-// address is valid while the object lives and is not resized.
-uintptr_t BufferAddress(const py::buffer& b) {
-  py::buffer_info info = b.request();
-  return Int(info.ptr);
+// A C-contiguous buffer's first byte, for the copy calls' host side. As in
+// pyACL the address is valid while the object lives and is not resized. A
+// strided view is refused: a copy of its byte count from its first
+// element's address would run past it.
+uintptr_t BufferAddress(py::handle obj, const char* call) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) {
+    PyErr_Clear();
+    throw py::value_error(std::string(call) +
+                          ": the object must be a C-contiguous buffer "
+                          "(bytes, bytearray, a contiguous numpy array: "
+                          "numpy.ascontiguousarray makes one)");
+  }
+  const uintptr_t address = Int(view.buf);
+  PyBuffer_Release(&view);
+  return address;
 }
 
 void BindUtil(py::module_& util) {
-  util.def("bytes_to_ptr", &BufferAddress, py::arg("data"),
-           "The address of a bytes-like object's buffer.");
-  util.def("numpy_to_ptr", &BufferAddress, py::arg("array"),
-           "The address of a (C-contiguous) numpy array's data.");
+  util.def(
+      "bytes_to_ptr",
+      [](py::handle data) { return BufferAddress(data, "bytes_to_ptr"); },
+      py::arg("data"), "The address of a bytes-like object's buffer.");
+  util.def(
+      "numpy_to_ptr",
+      [](py::handle array) { return BufferAddress(array, "numpy_to_ptr"); },
+      py::arg("array"), "The address of a C-contiguous numpy array's data.");
   util.def(
       "ptr_to_bytes",
       [](uintptr_t p, size_t size) {

@@ -99,8 +99,12 @@ void ReadFrames(std::vector<CtxCheckScriptFrame>* out) {
 
 bool PythonStack(CtxCheckScriptStack* out) {
   // A thread without the GIL (hflow's own pool threads, a C++ caller) has
-  // no Python frame this thread may read.
+  // no Python frame this thread may read. PyGILState_Check alone answers
+  // yes everywhere once a sub-interpreter exists: the thread must also be
+  // the one whose state is current.
   if (!Py_IsInitialized() || PyGILState_Check() == 0) return false;
+  PyThreadState* mine = PyGILState_GetThisThreadState();
+  if (mine == nullptr || mine != _PyThreadState_UncheckedGet()) return false;
   // The caller may be inside an error path: keep its exception.
   PyObject *type, *value, *traceback;
   PyErr_Fetch(&type, &value, &traceback);

@@ -69,6 +69,9 @@ def test_memory_copies_round_trip_through_a_device(devices):
     assert acl.rt.memcpy(acl.util.numpy_to_ptr(arr), 64, ptr, 64, D2H) == SUCCESS
     assert arr.view(np.uint8).tolist() == [7] * 64
     assert acl.util.ptr_to_bytes(acl.util.numpy_to_ptr(arr), 4) == b"\x07" * 4
+    for strided in (np.arange(16, dtype=np.int32)[::-1], np.arange(32, dtype=np.int32)[::2]):
+        with pytest.raises(ValueError, match="C-contiguous"):
+            acl.util.numpy_to_ptr(strided)  # a copy from its first element would run past it
     other, ret = acl.rt.malloc(64, 0)
     assert ret == SUCCESS
     assert acl.rt.memcpy(other, 64, ptr, 64, D2D) == SUCCESS
