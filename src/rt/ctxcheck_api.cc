@@ -43,13 +43,8 @@ void ClearCtxCheckFindings() { rt::ctxcheck::internal::ResetSites(); }
 
 void RunCtxCheckedUserCall(const char* what, const char* phase,
                            const std::function<void()>& fn) {
-  if (!rt::ctxcheck::Active()) {
-    fn();
-    return;
-  }
-  util::UdfSite site;
+  util::UdfSite site;  // UserCall reads it only with the check on
   site.node = what;
-  site.function = "";
   rt::ctxcheck::UserCall call(nullptr, &site, phase);
   fn();
 }

@@ -43,14 +43,13 @@ def line_of(program: str, tag: str) -> int:
 class Checked:
     """One `hflow ctxcheck` run: its exit code, stderr and both reports."""
 
-    def __init__(self, tmp: pathlib.Path, devices: list[int], args: list[str], extra=(),
-                 interpreter=None):
+    def __init__(self, tmp: pathlib.Path, devices: list[int], program: list[str], extra=()):
         env = dict(os.environ)
         for name in ("RESOURCE_CONFIG_PATH", "HFLOW_CTXCHECK", "HFLOW_CTXCHECK_FILE"):
             env.pop(name, None)
         cmd = [hflow_binary(), "ctxcheck", "--devices", ",".join(map(str, devices)),
                "--json", str(tmp / "r.json"), "--sarif", str(tmp / "r.sarif"), *extra,
-               "--", interpreter or sys.executable, *args]
+               "--", *program]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
         self.code, self.err = done.returncode, done.stderr
         self.report = json.loads((tmp / "r.json").read_text())
@@ -60,8 +59,13 @@ class Checked:
         return [f for f in self.report["findings"] if f["kind"] == kind]
 
 
+def python(script: str, *args) -> list[str]:
+    """A Python test program run by this test's interpreter."""
+    return [sys.executable, str(PROGRAMS / script), *map(str, args)]
+
+
 def pool(mode: str, *devices: int) -> list[str]:
-    return [str(PROGRAMS / "py_pool.py"), mode, *map(str, devices)]
+    return python("py_pool.py", mode, *devices)
 
 
 @pytest.fixture(params=sorted(DEVICE_SETS))
@@ -131,8 +135,7 @@ def test_a_python_thread_freeing_another_devices_memory(tmp_path, devices):
 
 
 def test_a_python_udf_leaving_its_thread_on_another_device_is_named(tmp_path, devices):
-    program = str(PROGRAMS / "py_udf_switch.py")
-    r = Checked(tmp_path, devices, [program, "leak", str(devices[-1])])
+    r = Checked(tmp_path, devices, python("py_udf_switch.py", "leak", devices[-1]))
     assert r.code == 1, r.err
     assert r.report["program"]["exit_code"] == 0, "hflow rebinds; results hold"
     leaks = r.findings("context_leak")
@@ -143,7 +146,7 @@ def test_a_python_udf_leaving_its_thread_on_another_device_is_named(tmp_path, de
     assert leak["location"]["line"] == line_of("py_udf_switch.py", "py switch")
     assert leak["location"]["function"] == "Switcher.proc"
     assert r.findings("unbound") == [], r.report
-    fixed = Checked(tmp_path, devices, [program, "restore", str(devices[-1])])
+    fixed = Checked(tmp_path, devices, python("py_udf_switch.py", "restore", devices[-1]))
     assert fixed.code == 0, fixed.err
 
 
@@ -154,10 +157,10 @@ NATIVE = pathlib.Path(os.environ.get("HFLOW_BIN_DIR", "/nonexistent")).parent / 
 
 
 def native(program: str, *args) -> list[str]:
-    """A native test program run through `sh -c`, so Checked's interpreter runs it."""
+    """A native test program of the build."""
     path = NATIVE / program
     assert path.exists(), f"{path}: the build's ctxcheck test programs are missing"
-    return ["-c", 'exec "$@"', "sh", str(path), *map(str, args)]
+    return [str(path), *map(str, args)]
 
 
 @pytest.fixture(scope="module")
@@ -172,18 +175,17 @@ def test_sarif_of_every_kind_of_finding_fits_the_sarif_2_1_0_model(tmp_path, sar
     runs = {
         "python unbound": pool("unbound", 2),
         "python cross": pool("cross", 2, 5),
-        "python leak": [str(PROGRAMS / "py_udf_switch.py"), "leak", "5"],
+        "python leak": python("py_udf_switch.py", "leak", 5),
         "native unbound": native("ctxcheck_acl_pool", "unbound", 2),
         "native cross": native("ctxcheck_acl_pool", "cross", 2, 5),
         "native leak": native("ctxcheck_udf_switch", "leak"),
         "clean": pool("fixed", 2),
     }
     kinds = set()
-    for name, args in runs.items():
+    for name, program in runs.items():
         run = tmp_path / name.replace(" ", "_")
         run.mkdir()
-        shell = args[0] == "-c"
-        r = Checked(run, devices, args, interpreter="/bin/sh" if shell else None)
+        r = Checked(run, devices, program)
         assert r.code == (0 if name == "clean" else 1), (name, r.err)
         assert sarif_model.errors(r.sarif) == [], name
         kinds |= {res["ruleId"] for res in r.sarif["runs"][0]["results"]}
