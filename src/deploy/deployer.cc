@@ -160,6 +160,7 @@ flow_func::InstanceEnv Deployment::MakeEnv(const DeployedInstance& inst) {
   env.input_num = PpInputs(*n);
   env.output_num = PpOutputs(*n);
   env.balance = n->balance;
+  env.error_tag = ErrorNodeTag(n->name);
   env.attrs = n->pp.init_params;
   env.allocator = std::make_shared<flow_func::MsgAllocator>(
       svc_, inst.plan.device, GroupName(), "deployer",

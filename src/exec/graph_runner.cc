@@ -115,6 +115,7 @@ void GraphRunner::Start() {
   for (auto& w : workers_) {
     if (pooled[w->inst] == 1) w->lock = nullptr;
   }
+  LinkIslands();
   pool_ = std::make_unique<ExecPool>("exec-", threads_);
   Wire();
   for (auto& sw : streams_) sw->Start();
@@ -139,7 +140,8 @@ void GraphRunner::Wire() {
           w->in_queues.end()) {
         consumers.push_back(w.get());
       }
-      if (w->inst->plan.node == plan.queues[qi].producer.op) {
+      if (std::find(w->produces.begin(), w->produces.end(),
+                    plan.queues[qi].producer.op) != w->produces.end()) {
         producers.push_back(w.get());
         w->out_queues.push_back(q);
       }

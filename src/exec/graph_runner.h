@@ -71,6 +71,9 @@ class GraphRunner : private DeliverySink {
 
  private:
   struct Worker;
+  // Links the outputs of instances in one worker process that go straight
+  // to their consumer there (Note [Islands] in graph_runner_islands.cc).
+  void LinkIslands();
   void Wire();
   bool RunWorker(Worker* w);
   // Fills w->got with the next input set: a handed message, or TryGather.

@@ -43,6 +43,9 @@ struct GraphRunner::Worker final : ExecPool::Item {
   std::vector<size_t> inputs;  // node input indexes, in the function's order
   std::vector<services::DeviceQueue*> in_queues;   // per entry of inputs
   std::vector<services::DeviceQueue*> out_queues;  // every queue it feeds
+  // The nodes whose outputs its calls set: its own, and those its
+  // instance's links reach (Note [Islands] in graph_runner_islands.cc).
+  std::vector<std::string> produces;
   // Messages that arrived ahead of their partners, by input then (trans
   // id, data label): the cells of one transaction (load balancing) pair
   // cell by cell.

@@ -152,32 +152,6 @@ void Router::Attach(deploy::Deployment* deployment) {
   }
 }
 
-namespace {
-
-// Note [Outputs inherit the flow info]
-// GE makes a UDF's messages from the head of the input being processed, so
-// an output carries that input's flow flags (an EOS fed at the host reaches
-// the fetcher through every node), times and user data unless the UDF set
-// its own.
-//
-// An input passed on is never written (Note [An input passed on is not
-// written] below): it is one mbuf that other consumers may be reading on
-// their own threads (TSan caught the stores into it). A field is written
-// only when it would change.
-void InheritFlowInfo(const services::MbufHead& in, services::MbufHead* out) {
-  if (out->user_data_len == 0 && in.user_data_len != 0) {
-    (void)out->SetUserData(in.user_data, in.user_data_len);
-  }
-  if (out->flags == 0 && in.flags != 0) out->flags = in.flags;
-  if (out->start_time == 0 && out->end_time == 0 &&
-      (in.start_time != 0 || in.end_time != 0)) {
-    out->start_time = in.start_time;
-    out->end_time = in.end_time;
-  }
-}
-
-}  // namespace
-
 Router::OutputFn Router::OutputOf(const deploy::DeployedInstance& inst,
                                   uint32_t udf_outputs) {
   const deploy::NodeDef* n = plan_->graph.FindNode(inst.plan.node);
@@ -213,7 +187,7 @@ Router::OutputFn Router::OutputOf(const deploy::DeployedInstance& inst,
     if (fresh || (t_run.stream_counts == nullptr && !IsCurrentInput(h))) {
       // A UDF that sets a ret code on its own output is the failing node.
       if (h.ret_code != 0 && h.error_node == 0) h.error_node = tag;
-      if (t_run.input != nullptr) InheritFlowInfo(*t_run.input, &h);
+      if (t_run.input != nullptr) services::InheritFlowInfo(*t_run.input, &h);
     }
     if (idx >= by_output.size()) return FlowFunc::FLOW_FUNC_SUCCESS;
     for (const RouteTargets* targets : by_output[idx]) {

@@ -73,6 +73,20 @@ class Instance {
   virtual Status ResetState(const rt::ScopedDevice& bound, bool* recreated) = 0;
   virtual bool InCall(std::string* what) const = 0;
   virtual const std::vector<FuncDesc>& funcs() const = 0;
+  // Lets this instance hand what its UDF sets on output `output` straight
+  // to function `func` of `to`, where both run (an island of a worker
+  // process: Note [Islands] in exec/graph_runner_islands.cc), instead of
+  // through the caller's queues; `to` then gets no call from the caller
+  // for those messages, and this instance delivers `to`'s outputs that
+  // leave the island through `to`'s own output function. False when they
+  // cannot meet so (nothing changes). Before the first Proc; again for the
+  // same output replaces the link.
+  virtual bool LinkOutput(uint32_t output, Instance* to, size_t func) {
+    (void)output;
+    (void)to;
+    (void)func;
+    return false;
+  }
   // Ends the call in progress by force, for a stop that timed out: an
   // instance in a worker process kills the worker, so the call returns
   // (failed); user code on the caller's own thread cannot be ended, and

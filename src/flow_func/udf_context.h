@@ -38,6 +38,9 @@ struct InstanceEnv {
   size_t input_num = 0;
   size_t output_num = 0;
   BalanceKind balance = BalanceKind::kNone;  // the node's balance attr
+  // The node's tag in error messages (deploy::Deployment::ErrorNodeTag;
+  // 0: none): for an instance that passes its failures on itself.
+  uint32_t error_tag = 0;
   AttrMap attrs;
   std::shared_ptr<MsgAllocator> allocator;
   // Receives SetOutput(index, msg); returns a FlowFunc code.

@@ -8,6 +8,28 @@
 namespace hflow {
 namespace services {
 
+// Note [Outputs inherit the flow info]
+// GE makes a UDF's messages from the head of the input being processed, so
+// an output carries that input's flow flags (an EOS fed at the host reaches
+// the fetcher through every node), times and user data unless the UDF set
+// its own.
+//
+// An input passed on is never written (Note [An input passed on is not
+// written] in exec/router.cc): it is one mbuf that other consumers may be
+// reading on their own threads (TSan caught the stores into it). A field
+// is written only when it would change.
+void InheritFlowInfo(const MbufHead& in, MbufHead* out) {
+  if (out->user_data_len == 0 && in.user_data_len != 0) {
+    (void)out->SetUserData(in.user_data, in.user_data_len);
+  }
+  if (out->flags == 0 && in.flags != 0) out->flags = in.flags;
+  if (out->start_time == 0 && out->end_time == 0 &&
+      (in.start_time != 0 || in.end_time != 0)) {
+    out->start_time = in.start_time;
+    out->end_time = in.end_time;
+  }
+}
+
 Status MbufHead::SetUserData(const void* data, size_t size, size_t offset) {
   if (offset > kMaxUserData || size > kMaxUserData - offset) {
     return Status::InvalidArgument(

@@ -76,6 +76,12 @@ struct MbufHead {
   Status SetUserData(const void* data, size_t size, size_t offset = 0);
 };
 
+// What an output inherits from the input being processed: flow flags,
+// times and user data, each only where the output has none of its own
+// (Note [Outputs inherit the flow info] in mbuf.cc). The executor's
+// outputs and a worker's chained ones (worker/worker_chain.cc) alike.
+void InheritFlowInfo(const MbufHead& in, MbufHead* out);
+
 class MemoryGroup;
 class Mbuf;
 using MbufPtr = std::shared_ptr<Mbuf>;

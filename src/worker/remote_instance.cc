@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "flow_func/flow_func_defines.h"
@@ -74,6 +75,8 @@ Status RemoteInstance::Create(std::vector<flow_func::FuncDesc> funcs,
     }
   }
   r->max_batch_ = MaxBatchFromEnv(kMaxBatch);
+  const char* chain = std::getenv("HFLOW_WORKER_CHAIN");
+  r->chains_ = chain == nullptr || std::string(chain) != "0";
   r->seat_ = std::move(seat);
   r->slot_ = r->seat_->Join(r.get());
   // Joined first: a worker started here is named after this instance.
@@ -123,7 +126,10 @@ std::string RemoteInstance::Doing() const {
     case util::UdfPhase::kInit:
       return "in Init";
     case util::UdfPhase::kProc:
-      return "in Proc of transaction " + std::to_string(trans_.load());
+      return "in Proc of transaction " + std::to_string(trans_.load()) +
+             (linked_nodes_.empty()
+                  ? ""
+                  : " (or in a node it feeds there: " + linked_nodes_ + ")");
     case util::UdfPhase::kReset:
       return "in ResetFlowFuncState";
     default:
@@ -166,6 +172,8 @@ Status RemoteInstance::Load(const rt::ScopedDevice& bound, const Life& life) {
   load->set_host_bytes(seat_->host_bytes());
   load->set_max_message_bytes(cfg.max_message_bytes);
   load->set_alloc_timeout_ms(cfg.alloc_timeout_ms);
+  load->set_error_tag(env_.error_tag);
+  AddLinks(load);
   phase_.store(uint32_t(util::UdfPhase::kInit));
   v1::WorkerMessage reply;
   Status s = life.process->Call(&req, &reply, cfg.init_timeout_ms, "Init",
@@ -316,7 +324,10 @@ int32_t RemoteInstance::Finish(const Life& life, const v1::HostMessage& req,
   // Raised first: in the host a raise comes before the outputs after it,
   // and exception catch drops what follows (GE ignores it).
   for (const v1::Raised& r : done.raised()) {
-    if (env_.raise) env_.raise(r.code(), r.user_context_id());
+    const RemoteInstance* by = r.slot() == 0 ? this : Downstream(r.slot());
+    if (by != nullptr && by->env_.raise) {
+      by->env_.raise(r.code(), r.user_context_id());
+    }
   }
   Status out = TakeOutputs(life, done);
   life.Released(done);  // after TakeOutputs: an output may be a released input
@@ -331,10 +342,20 @@ int32_t RemoteInstance::Finish(const Life& life, const v1::HostMessage& req,
 // and the worker's blocks among them go back at once.
 Status RemoteInstance::CheckOutputs(const Life& life,
                                     const v1::ProcDone& done) const {
-  if (done.output_index_size() != done.outputs_size()) {
+  if (done.output_index_size() != done.outputs_size() ||
+      (done.output_slot_size() != 0 &&
+       done.output_slot_size() != done.outputs_size())) {
     return Status::Internal(What() +
                             ": the worker reported outputs "
                             "without their indexes");
+  }
+  for (uint32_t slot : done.output_slot()) {
+    if (slot != 0 && Downstream(slot) == nullptr) {
+      return Status::Internal(What() +
+                              ": the worker reported an output of "
+                              "slot " +
+                              std::to_string(slot) + ", which it feeds not");
+    }
   }
   const uint64_t bytes = life.segment->bytes();
   for (const v1::Msg& w : done.outputs()) {
@@ -383,11 +404,15 @@ Status RemoteInstance::TakeOutputs(const Life& life, const v1::ProcDone& done,
         continue;
       }
     }
-    services::MbufPtr m =
-        services::MakeHostMbuf(env_.device, life.segment->base() + w.offset(),
-                               w.size(), std::move(keep));
+    // Set by this instance's UDF, or by one it feeds in the worker.
+    const uint32_t slot =
+        done.output_slot_size() == 0 ? 0 : done.output_slot(i);
+    const RemoteInstance* by = slot == 0 ? this : Downstream(slot);
+    services::MbufPtr m = services::MakeHostMbuf(
+        by->env_.device, life.segment->base() + w.offset(), w.size(),
+        std::move(keep));
     (void)HeadFromWire(w.head(), &m->head());  // checked: cannot fail
-    const int32_t rc = env_.output(
+    const int32_t rc = by->env_.output(
         done.output_index(i), flow_func::MbufFlowMsg::FromMbuf(std::move(m)));
     if (rc != FLOW_FUNC_SUCCESS) {
       if (last_rc != nullptr) *last_rc = rc;

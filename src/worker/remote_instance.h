@@ -70,6 +70,10 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
     return funcs_;
   }
   void Cancel() override;
+  // Links to another RemoteInstance of the same seat (Note [Chains in a
+  // worker] in worker_chain.cc); $HFLOW_WORKER_CHAIN=0 refuses every link.
+  bool LinkOutput(uint32_t output, flow_func::Instance* to,
+                  size_t func) override;
 
   pid_t pid() const;
   // Workers of its seat started again after a death (not the first).
@@ -80,6 +84,9 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   std::string Name() const override;   // "node 'n' (replica r)"
   std::string Doing() const override;  // "in Init", "in Proc of ..."
   bool Busy() const override { return phase_.load() != 0; }
+  // Names the instance it feeds in the worker when the call page says one
+  // was in a chained call (Note [The call page] in segment.h).
+  std::string CallReport() const override;
   int32_t Emitted(const SharedWorker::Life& life,
                   const v1::Emit& emit) override;
 
@@ -126,6 +133,10 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   Status TakeOutputs(const Life& life, const v1::ProcDone& done,
                      int32_t* last_rc = nullptr);
   v1::HostMessage Request() const;  // with this instance's slot
+  // The instance in `slot` this one's links reach (directly or through
+  // the instances they link to); null when none does.
+  const RemoteInstance* Downstream(uint32_t slot, int depth = 0) const;
+  void AddLinks(v1::Load* load) const;
   void Unlend(const Life& life, const v1::Proc& proc) const;
 
   std::vector<flow_func::FuncDesc> funcs_;
@@ -139,6 +150,16 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   std::atomic<uint32_t> phase_{0};
   std::atomic<uint64_t> trans_{0};
   size_t max_batch_ = kMaxBatch;
+  // Chained outputs, set by LinkOutput before the first Proc; read by the
+  // calls (and by instances linking to this one) after that.
+  struct Link {
+    uint32_t output = 0;
+    RemoteInstance* to = nullptr;
+    uint32_t func = 0;
+  };
+  std::vector<Link> links_;
+  std::string linked_nodes_;  // "'b', 'c'": for Doing
+  bool chains_ = true;        // $HFLOW_WORKER_CHAIN
 };
 
 // For its lifetime, the calling thread's releases of worker blocks (the

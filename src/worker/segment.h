@@ -60,6 +60,26 @@ class Segment {
   std::function<void()> on_unmap_;
 };
 
+// Note [The call page]
+// The first kCallPageBytes of a segment are neither side's to allocate:
+// the worker writes there, per slot, which instance a chained call (Note
+// [Chains in a worker] in worker_chain.cc) is running and on which
+// transaction, so that the host, reading the page after the worker died,
+// names the instance that was in Proc rather than the island's first.
+// Plain words, written by the worker with atomic stores and read by the
+// host once the worker is gone (or racily, for a report only).
+inline constexpr uint64_t kCallPageBytes = 4096;
+struct CallWord {
+  uint32_t slot;  // the slot in a chained call (0: none)
+  uint32_t reserved;
+  uint64_t trans;
+};
+// Slot `slot`'s word in the page at `base`; null for a slot past the page.
+inline CallWord* CallWordOf(char* base, uint32_t slot) {
+  if (uint64_t(slot) >= kCallPageBytes / sizeof(CallWord)) return nullptr;
+  return reinterpret_cast<CallWord*>(base) + slot;
+}
+
 class SegmentArena {
  public:
   // Allocates within [begin, end) of `segment`.

@@ -106,7 +106,8 @@ Status SharedWorker::Launch(uint64_t number) {
           (void)contexts->runtime()->HostUnregister(base);
         });
   }
-  p->arena = std::make_shared<SegmentArena>(p->segment, 0, host_bytes_);
+  p->arena =
+      std::make_shared<SegmentArena>(p->segment, kCallPageBytes, host_bytes_);
   WorkerSpec spec;
   spec.binary = config_.binary;
   spec.launcher = config_.launcher;
@@ -326,7 +327,7 @@ void SharedWorker::OnDeath(
       std::string busy;
       for (const auto& [m, slot] : members_) {
         if (!m->Busy()) continue;
-        busy += (busy.empty() ? "" : "; ") + m->Name() + " " + m->Doing();
+        busy += (busy.empty() ? "" : "; ") + m->CallReport();
       }
       msg += busy.empty() ? " between calls" : ": " + busy;
     }

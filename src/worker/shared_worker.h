@@ -148,6 +148,9 @@ class SeatMember {
   virtual std::string Name() const = 0;   // "node 'n' (replica r)"
   virtual std::string Doing() const = 0;  // "in Proc of transaction t"
   virtual bool Busy() const = 0;          // in a call
+  // What a death report says of a busy member: "node 'n' (replica r) in
+  // Proc of transaction t", naming the instance that was in the call.
+  virtual std::string CallReport() const { return Name() + " " + Doing(); }
   // Delivers an output the member's UDF set outside Proc in `life`'s
   // worker (emitter.h), on the seat's emitter thread; the FlowFunc code.
   virtual int32_t Emitted(const SharedWorker::Life& life,

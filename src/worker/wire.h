@@ -18,8 +18,10 @@ namespace worker {
 // previous version would misread. 2: workers beat (Beat) and report their
 // runtime's counters; a version-1 worker would be killed as silent. 3: a
 // worker serves several instances (HostMessage.slot, Unload); a version-2
-// worker would run every slot's requests on one instance.
-inline constexpr uint32_t kProtocolVersion = 5;
+// worker would run every slot's requests on one instance. 6: chained
+// outputs (Links, ProcDone.output_slot), which a version-5 worker would
+// refuse as unknown requests.
+inline constexpr uint32_t kProtocolVersion = 6;
 
 void HeadToWire(const services::MbufHead& h, v1::MsgHead* out);
 // kInvalidArgument for user data over 64 bytes.

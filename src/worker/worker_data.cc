@@ -191,6 +191,7 @@ void WorkerServer::ReleaseUnread(Slot* slot, const v1::Proc& proc, int from) {
 
 v1::ProcDone WorkerServer::Proc(Slot* slot, const v1::Proc& proc) {
   v1::ProcDone done;
+  std::unique_lock<std::mutex> call(slot->call_mu);
   if (!slot->instance || proc.func() >= slot->instance->funcs().size()) {
     done.set_rc(FlowFunc::FLOW_FUNC_ERR_PARAM_INVALID);
     ReleaseUnread(slot, proc, 0);
@@ -212,28 +213,16 @@ v1::ProcDone WorkerServer::Proc(Slot* slot, const v1::Proc& proc) {
     msgs.push_back(std::move(msg));
   }
   if (done.rc() == 0) {
-    rt::ScopedDevice& bound = *slot->bound;
-    if (!bound.Current()) (void)bound.Reassert();  // a UDF switched it
-    slot->has_pending = proc.has_pending();
-    slot->pending = proc.pending();
-    slot->in_proc = true;
-    done.set_rc(slot->instance->Proc(bound, proc.func(), msgs, proc.trans()));
-    slot->in_proc = false;
-  }
-  for (v1::Raised& r : slot->raised) *done.add_raised() = std::move(r);
-  slot->raised.clear();
-  msgs.clear();  // the inputs' holds end here unless the UDF kept them
-  for (auto& [index, m] : slot->outputs) {
-    Status s = Wire(m, done.add_outputs());
-    if (!s.ok()) {
-      std::fprintf(stderr, "hflow-worker: %s\n", s.ToString().c_str());
-      done.mutable_outputs()->RemoveLast();
-      done.set_rc(FLOW_FUNC_FAILED);
-      continue;
+    ChainState st(&done, slot, proc);
+    const int32_t rc = RunProc(slot, proc.func(), msgs, proc.trans(), &st);
+    done.set_rc(rc);
+    // A failure the chain passed on itself is not the host's to pass on.
+    if (Route(slot, msgs, proc.trans(), rc, &st) && done.rc() == rc) {
+      done.set_rc(FlowFunc::FLOW_FUNC_SUCCESS);
     }
-    done.add_output_index(index);
   }
-  slot->outputs.clear();
+  msgs.clear();  // the inputs' holds end here unless the UDF kept them
+  call.unlock();
   std::lock_guard<std::mutex> l(slot->released_mu);
   for (uint64_t off : slot->released) done.add_released(off);
   slot->released.clear();

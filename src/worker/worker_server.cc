@@ -165,6 +165,7 @@ void WorkerServer::Dispatch(v1::HostMessage m, int fd) {
     slot->id = m.slot();
     Slot* raw = slot.get();
     std::thread([this, raw] { ExecLoop(raw); }).detach();  // ends with _exit
+    std::lock_guard<std::mutex> l(slots_mu_);
     it = slots_.emplace(m.slot(), std::move(slot)).first;
   }
   Slot* slot = it->second.get();
@@ -195,7 +196,6 @@ void WorkerServer::StopAll(const v1::HostMessage& m,
 
 void WorkerServer::ExecLoop(Slot* slot) {
   util::SetCurrentThreadName("wk-exec-" + std::to_string(slot->id));
-  slot->thread = std::this_thread::get_id();
   for (;;) {
     std::pair<v1::HostMessage, int> item;
     {
@@ -221,6 +221,8 @@ void WorkerServer::Handle(Slot* slot, const v1::HostMessage& m, int fd) {
   } else if (m.has_unload()) {
     *reply.mutable_done() = Unload(slot);
     if (m.id() == 0) return;  // StopAll's
+  } else if (m.has_links()) {
+    *reply.mutable_done() = SetLinks(slot, m.links().links());
   } else {
     *reply.mutable_done() =
         ToDone(Status::InvalidArgument("worker: an unknown request"));
@@ -316,6 +318,10 @@ v1::Done WorkerServer::Load(Slot* slot, const v1::Load& load) {
     return ToDone(Status::FailedPrecondition(
         "worker: slot " + std::to_string(slot->id) + " is already loaded"));
   }
+  std::lock_guard<std::mutex> call(slot->call_mu);
+  slot->error_tag = load.error_tag();
+  slot->output_num = load.output_num();
+  slot->links.assign(load.links().begin(), load.links().end());
   Status s = SetUp(slot, load);
   if (s.ok()) s = slot->instance->Init(*slot->bound);
   // An instance whose Init failed is not kept (its destructors run now,
@@ -370,7 +376,7 @@ Status WorkerServer::SetUp(Slot* slot, const v1::Load& load) {
   // Exception catch across the two processes: raises travel back with the
   // Proc's reply; GetException answers what the host saw at its start.
   env.raise = [slot](int32_t code, uint64_t user_context_id) {
-    if (!slot->in_proc || std::this_thread::get_id() != slot->thread) {
+    if (!slot->in_proc || std::this_thread::get_id() != slot->caller.load()) {
       std::fprintf(stderr,
                    "hflow-worker: an isolated UDF's RaiseException outside "
                    "Proc is not delivered; raise it from Proc\n");
@@ -390,7 +396,7 @@ Status WorkerServer::SetUp(Slot* slot, const v1::Load& load) {
   env.output = [this, slot](
                    uint32_t index,
                    std::shared_ptr<flow_func::MbufFlowMsg> msg) -> int32_t {
-    if (!slot->in_proc || std::this_thread::get_id() != slot->thread) {
+    if (!slot->in_proc || std::this_thread::get_id() != slot->caller.load()) {
       return EmitOutside(slot, index, std::move(msg));
     }
     slot->outputs.emplace_back(index, msg->mbuf());
@@ -435,7 +441,10 @@ int ServeWorker(int control_fd, long parent_pid, int heartbeat_ms,
 // The user's destructors run bound, on the thread that ran the instance.
 v1::Done WorkerServer::Unload(Slot* slot) {
   if (slot->bound && !slot->bound->Current()) (void)slot->bound->Reassert();
-  slot->instance.reset();
+  {
+    std::lock_guard<std::mutex> call(slot->call_mu);
+    slot->instance.reset();
+  }
   std::lock_guard<std::mutex> l(slot->mu);
   slot->unloaded = true;
   slot->cv.notify_all();
@@ -447,6 +456,7 @@ v1::Done WorkerServer::Reset(Slot* slot) {
     return ToDone(Status::FailedPrecondition("worker: nothing loaded"));
   }
   if (!slot->bound->Current()) (void)slot->bound->Reassert();
+  std::lock_guard<std::mutex> call(slot->call_mu);
   bool recreated = false;
   v1::Done d = ToDone(slot->instance->ResetState(*slot->bound, &recreated));
   d.set_recreated(recreated);

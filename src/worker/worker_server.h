@@ -11,11 +11,16 @@
 // it back; so is EmitDone, the host's answer to an output set outside
 // Proc, for which the UDF's thread waits.
 //
-// Thread-safety: Run owns the process. A slot's instance is touched only
-// by its executor thread; slots_ only by the main thread. The segment,
-// arena and runtime
-// are made once, before any slot thread uses them; lent_, each slot's
-// released blocks and the counters have mutexes of their own.
+// A slot's outputs the host linked to another slot's instance (Links) go
+// straight into that instance's Proc, on the calling slot's thread (Note
+// [Chains in a worker] in worker_chain.cc).
+//
+// Thread-safety: Run owns the process. A slot's instance is called by its
+// executor thread, or by another slot's thread for a chained call, always
+// under the slot's call_mu; slots_ changes only on the main thread (under
+// slots_mu_, which slot threads read it under). The segment, arena and
+// runtime are made once, before any slot thread uses them; lent_, each
+// slot's released blocks and the counters have mutexes of their own.
 #ifndef HFLOW_WORKER_WORKER_SERVER_H_
 #define HFLOW_WORKER_WORKER_SERVER_H_
 
@@ -62,12 +67,24 @@ class WorkerServer {
     std::condition_variable cv;
     std::deque<std::pair<v1::HostMessage, int>> work;  // under mu
     bool unloaded = false;                             // under mu (Stop)
-    // The executor thread's own.
-    std::thread::id thread;
+    // The executor thread's own; the instance and the per-call fields
+    // below are touched under call_mu by whichever thread calls it.
     std::unique_ptr<rt::ScopedDevice> bound;
     int32_t device = -1;
     std::unique_ptr<flow_func::Instance> instance;
     std::atomic<bool> in_proc{false};  // read by UDF threads (outputs)
+    // The thread running the instance's Proc now: its own, or, for a
+    // chained call, the thread of the slot that feeds it (Note [Chains in
+    // a worker] in worker_chain.cc).
+    std::atomic<std::thread::id> caller{};
+    // One Proc, Reset or Unload of the instance at a time, whichever
+    // thread runs it; held over a chained call by the calling thread.
+    std::mutex call_mu;
+    // Under call_mu: where chained outputs go, by UDF output index (slot
+    // 0: back to the host), the node's error tag and its output count.
+    std::vector<v1::Link> links;
+    uint32_t error_tag = 0;
+    uint32_t output_num = 0;
     std::vector<std::pair<uint32_t, services::MbufPtr>> outputs;
     std::vector<v1::Raised> raised;  // this Proc's RaiseException calls
     bool has_pending = false;        // the Proc's GetException answer
@@ -92,6 +109,44 @@ class WorkerServer {
   Status LoadPayload(const v1::FuncDesc& f);
   v1::Done Unload(Slot* slot);
   v1::ProcDone Proc(Slot* slot, const v1::Proc& proc);
+  // The chain half (worker_chain.cc, Note [Chains in a worker]): a
+  // request's Proc and the chained calls its outputs make, on the
+  // request's slot thread.
+  using Msgs = std::vector<std::shared_ptr<FlowFunc::FlowMsg>>;
+  struct ChainState {
+    ChainState(v1::ProcDone* d, Slot* t, const v1::Proc& proc)
+        : done(d),
+          top(t),
+          linked(!t->links.empty()),
+          has_pending(proc.has_pending()),
+          pending(proc.pending()),
+          held{t} {}
+    v1::ProcDone* done;  // the request's reply
+    Slot* top;           // the request's slot
+    bool linked;         // it chains: outputs carry their slots
+    bool has_pending;    // the request's GetException answer
+    v1::Raised pending;
+    std::vector<Slot*> held;  // in a call on this thread, outermost first
+  };
+  // Slot's Proc (under its call_mu, held by the caller) on this thread.
+  int32_t RunProc(Slot* slot, size_t func, const Msgs& msgs, uint64_t trans,
+                  ChainState* st);
+  // Where the outputs of slot's call on `msgs` go, then its failure `rc`
+  // (if any); whether that failure was passed on here.
+  bool Route(Slot* slot, const Msgs& msgs, uint64_t trans, int32_t rc,
+             ChainState* st);
+  // An error message for `slot`'s every output, as the host's executor
+  // makes for a failed call (GraphRunner::EmitError).
+  void PassOn(Slot* slot, int32_t rc, uint32_t error_node, uint64_t trans,
+              const services::MbufHead* input, ChainState* st);
+  void Deliver(Slot* from, uint32_t index, services::MbufPtr m, ChainState* st);
+  // A chained call of `to` (its call_mu held) on message `m`.
+  void Chain(Slot* to, uint32_t func, services::MbufPtr m, ChainState* st);
+  void ToHost(Slot* from, uint32_t index, const services::MbufPtr& m,
+              ChainState* st);
+  v1::Done SetLinks(Slot* slot,
+                    const google::protobuf::RepeatedPtrField<v1::Link>& links);
+  Slot* FindSlot(uint32_t id);
   v1::Done Reset(Slot* slot);
   // An output set outside Proc (Note [Outputs outside Proc] in
   // worker_data.cc): sent as an Emit; the host's code once delivered.
@@ -115,7 +170,10 @@ class WorkerServer {
   std::mutex payload_mu_;
   std::set<std::string> payloads_;  // loaded, under payload_mu_
 
-  // Main thread only; a slot, once made, lives as long as the process.
+  // Changed by the main thread only, read by slot threads (a chained
+  // call's target) under slots_mu_; a slot, once made, lives as long as
+  // the process.
+  std::mutex slots_mu_;
   std::map<uint32_t, std::unique_ptr<Slot>> slots_;
 
   // Made by Open before any slot thread reads them.
