@@ -8,8 +8,9 @@
 // order, a raised exception under the node that raised it, and a death
 // in a later stage naming that stage and losing nothing produced before
 // it. $HFLOW_WORKER_CHAIN=0 turns the links off: the first test then
-// sees four host calls per message (the switch that proves it bites). On
-// device sets with and without device 0.
+// sees four host calls per message (the switch that proves it bites). The
+// replies come through the segment's reply ring ($HFLOW_WORKER_RING=0:
+// on the socket). On device sets with and without device 0.
 //
 //   x ── id@first ── a ── b ── c ── d ── out    a..d Fragile, on last
 //                                                (each doubles its input)
@@ -43,6 +44,7 @@ class WorkerIslandTest : public testing::WorkerTest {
  protected:
   void TearDown() override {
     unsetenv("HFLOW_WORKER_CHAIN");
+    unsetenv("HFLOW_WORKER_RING");
     testing::WorkerTest::TearDown();
   }
 
@@ -110,11 +112,14 @@ class WorkerIslandTest : public testing::WorkerTest {
   }
 
   // Feeds transactions 1..n (value t) at once, fetches n; the host calls
-  // they took.
-  uint64_t FeedAndFetchAll(Session& s, uint64_t n, std::vector<Got>* got) {
+  // they took (and, in `*ring`, the replies read from reply rings).
+  uint64_t FeedAndFetchAll(Session& s, uint64_t n, std::vector<Got>* got,
+                           uint64_t* ring = nullptr) {
     const worker::BatchCounts before = worker::ProcBatchCounts();
+    const uint64_t ring_before = worker::RingRepliesRead();
     for (uint64_t t = 1; t <= n; ++t) Feed(s, t, int64_t(t));
     for (uint64_t t = 1; t <= n; ++t) got->push_back(Take(s));
+    if (ring != nullptr) *ring = worker::RingRepliesRead() - ring_before;
     return worker::ProcBatchCounts().calls - before.calls;
   }
 };
@@ -124,7 +129,10 @@ TEST_P(WorkerIslandTest, TheHostCallsOnlyTheFirstStage) {
   Session s;
   Build(s);
   std::vector<Got> got;
-  EXPECT_EQ(FeedAndFetchAll(s, kCount, &got), kCount);
+  uint64_t ring = 0;
+  EXPECT_EQ(FeedAndFetchAll(s, kCount, &got, &ring), kCount);
+  // Every reply came through the segment's reply ring, none on the socket.
+  EXPECT_EQ(ring, kCount);
   for (uint64_t t = 1; t <= kCount; ++t) {
     const Got& g = got[t - 1];
     ASSERT_TRUE(g.status.ok()) << g.status.ToString();
@@ -133,11 +141,14 @@ TEST_P(WorkerIslandTest, TheHostCallsOnlyTheFirstStage) {
     EXPECT_EQ(g.pid, got[0].pid);  // all four in one worker
   }
   ASSERT_TRUE(s.RemoveGraph(1).ok());
-  // Links off: every stage is the host's call again.
+  // Links off: every stage is the host's call again; the ring off too:
+  // every reply on the socket.
   setenv("HFLOW_WORKER_CHAIN", "0", 1);
+  setenv("HFLOW_WORKER_RING", "0", 1);
   Build(s);
   got.clear();
-  EXPECT_EQ(FeedAndFetchAll(s, kCount, &got), 4 * kCount);
+  EXPECT_EQ(FeedAndFetchAll(s, kCount, &got, &ring), 4 * kCount);
+  EXPECT_EQ(ring, 0u);
   EXPECT_EQ(got.back().value, 16 * int64_t(kCount));
 }
 

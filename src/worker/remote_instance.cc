@@ -170,6 +170,7 @@ Status RemoteInstance::Load(const rt::ScopedDevice& bound, const Life& life) {
   load->set_ctxcheck(cfg.ctxcheck);
   load->set_segment_bytes(cfg.segment_bytes);
   load->set_host_bytes(seat_->host_bytes());
+  load->set_reply_ring_bytes(seat_->ring_bytes());
   load->set_max_message_bytes(cfg.max_message_bytes);
   load->set_alloc_timeout_ms(cfg.alloc_timeout_ms);
   load->set_error_tag(env_.error_tag);

@@ -80,6 +80,15 @@ inline CallWord* CallWordOf(char* base, uint32_t slot) {
   return reinterpret_cast<CallWord*>(base) + slot;
 }
 
+// After the call page, when the host asks for one (Load.reply_ring_bytes),
+// the ring the worker puts its Proc replies in (ShmRing: Note [Replies in
+// the segment] in worker_server.cc); the host's part begins after it.
+inline constexpr uint64_t kReplyRingBytes = 64 << 10;
+inline constexpr uint64_t kRingHeaderBytes = 256;  // ShmRing::kHeaderBytes
+inline constexpr uint64_t ControlBytes(uint64_t ring_bytes) {
+  return kCallPageBytes + (ring_bytes == 0 ? 0 : kRingHeaderBytes + ring_bytes);
+}
+
 class SegmentArena {
  public:
   // Allocates within [begin, end) of `segment`.

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "flow_func/flow_func_defines.h"
@@ -45,10 +46,20 @@ void SharedWorker::Life::Unlend(uint64_t offset) const {
   if (it != lent.end()) lent.erase(it);
 }
 
+// The reply ring (Note [Replies in the segment] in worker_server.cc), when
+// the host's part of the segment has room to spare for it (a sixteenth at
+// most) and $HFLOW_WORKER_RING is not 0.
+uint64_t SharedWorker::RingBytes(uint64_t host_bytes) {
+  const char* env = std::getenv("HFLOW_WORKER_RING");
+  if (env != nullptr && std::string(env) == "0") return 0;
+  return ControlBytes(kReplyRingBytes) * 16 <= host_bytes ? kReplyRingBytes : 0;
+}
+
 SharedWorker::SharedWorker(RemoteConfig config, int32_t device)
     : config_(std::move(config)),
       device_(device),
       host_bytes_(config_.segment_bytes / 2),
+      ring_bytes_(RingBytes(config_.segment_bytes / 2)),
       emitter_("dev" + std::to_string(device), config_.contexts, device) {
   restarts_left_.store(std::max(0, config_.max_restarts));
 }
@@ -106,8 +117,8 @@ Status SharedWorker::Launch(uint64_t number) {
           (void)contexts->runtime()->HostUnregister(base);
         });
   }
-  p->arena =
-      std::make_shared<SegmentArena>(p->segment, kCallPageBytes, host_bytes_);
+  p->arena = std::make_shared<SegmentArena>(
+      p->segment, ControlBytes(ring_bytes_), host_bytes_);
   WorkerSpec spec;
   spec.binary = config_.binary;
   spec.launcher = config_.launcher;
@@ -115,6 +126,8 @@ Status SharedWorker::Launch(uint64_t number) {
   spec.prefix = prefix;
   spec.tag = tag;
   spec.heartbeat_ms = config_.heartbeat_ms;
+  spec.segment = p->segment;
+  spec.ring_bytes = ring_bytes_;
   spec.on_death = [this, r = p->restartable](const Status& death) {
     OnDeath(r, death);
   };

@@ -105,6 +105,7 @@ class SharedWorker {
   const RemoteConfig& config() const { return config_; }
   int32_t device() const { return device_; }
   uint64_t host_bytes() const { return host_bytes_; }
+  uint64_t ring_bytes() const { return ring_bytes_; }  // 0: no reply ring
 
  private:
   SharedWorker(RemoteConfig config, int32_t device);
@@ -120,7 +121,10 @@ class SharedWorker {
 
   const RemoteConfig config_;
   const int32_t device_;
+  static uint64_t RingBytes(uint64_t host_bytes);
+
   const uint64_t host_bytes_;  // [0, host_bytes_) of a segment: inputs
+  const uint64_t ring_bytes_;  // the reply ring's (Load.reply_ring_bytes)
 
   mutable std::mutex life_mu_;
   std::shared_ptr<const Life> life_;  // under life_mu_

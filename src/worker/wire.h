@@ -20,7 +20,9 @@ namespace worker {
 // worker serves several instances (HostMessage.slot, Unload); a version-2
 // worker would run every slot's requests on one instance. 6: chained
 // outputs (Links, ProcDone.output_slot), which a version-5 worker would
-// refuse as unknown requests.
+// refuse as unknown requests, and Proc replies in the segment's reply
+// ring (Load.reply_ring_bytes), which it would send on the socket while
+// the host's part of the segment overlaps the ring.
 inline constexpr uint32_t kProtocolVersion = 6;
 
 void HeadToWire(const services::MbufHead& h, v1::MsgHead* out);

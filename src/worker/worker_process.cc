@@ -184,8 +184,17 @@ void WorkerProcess::Supervise(int child_fd, int out_fd, int out_child_fd) {
   bool beating = false;  // Hello came: silence counts from here
   auto heard = std::chrono::steady_clock::now();
   for (;;) {
+    if (ring_) {  // parked only with the ring empty (ShmRing::Park)
+      DrainRing(&heard);
+      ring_->Park();
+      if (!ring_->Empty()) {
+        ring_->Unpark();
+        continue;
+      }
+    }
     pollfd p[2] = {{channel_.fd(), POLLIN, 0}, {out_fd, POLLIN, 0}};
     const int n = poll(p, out_open ? 2 : 1, UntilSilence(beating, heard));
+    if (ring_) ring_->Unpark();  // busy: no doorbell needed
     if (n < 0 && errno == EINTR) continue;
     if (n == 0) continue;  // UntilSilence decides
     if (out_open && (p[1].revents & (POLLIN | POLLHUP)) != 0) {
@@ -194,12 +203,18 @@ void WorkerProcess::Supervise(int child_fd, int out_fd, int out_child_fd) {
     }
     if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
     v1::WorkerMessage msg;
-    if (!channel_.Recv(&msg, 0).ok()) break;  // closed: the worker is gone
+    // Readable: a blocking read returns at once (no second poll).
+    if (!channel_.Recv(&msg, -1).ok()) break;  // closed: the worker is gone
     heard = std::chrono::steady_clock::now();
     beating = beating || msg.has_hello();
-    if (msg.has_beat()) continue;
+    if (msg.has_beat() || msg.has_doorbell()) continue;
+    // A reply the ring had no room for comes after those it holds.
+    if (ring_) DrainRing(&heard);
     OnMessage(std::move(msg));
   }
+  // Every reply the worker put in the ring before it died is handed out
+  // before the calls in flight fail (Note [Replies before the death]).
+  if (ring_) DrainRing(&heard);
   {
     std::lock_guard<std::mutex> l(mu_);
     closed_ = true;  // Note [Replies before the death]
@@ -211,6 +226,48 @@ void WorkerProcess::Supervise(int child_fd, int out_fd, int out_child_fd) {
   Reap(planned_.load(std::memory_order_acquire));
   Forward(out_fd, true);  // what it wrote before it died
   close(out_fd);
+}
+
+WorkerProcess::WorkerProcess(WorkerSpec spec)
+    : spec_(std::move(spec)), what_(spec_.what), prefix_(spec_.prefix) {
+  if (spec_.segment && spec_.ring_bytes != 0 &&
+      ControlBytes(spec_.ring_bytes) <= spec_.segment->bytes()) {
+    ring_ = std::make_unique<ShmRing>(spec_.segment->base() + kCallPageBytes,
+                                      spec_.ring_bytes);
+  }
+}
+
+namespace {
+std::atomic<uint64_t> g_ring_replies{0};
+}  // namespace
+
+uint64_t RingRepliesRead() {
+  return g_ring_replies.load(std::memory_order_relaxed);
+}
+
+// Note [Replies in the segment]: see worker_server.cc.
+void WorkerProcess::DrainRing(std::chrono::steady_clock::time_point* heard) {
+  std::string bytes;
+  Status bad;
+  bool any = false;
+  while (ring_->Pop(&bytes, &bad)) {
+    any = true;
+    g_ring_replies.fetch_add(1, std::memory_order_relaxed);
+    v1::WorkerMessage msg;
+    if (!msg.ParseFromString(bytes)) {
+      bad = Status::Internal("worker reply ring: a record that is no reply");
+      break;
+    }
+    OnMessage(std::move(msg));
+  }
+  if (any) *heard = std::chrono::steady_clock::now();
+  if (bad.ok()) return;
+  // What the worker wrote can no longer be trusted: it ends, and its
+  // death is reported as any other.
+  const std::string line =
+      "hflow: " + What() + ": " + bad.ToString() + "; the worker is killed\n";
+  (void)!write(STDERR_FILENO, line.data(), line.size());
+  Signal(SIGKILL);
 }
 
 void WorkerProcess::OnMessage(v1::WorkerMessage msg) {

@@ -38,6 +38,8 @@
 #include "hflow/status.h"
 #include "worker/channel.h"
 #include "worker/proto/worker.pb.h"
+#include "worker/segment.h"
+#include "worker/shm_ring.h"
 
 namespace hflow {
 namespace worker {
@@ -66,7 +68,17 @@ struct WorkerSpec {
   // whoever delivers it answers the worker (EmitDone, with the Emit's
   // id). None: each is refused at once (FLOW_FUNC_FAILED).
   std::function<void(v1::WorkerMessage)> on_emit;
+  // The segment whose reply ring (ring_bytes after its call page; 0: none)
+  // the worker puts its Proc replies in (Note [Replies in the segment] in
+  // worker_server.cc); read by the supervisor, to the last, after a death.
+  std::shared_ptr<Segment> segment;
+  uint64_t ring_bytes = 0;
 };
+
+// Replies read from reply rings (Note [Replies in the segment] in
+// worker_server.cc) over every worker of the process: for tests and
+// benchmarks.
+uint64_t RingRepliesRead();
 
 class WorkerProcess {
  public:
@@ -128,8 +140,7 @@ class WorkerProcess {
   bool WaitDead(int timeout_ms) const;
 
  private:
-  explicit WorkerProcess(WorkerSpec spec)
-      : spec_(std::move(spec)), what_(spec_.what), prefix_(spec_.prefix) {}
+  explicit WorkerProcess(WorkerSpec spec);
   std::string What() const;
   std::string Prefix() const;
   // The supervisor thread: spawn, then serve until the worker is gone.
@@ -139,6 +150,8 @@ class WorkerProcess {
   int UntilSilence(bool beating, std::chrono::steady_clock::time_point heard);
   Status Spawn(int child_fd, int out_child_fd);
   void OnMessage(v1::WorkerMessage msg);
+  // Hands out every reply in the reply ring (none: nothing to do).
+  void DrainRing(std::chrono::steady_clock::time_point* heard);
   void OnEmit(v1::WorkerMessage msg);
   bool SendAsOne(std::vector<v1::HostMessage>* reqs, Status* gone);
   void Forward(int out_fd, bool to_end);
@@ -151,6 +164,7 @@ class WorkerProcess {
   std::string what_;    // under label_mu_
   std::string prefix_;  // under label_mu_
   Channel channel_;
+  std::unique_ptr<ShmRing> ring_;  // the supervisor's, over spec_.segment
   std::thread supervisor_;
   std::atomic<pid_t> pid_{-1};  // set by the supervisor once spawned
   std::atomic<bool> dead_{false};

@@ -230,8 +230,35 @@ void WorkerServer::Handle(Slot* slot, const v1::HostMessage& m, int fd) {
   Reply(&reply);
 }
 
+// Note [Replies in the segment]
+// A reply on the socket costs its sender a system call and the host's
+// supervisor a wake-up, a poll and a read, per Proc: with batches of calls
+// and chains in the worker, most of what an isolated message costs. A Proc
+// reply goes instead into the reply ring after the segment's call page
+// (ShmRing), and the socket carries a Doorbell only when the supervisor is
+// parked on it, so a busy host reads a batch's replies with no system call
+// at all. The ring is the segment's, so what the worker put there before
+// it died is read after its death as well, and handed out before the
+// calls in flight fail (nothing produced is lost). A reply the ring has no
+// room for goes on the socket, after those in the ring (the supervisor
+// drains the ring before each datagram it handles). Control replies
+// (Load, Reset, Unload, Links, Stop) and Emits stay on the socket.
 void WorkerServer::Reply(v1::WorkerMessage* reply) {
   AddCounters(reply);
+  if (ring_ && reply->has_proc_done()) {
+    const std::string bytes = reply->SerializeAsString();
+    bool pushed;
+    {
+      std::lock_guard<std::mutex> l(ring_mu_);
+      pushed = ring_->TryPush(bytes.data(), bytes.size());
+    }
+    if (pushed) {
+      if (!ring_->TakeParked()) return;
+      v1::WorkerMessage bell;
+      bell.mutable_doorbell();
+      *reply = std::move(bell);
+    }
+  }
   Status sent = channel_.Send(*reply);
   if (!sent.ok()) {
     // The host waits for this reply: a death it sees beats a silence.
@@ -291,6 +318,17 @@ Status WorkerServer::Open(const v1::Load& load, int fd) {
     HFLOW_RETURN_IF_ERROR(Segment::Map(fd, load.segment_bytes(), &segment_));
     host_bytes_ = load.host_bytes();
     segment_bytes_ = load.segment_bytes();
+    const uint64_t ring = load.reply_ring_bytes();
+    if (ring != 0) {
+      if (ring < 64 || (ring & (ring - 1)) != 0 ||
+          ControlBytes(ring) > host_bytes_) {
+        return Status::InvalidArgument(
+            "worker: a reply ring of " + std::to_string(ring) +
+            " bytes (a power of two from 64, within the host's part)");
+      }
+      ring_ =
+          std::make_unique<ShmRing>(segment_->base() + kCallPageBytes, ring);
+    }
     arena_ = std::make_shared<SegmentArena>(segment_, host_bytes_,
                                             load.segment_bytes());
     // The worker's own runtime, as the host's: the same devices and

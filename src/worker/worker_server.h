@@ -43,6 +43,7 @@
 #include "worker/proto/worker.pb.h"
 #include "worker/segment.h"
 #include "worker/serve.h"
+#include "worker/shm_ring.h"
 
 namespace hflow {
 namespace worker {
@@ -184,6 +185,10 @@ class WorkerServer {
   std::vector<int32_t> devices_;  // the runtime's (Load)
   std::shared_ptr<Segment> segment_;
   std::shared_ptr<SegmentArena> arena_;  // the worker's part
+  // The reply ring (Note [Replies in the segment] in worker_server.cc);
+  // slot threads push under ring_mu_.
+  std::unique_ptr<ShmRing> ring_;
+  std::mutex ring_mu_;
   uint64_t host_bytes_ = 0;
   uint64_t segment_bytes_ = 0;
 
