@@ -147,6 +147,7 @@ void RemoteInstance::ProcBatch(const rt::ScopedDevice& bound, size_t index,
     // The inputs the calls drop go back to their workers in one message.
     GatheredReleases releases;
     bool lost = false;  // a call of this batch died with its worker
+    const std::shared_ptr<Ring> ring = RingOf(*p);
     p->process->CallEach(
         &reqs, "Proc",
         [&](size_t k, const Status& st, bool sent, v1::WorkerMessage* reply) {
@@ -167,7 +168,7 @@ void RemoteInstance::ProcBatch(const rt::ScopedDevice& bound, size_t index,
             }
           });
         },
-        &answered);
+        &answered, ring ? &ring->ring : nullptr);
     phase_.store(0);
     i += reqs.size();
   }

@@ -175,6 +175,8 @@ Status RemoteInstance::Load(const rt::ScopedDevice& bound, const Life& life) {
   load->set_alloc_timeout_ms(cfg.alloc_timeout_ms);
   load->set_error_tag(env_.error_tag);
   AddLinks(load);
+  std::shared_ptr<ArenaBlock> ring;
+  PlanRing(life, load, &ring);
   phase_.store(uint32_t(util::UdfPhase::kInit));
   v1::WorkerMessage reply;
   Status s = life.process->Call(&req, &reply, cfg.init_timeout_ms, "Init",
@@ -182,8 +184,33 @@ Status RemoteInstance::Load(const rt::ScopedDevice& bound, const Life& life) {
   phase_.store(0);
   HFLOW_RETURN_IF_ERROR(s);
   HFLOW_RETURN_IF_ERROR(FromDone(reply.done()));
+  if (ring) {
+    const uint64_t at = ring->offset;
+    ring_ = std::make_shared<Ring>(life.segment->base() + at,
+                                   load->request_ring_bytes(), std::move(ring),
+                                   life.number);
+  }
   loaded_.store(life.number);
   return Status::OK();
+}
+
+// A Proc request is a few hundred bytes: 16 KiB holds a batch of 64.
+constexpr uint64_t kRequestRingBytes = 16 << 10;
+
+void RemoteInstance::PlanRing(const Life& life, v1::Load* load,
+                              std::shared_ptr<ArenaBlock>* block) {
+  if (seat_->ring_bytes() == 0) return;  // no room, or $HFLOW_WORKER_RING=0
+  const uint64_t bytes = ShmRing::kHeaderBytes + kRequestRingBytes;
+  uint64_t at = 0;
+  if (!life.arena->Take(bytes, 0, &at).ok()) return;
+  *block = std::make_shared<ArenaBlock>(life.arena, at, bytes);
+  if (at % 64 != 0) {  // the arena's blocks are; a ring must be
+    block->reset();
+    return;
+  }
+  std::memset(life.segment->base() + at, 0, ShmRing::kHeaderBytes);
+  load->set_request_ring_offset(at);
+  load->set_request_ring_bytes(kRequestRingBytes);
 }
 
 Status RemoteInstance::PutInput(const Life& life, const FlowFunc::FlowMsg& in,
@@ -255,7 +282,9 @@ int32_t RemoteInstance::ProcOnce(
   }
   CountRoundTrip(1);
   v1::WorkerMessage reply;
-  Status s = p->process->Call(&req, &reply, -1, "Proc", -1, delivered);
+  const std::shared_ptr<Ring> ring = RingOf(*p);
+  Status s = p->process->Call(&req, &reply, -1, "Proc", -1, delivered,
+                              ring ? &ring->ring : nullptr);
   phase_.store(0);
   return Finish(*p, req, s, *delivered, reply);
 }

@@ -160,6 +160,27 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   std::vector<Link> links_;
   std::string linked_nodes_;  // "'b', 'c'": for Doing
   bool chains_ = true;        // $HFLOW_WORKER_CHAIN
+  // This instance's request ring in life `ring_life_`'s segment (Note
+  // [Requests in the segment] in worker_server.cc), over a block of the
+  // host's part held for that life; made by Load, used by the calls.
+  struct Ring {
+    Ring(char* at, uint64_t bytes, std::shared_ptr<ArenaBlock> b, uint64_t l)
+        : ring(at, bytes), block(std::move(b)), life(l) {}
+    ShmRing ring;
+    std::shared_ptr<ArenaBlock> block;
+    uint64_t life;
+  };
+  // A call holds its own reference: a Load in the middle of it (a retry
+  // in a new worker) replaces ring_.
+  std::shared_ptr<Ring> ring_;
+  // The ring of `life` when Load made one for it, else null.
+  std::shared_ptr<Ring> RingOf(const Life& life) const {
+    return ring_ && ring_->life == life.number ? ring_ : nullptr;
+  }
+  // A request ring for `life` into `load` (none when the segment has no
+  // room to spare or rings are off), made current once the Load is done.
+  void PlanRing(const Life& life, v1::Load* load,
+                std::shared_ptr<ArenaBlock>* block);
 };
 
 // For its lifetime, the calling thread's releases of worker blocks (the

@@ -5,8 +5,15 @@
 // operations on them are atomic with each other.
 #include "worker/shm_ring.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
+#include <ctime>
 
 namespace hflow {
 namespace worker {
@@ -51,7 +58,7 @@ void ShmRing::CopyOut(uint64_t pos, void* dst, size_t n) const {
   std::memcpy(static_cast<char*>(dst) + first, data_, n - first);
 }
 
-bool ShmRing::TryPush(const void* data, size_t size) {
+bool ShmRing::TryPush(const void* data, size_t size, uint64_t* end) {
   const uint64_t need = Padded(kLenBytes + size);
   const uint64_t head = h_->head.load(std::memory_order_relaxed);
   const uint64_t tail = h_->tail.load(std::memory_order_acquire);
@@ -63,6 +70,7 @@ bool ShmRing::TryPush(const void* data, size_t size) {
   // the consumer sees this record before it waits, or TakeParked sees it
   // parked.
   h_->head.store(head + need, std::memory_order_seq_cst);
+  if (end != nullptr) *end = head + need;
   return true;
 }
 
@@ -96,6 +104,26 @@ bool ShmRing::Empty() const {
 void ShmRing::Park() { h_->parked.store(1, std::memory_order_seq_cst); }
 
 void ShmRing::Unpark() { h_->parked.store(0, std::memory_order_relaxed); }
+
+// The parked word is the futex: a waiter sleeps while it is 1, and
+// TakeParked's exchange to 0 ends the sleep (Wake then wakes it). Not
+// FUTEX_PRIVATE: the two sides may be two processes.
+void ShmRing::Wait(int timeout_ms) {
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t),
+                "a futex word is 32 bits");
+  timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h_->parked), FUTEX_WAIT, 1,
+          timeout_ms < 0 ? nullptr : &ts, nullptr, 0);
+}
+
+void ShmRing::Wake() {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h_->parked), FUTEX_WAKE,
+          INT32_MAX, nullptr, nullptr, 0);
+}
+
+uint64_t ShmRing::tail() const {
+  return h_->tail.load(std::memory_order_acquire);
+}
 
 bool ShmRing::TakeParked() {
   if (h_->parked.load(std::memory_order_seq_cst) == 0) return false;

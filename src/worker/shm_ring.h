@@ -39,8 +39,9 @@ class ShmRing {
   ShmRing(char* at, uint64_t data_bytes);
 
   // Appends one record; false when it does not fit now (the caller sends
-  // it another way).
-  bool TryPush(const void* data, size_t size);
+  // it another way). `*end` (may be null): the position just past it,
+  // which tail() reaches once the consumer has taken it.
+  bool TryPush(const void* data, size_t size, uint64_t* end = nullptr);
   // Takes the oldest record; false when there is none. A record that
   // cannot be (its length past the ring: the memory was overwritten)
   // sets `*bad` and ends the reading for good.
@@ -53,6 +54,13 @@ class ShmRing {
   // The producer, after a push: whether it must ring the consumer (it was
   // parked; it is not any more).
   bool TakeParked();
+  // For a consumer that waits on the ring itself (not on a socket): sleeps
+  // while parked (futex, shared across processes), up to `timeout_ms`
+  // (-1: no limit); and the producer's ring after TakeParked.
+  void Wait(int timeout_ms);
+  void Wake();
+  // Bytes taken by the consumer so far.
+  uint64_t tail() const;
 
   uint64_t data_bytes() const { return mask_ + 1; }
 

@@ -1,9 +1,14 @@
 // WorkerProcess's calls (see worker_process.h): one request and its reply
-// (Call), a batch of them (CallEach, Note [Replies before the death]), and
-// requests without a reply (Send).
+// (Call), a batch of them (CallEach, Note [Replies before the death]),
+// requests without a reply (Send), and the replies read from the reply
+// ring (DrainRing).
 //
 // Thread-safety: see worker_process.h. A call registers its slot under
 // mu_; the supervisor thread fills it (OnMessage) and wakes the caller.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -16,9 +21,51 @@
 namespace hflow {
 namespace worker {
 
+WorkerProcess::WorkerProcess(WorkerSpec spec)
+    : spec_(std::move(spec)), what_(spec_.what), prefix_(spec_.prefix) {
+  if (spec_.segment && spec_.ring_bytes != 0 &&
+      ControlBytes(spec_.ring_bytes) <= spec_.segment->bytes()) {
+    ring_ = std::make_unique<ShmRing>(spec_.segment->base() + kCallPageBytes,
+                                      spec_.ring_bytes);
+  }
+}
+
+namespace {
+std::atomic<uint64_t> g_ring_replies{0};
+}  // namespace
+
+uint64_t RingRepliesRead() {
+  return g_ring_replies.load(std::memory_order_relaxed);
+}
+
+// Note [Replies in the segment]: see worker_server.cc.
+void WorkerProcess::DrainRing(std::chrono::steady_clock::time_point* heard) {
+  std::string bytes;
+  Status bad;
+  bool any = false;
+  while (ring_->Pop(&bytes, &bad)) {
+    any = true;
+    g_ring_replies.fetch_add(1, std::memory_order_relaxed);
+    v1::WorkerMessage msg;
+    if (!msg.ParseFromString(bytes)) {
+      bad = Status::Internal("worker reply ring: a record that is no reply");
+      break;
+    }
+    OnMessage(std::move(msg));
+  }
+  if (any) *heard = std::chrono::steady_clock::now();
+  if (bad.ok()) return;
+  // What the worker wrote can no longer be trusted: it ends, and its
+  // death is reported as any other.
+  const std::string line =
+      "hflow: " + What() + ": " + bad.ToString() + "; the worker is killed\n";
+  (void)!write(STDERR_FILENO, line.data(), line.size());
+  Signal(SIGKILL);
+}
+
 Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
                            int timeout_ms, const std::string& doing,
-                           int pass_fd, bool* delivered) {
+                           int pass_fd, bool* delivered, ShmRing* via) {
   if (delivered != nullptr) *delivered = false;
   Slot slot;
   const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
@@ -30,7 +77,14 @@ Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
     }
     calls_[id] = &slot;
   }
-  Status sent = channel_.Send(*req, pass_fd);
+  uint64_t end = 0;
+  bool pushed = false;
+  if (via != nullptr && pass_fd < 0) {
+    const std::string bytes = req->SerializeAsString();
+    pushed = via->TryPush(bytes.data(), bytes.size(), &end);
+    if (pushed && via->TakeParked()) via->Wake();
+  }
+  Status sent = pushed ? Status::OK() : channel_.Send(*req, pass_fd);
   if (delivered != nullptr) *delivered = sent.ok();
   if (sent.code() == StatusCode::kInvalidArgument) {  // too large: not sent
     std::lock_guard<std::mutex> l(mu_);
@@ -55,6 +109,10 @@ Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
     return Status::OK();
   }
   if (dead_.load(std::memory_order_acquire)) {
+    // Never taken from the ring: the worker never saw it.
+    if (pushed && delivered != nullptr && via->tail() < end) {
+      *delivered = false;
+    }
     return death_.WithContext(doing + ": ");
   }
   l.unlock();
@@ -79,7 +137,8 @@ Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
 // marked, and the calls left unanswered fail with it.
 void WorkerProcess::CallEach(std::vector<v1::HostMessage>* reqs,
                              const std::string& doing, const EachReply& each,
-                             const std::function<void(size_t)>* answered) {
+                             const std::function<void(size_t)>* answered,
+                             ShmRing* via) {
   const size_t n = reqs->size();
   std::vector<Slot> slots(n);
   size_t left = n;  // under mu_
@@ -104,8 +163,10 @@ void WorkerProcess::CallEach(std::vector<v1::HostMessage>* reqs,
   // Registered first: a reply may come before the last send.
   std::vector<Status> unsent(n);
   Status gone;  // a send that found the peer gone: the rest stay unsent
-  if (!SendAsOne(reqs, &gone)) {
-    for (size_t i = 0; i < n; ++i) {
+  std::vector<uint64_t> ends;  // of those in the ring
+  const size_t pushed = PushAll(reqs, via, &ends);
+  if (pushed < n && !SendAsOne(reqs, pushed, &gone)) {
+    for (size_t i = pushed; i < n; ++i) {
       Status sent = gone.ok() ? channel_.Send((*reqs)[i]) : gone;
       if (sent.ok()) continue;
       unsent[i] = sent;
@@ -157,22 +218,41 @@ void WorkerProcess::CallEach(std::vector<v1::HostMessage>* reqs,
                          : gone.WithContext(doing + ": ");
   l.unlock();
   for (; i < n; ++i) {
-    each(i, unsent[i].ok() ? why : unsent[i], unsent[i].ok(), nullptr);
+    // One the worker never took from the ring was never seen.
+    const bool taken = i >= pushed || via->tail() >= ends[i];
+    each(i, unsent[i].ok() ? why : unsent[i], unsent[i].ok() && taken, nullptr);
   }
+}
+
+size_t WorkerProcess::PushAll(std::vector<v1::HostMessage>* reqs, ShmRing* via,
+                              std::vector<uint64_t>* ends) {
+  if (via == nullptr) return 0;
+  std::string bytes;
+  size_t k = 0;
+  for (; k < reqs->size(); ++k) {
+    uint64_t end = 0;
+    (*reqs)[k].SerializeToString(&bytes);
+    if (!via->TryPush(bytes.data(), bytes.size(), &end)) break;
+    ends->push_back(end);
+  }
+  if (k > 0 && via->TakeParked()) via->Wake();
+  return k;
 }
 
 // One datagram (v1::Batch) instead of one a request: the worker's
 // reader wakes once for the batch. False when it is too large for the
 // socket (send them one by one); `*gone` when the peer is.
-bool WorkerProcess::SendAsOne(std::vector<v1::HostMessage>* reqs,
+bool WorkerProcess::SendAsOne(std::vector<v1::HostMessage>* reqs, size_t from,
                               Status* gone) {
-  if (reqs->size() < 2) return false;
+  if (reqs->size() - from < 2) return false;
   v1::HostMessage batch;
   auto* msgs = batch.mutable_batch()->mutable_msgs();
-  for (v1::HostMessage& r : *reqs) *msgs->Add() = std::move(r);
+  for (size_t i = from; i < reqs->size(); ++i) {
+    *msgs->Add() = std::move((*reqs)[i]);
+  }
   Status sent = channel_.Send(batch);
-  for (size_t i = 0; i < reqs->size(); ++i) {
-    (*reqs)[i] = std::move(*msgs->Mutable(int(i)));
+  for (size_t i = from; i < reqs->size(); ++i) {
+    (*reqs)[i] = std::move(*msgs->Mutable(int(i - from)));
   }
   if (sent.code() == StatusCode::kInvalidArgument) return false;
   *gone = sent;

@@ -228,48 +228,6 @@ void WorkerProcess::Supervise(int child_fd, int out_fd, int out_child_fd) {
   close(out_fd);
 }
 
-WorkerProcess::WorkerProcess(WorkerSpec spec)
-    : spec_(std::move(spec)), what_(spec_.what), prefix_(spec_.prefix) {
-  if (spec_.segment && spec_.ring_bytes != 0 &&
-      ControlBytes(spec_.ring_bytes) <= spec_.segment->bytes()) {
-    ring_ = std::make_unique<ShmRing>(spec_.segment->base() + kCallPageBytes,
-                                      spec_.ring_bytes);
-  }
-}
-
-namespace {
-std::atomic<uint64_t> g_ring_replies{0};
-}  // namespace
-
-uint64_t RingRepliesRead() {
-  return g_ring_replies.load(std::memory_order_relaxed);
-}
-
-// Note [Replies in the segment]: see worker_server.cc.
-void WorkerProcess::DrainRing(std::chrono::steady_clock::time_point* heard) {
-  std::string bytes;
-  Status bad;
-  bool any = false;
-  while (ring_->Pop(&bytes, &bad)) {
-    any = true;
-    g_ring_replies.fetch_add(1, std::memory_order_relaxed);
-    v1::WorkerMessage msg;
-    if (!msg.ParseFromString(bytes)) {
-      bad = Status::Internal("worker reply ring: a record that is no reply");
-      break;
-    }
-    OnMessage(std::move(msg));
-  }
-  if (any) *heard = std::chrono::steady_clock::now();
-  if (bad.ok()) return;
-  // What the worker wrote can no longer be trusted: it ends, and its
-  // death is reported as any other.
-  const std::string line =
-      "hflow: " + What() + ": " + bad.ToString() + "; the worker is killed\n";
-  (void)!write(STDERR_FILENO, line.data(), line.size());
-  Signal(SIGKILL);
-}
-
 void WorkerProcess::OnMessage(v1::WorkerMessage msg) {
   std::unique_lock<std::mutex> l(mu_);
   if (msg.has_hello()) {

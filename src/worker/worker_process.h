@@ -95,9 +95,13 @@ class WorkerProcess {
   // `doing`.
   // `*delivered` (may be null): whether the request reached the socket; a
   // worker already gone never saw it.
+  // `via` (may be null): the request ring of the request's slot (Note
+  // [Requests in the segment] in worker_server.cc), which it goes through
+  // when it fits (and has no descriptor); a request the worker never took
+  // from it before dying counts as not delivered.
   Status Call(v1::HostMessage* req, v1::WorkerMessage* reply, int timeout_ms,
               const std::string& doing, int pass_fd = -1,
-              bool* delivered = nullptr);
+              bool* delivered = nullptr, ShmRing* via = nullptr);
   // For CallEach: request i's outcome, on the calling thread: its reply
   // (non-null, status OK), or why it has none; `delivered` as Call's.
   using EachReply =
@@ -113,9 +117,11 @@ class WorkerProcess {
   // death is reported (Note [Replies before the death]).
   // `answered` (may be null) is told i as reply i arrives, on the
   // supervisor thread (under a lock: it must be quick).
+  // `via`: as Call's, for the requests that fit, the rest on the socket.
   void CallEach(std::vector<v1::HostMessage>* reqs, const std::string& doing,
                 const EachReply& each,
-                const std::function<void(size_t)>* answered = nullptr);
+                const std::function<void(size_t)>* answered = nullptr,
+                ShmRing* via = nullptr);
   // One message with no reply (Release); a dead worker ignores it.
   void Send(const v1::HostMessage& msg);
   // Asks the worker to finish (its destructors run) and waits up to
@@ -153,7 +159,12 @@ class WorkerProcess {
   // Hands out every reply in the reply ring (none: nothing to do).
   void DrainRing(std::chrono::steady_clock::time_point* heard);
   void OnEmit(v1::WorkerMessage msg);
-  bool SendAsOne(std::vector<v1::HostMessage>* reqs, Status* gone);
+  bool SendAsOne(std::vector<v1::HostMessage>* reqs, size_t from, Status* gone);
+  // Pushes requests from the first into `via` while they fit (none
+  // without a ring), ringing its reader; how many, each one's end in
+  // `*ends`.
+  static size_t PushAll(std::vector<v1::HostMessage>* reqs, ShmRing* via,
+                        std::vector<uint64_t>* ends);
   void Forward(int out_fd, bool to_end);
   void Reap(bool planned);
   Status Describe(int wait_status) const;

@@ -69,13 +69,13 @@ void ArmFault(rt::DeviceRuntime* runtime) {
                                     std::string(v) + ")"));
 }
 
-[[noreturn]] void Exit(int code) {
+}  // namespace
+
+void WorkerServer::Exit(int code) {
   std::fflush(stdout);
   std::fflush(stderr);
   _exit(code);
 }
-
-}  // namespace
 
 int WorkerServer::Run() {
   util::SetCurrentThreadName("hflow-worker");
@@ -168,10 +168,7 @@ void WorkerServer::Dispatch(v1::HostMessage m, int fd) {
     std::lock_guard<std::mutex> l(slots_mu_);
     it = slots_.emplace(m.slot(), std::move(slot)).first;
   }
-  Slot* slot = it->second.get();
-  std::lock_guard<std::mutex> l(slot->mu);
-  slot->work.emplace_back(std::move(m), -1);
-  slot->cv.notify_one();
+  Post(it->second.get(), std::move(m));
 }
 
 // Every instance still loaded is destroyed on its own thread (bound, as
@@ -182,9 +179,8 @@ void WorkerServer::StopAll(const v1::HostMessage& m,
   for (Slot* slot : slots) {
     v1::HostMessage unload;  // id 0: no reply
     unload.mutable_unload();
+    Post(slot, std::move(unload));
     std::unique_lock<std::mutex> l(slot->mu);
-    slot->work.emplace_back(std::move(unload), -1);
-    slot->cv.notify_one();
     slot->cv.wait(l, [&] { return slot->unloaded; });
   }
   v1::WorkerMessage reply;
@@ -192,20 +188,6 @@ void WorkerServer::StopAll(const v1::HostMessage& m,
   reply.mutable_done();
   Reply(&reply);
   Exit(0);
-}
-
-void WorkerServer::ExecLoop(Slot* slot) {
-  util::SetCurrentThreadName("wk-exec-" + std::to_string(slot->id));
-  for (;;) {
-    std::pair<v1::HostMessage, int> item;
-    {
-      std::unique_lock<std::mutex> l(slot->mu);
-      slot->cv.wait(l, [&] { return !slot->work.empty(); });
-      item = std::move(slot->work.front());
-      slot->work.pop_front();
-    }
-    Handle(slot, item.first, item.second);
-  }
 }
 
 void WorkerServer::Handle(Slot* slot, const v1::HostMessage& m, int fd) {
@@ -228,44 +210,6 @@ void WorkerServer::Handle(Slot* slot, const v1::HostMessage& m, int fd) {
         ToDone(Status::InvalidArgument("worker: an unknown request"));
   }
   Reply(&reply);
-}
-
-// Note [Replies in the segment]
-// A reply on the socket costs its sender a system call and the host's
-// supervisor a wake-up, a poll and a read, per Proc: with batches of calls
-// and chains in the worker, most of what an isolated message costs. A Proc
-// reply goes instead into the reply ring after the segment's call page
-// (ShmRing), and the socket carries a Doorbell only when the supervisor is
-// parked on it, so a busy host reads a batch's replies with no system call
-// at all. The ring is the segment's, so what the worker put there before
-// it died is read after its death as well, and handed out before the
-// calls in flight fail (nothing produced is lost). A reply the ring has no
-// room for goes on the socket, after those in the ring (the supervisor
-// drains the ring before each datagram it handles). Control replies
-// (Load, Reset, Unload, Links, Stop) and Emits stay on the socket.
-void WorkerServer::Reply(v1::WorkerMessage* reply) {
-  AddCounters(reply);
-  if (ring_ && reply->has_proc_done()) {
-    const std::string bytes = reply->SerializeAsString();
-    bool pushed;
-    {
-      std::lock_guard<std::mutex> l(ring_mu_);
-      pushed = ring_->TryPush(bytes.data(), bytes.size());
-    }
-    if (pushed) {
-      if (!ring_->TakeParked()) return;
-      v1::WorkerMessage bell;
-      bell.mutable_doorbell();
-      *reply = std::move(bell);
-    }
-  }
-  Status sent = channel_.Send(*reply);
-  if (!sent.ok()) {
-    // The host waits for this reply: a death it sees beats a silence.
-    std::fprintf(stderr, "hflow-worker: cannot reply (%s); exiting\n",
-                 sent.ToString().c_str());
-    Exit(3);
-  }
 }
 
 void WorkerServer::AddCounters(v1::WorkerMessage* reply) {
@@ -362,6 +306,7 @@ v1::Done WorkerServer::Load(Slot* slot, const v1::Load& load) {
   slot->links.assign(load.links().begin(), load.links().end());
   Status s = SetUp(slot, load);
   if (s.ok()) s = slot->instance->Init(*slot->bound);
+  if (s.ok()) s = OpenRequests(slot, load);
   // An instance whose Init failed is not kept (its destructors run now,
   // bound), so the slot can be loaded again.
   if (!s.ok()) slot->instance.reset();
@@ -482,6 +427,11 @@ v1::Done WorkerServer::Unload(Slot* slot) {
   {
     std::lock_guard<std::mutex> call(slot->call_mu);
     slot->instance.reset();
+  }
+  {
+    // The ring's block goes back to the host after this reply.
+    std::lock_guard<std::mutex> l(slot->mu);
+    slot->requests.reset();
   }
   std::lock_guard<std::mutex> l(slot->mu);
   slot->unloaded = true;

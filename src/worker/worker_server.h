@@ -67,7 +67,11 @@ class WorkerServer {
     std::mutex mu;
     std::condition_variable cv;
     std::deque<std::pair<v1::HostMessage, int>> work;  // under mu
-    bool unloaded = false;                             // under mu (Stop)
+    // The host's Procs for this slot, in the segment (Note [Requests in
+    // the segment] in worker_server.cc); set and cleared by the slot's
+    // thread under mu (Load, Unload), read by the main thread under mu.
+    std::unique_ptr<ShmRing> requests;
+    bool unloaded = false;  // under mu (Stop)
     // The executor thread's own; the instance and the per-call fields
     // below are touched under call_mu by whichever thread calls it.
     std::unique_ptr<rt::ScopedDevice> bound;
@@ -98,7 +102,11 @@ class WorkerServer {
     std::vector<uint64_t> released;
   };
 
+  // Ends the worker with `code`, its output flushed.
+  [[noreturn]] static void Exit(int code);
   void Dispatch(v1::HostMessage m, int fd);
+  void Post(Slot* slot, v1::HostMessage m);
+  bool TakeRequest(Slot* slot, std::string* bytes);
   void StopAll(const v1::HostMessage& m, const std::vector<Slot*>& slots);
   void ExecLoop(Slot* slot);
   void Handle(Slot* slot, const v1::HostMessage& m, int fd);
@@ -107,6 +115,7 @@ class WorkerServer {
   Status Open(const v1::Load& load, int fd);
   v1::Done Load(Slot* slot, const v1::Load& load);
   Status SetUp(Slot* slot, const v1::Load& load);
+  Status OpenRequests(Slot* slot, const v1::Load& load);
   Status LoadPayload(const v1::FuncDesc& f);
   v1::Done Unload(Slot* slot);
   v1::ProcDone Proc(Slot* slot, const v1::Proc& proc);
