@@ -20,8 +20,11 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <chrono>
+#include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "flow_func/flow_func_defines.h"
@@ -29,6 +32,7 @@
 #include "test_graphs.h"
 #include "test_util.h"
 #include "worker/remote_instance.h"
+#include "worker/worker_process.h"
 #include "worker_test_util.h"
 
 namespace hflow {
@@ -45,6 +49,7 @@ class WorkerIslandTest : public testing::WorkerTest {
   void TearDown() override {
     unsetenv("HFLOW_WORKER_CHAIN");
     unsetenv("HFLOW_WORKER_RING");
+    unsetenv("HFLOW_WORKER_RING_BYTES");
     testing::WorkerTest::TearDown();
   }
 
@@ -61,7 +66,7 @@ class WorkerIslandTest : public testing::WorkerTest {
   // others pass).
   void Build(Session& s, const std::map<std::string, std::string>& modes = {},
              const std::map<std::string, int64_t>& at = {},
-             bool exception_catch = false) {
+             bool exception_catch = false, const std::string& gate = "") {
     const std::string config = testing::FragileConfig(dir_, false);
     FlowData x("x", 0);
     FlowNode id = FuncNode("id", "_BuiltIn_Identity");
@@ -75,6 +80,8 @@ class WorkerIslandTest : public testing::WorkerTest {
       pp.SetInitParam("mode", m == modes.end() ? "pass" : m->second);
       auto v = at.find(name);
       pp.SetInitParam("at", v == at.end() ? int64_t(0) : v->second);
+      // a holds input 1 until the gate file exists.
+      if (nodes.empty() && !gate.empty()) pp.SetInitParam("gate_file", gate);
       FlowNode n(name, 1, 1);
       n.AddPp(pp);
       if (nodes.empty()) {
@@ -150,6 +157,29 @@ TEST_P(WorkerIslandTest, TheHostCallsOnlyTheFirstStage) {
   EXPECT_EQ(FeedAndFetchAll(s, kCount, &got, &ring), 4 * kCount);
   EXPECT_EQ(ring, 0u);
   EXPECT_EQ(got.back().value, 16 * int64_t(kCount));
+}
+
+// Rings of 256 bytes take a request or two: a holds input 1 at its gate,
+// so the other 39 queue in the host and go as batches of 16, most of each
+// on the socket, after what the ring holds. Nothing else changes.
+TEST_P(WorkerIslandTest, WhatTheRingsCannotTakeGoesOnTheSocketInOrder) {
+  setenv("HFLOW_WORKER_RING_BYTES", "256", 1);
+  Init();
+  Session s;
+  const std::string gate = (dir_ / "gate").string();
+  Build(s, {}, {}, false, gate);
+  const uint64_t before = worker::RingOverflows();
+  for (uint64_t t = 1; t <= kCount; ++t) Feed(s, t, int64_t(t));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::ofstream(gate) << "open";
+  for (uint64_t t = 1; t <= kCount; ++t) {
+    Got g = Take(s);
+    ASSERT_TRUE(g.status.ok()) << g.status.ToString();
+    EXPECT_EQ(g.info.transaction_id, t);
+    EXPECT_EQ(g.value, 16 * int64_t(t));
+  }
+  EXPECT_GT(worker::RingOverflows() - before, 0u)
+      << "every request fit a 256-byte ring";
 }
 
 // c sees 4t: it fails on transaction 3; a fails on transaction 5.

@@ -194,13 +194,11 @@ Status RemoteInstance::Load(const rt::ScopedDevice& bound, const Life& life) {
   return Status::OK();
 }
 
-// A Proc request is a few hundred bytes: 16 KiB holds a batch of 64.
-constexpr uint64_t kRequestRingBytes = 16 << 10;
-
 void RemoteInstance::PlanRing(const Life& life, v1::Load* load,
                               std::shared_ptr<ArenaBlock>* block) {
-  if (seat_->ring_bytes() == 0) return;  // no room, or $HFLOW_WORKER_RING=0
-  const uint64_t bytes = ShmRing::kHeaderBytes + kRequestRingBytes;
+  const uint64_t ring = seat_->request_ring_bytes();
+  if (ring == 0) return;  // no room, or $HFLOW_WORKER_RING=0
+  const uint64_t bytes = ShmRing::kHeaderBytes + ring;
   uint64_t at = 0;
   if (!life.arena->Take(bytes, 0, &at).ok()) return;
   *block = std::make_shared<ArenaBlock>(life.arena, at, bytes);
@@ -210,7 +208,7 @@ void RemoteInstance::PlanRing(const Life& life, v1::Load* load,
   }
   std::memset(life.segment->base() + at, 0, ShmRing::kHeaderBytes);
   load->set_request_ring_offset(at);
-  load->set_request_ring_bytes(kRequestRingBytes);
+  load->set_request_ring_bytes(ring);
 }
 
 Status RemoteInstance::PutInput(const Life& life, const FlowFunc::FlowMsg& in,

@@ -84,6 +84,10 @@ inline CallWord* CallWordOf(char* base, uint32_t slot) {
 // the ring the worker puts its Proc replies in (ShmRing: Note [Replies in
 // the segment] in worker_server.cc); the host's part begins after it.
 inline constexpr uint64_t kReplyRingBytes = 64 << 10;
+// Each member's request ring, in the host's part (Note [Requests in the
+// segment] in worker_server.cc): a Proc request is a few hundred bytes, so
+// this holds a batch of 64.
+inline constexpr uint64_t kRequestRingBytes = 16 << 10;
 inline constexpr uint64_t kRingHeaderBytes = 256;  // ShmRing::kHeaderBytes
 inline constexpr uint64_t ControlBytes(uint64_t ring_bytes) {
   return kCallPageBytes + (ring_bytes == 0 ? 0 : kRingHeaderBytes + ring_bytes);

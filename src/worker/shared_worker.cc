@@ -48,18 +48,25 @@ void SharedWorker::Life::Unlend(uint64_t offset) const {
 
 // The reply ring (Note [Replies in the segment] in worker_server.cc), when
 // the host's part of the segment has room to spare for it (a sixteenth at
-// most) and $HFLOW_WORKER_RING is not 0.
-uint64_t SharedWorker::RingBytes(uint64_t host_bytes) {
+// most) and $HFLOW_WORKER_RING is not 0. $HFLOW_WORKER_RING_BYTES (a power
+// of two from 64 to 1 MiB), a test hook, sizes it and every request ring
+// (small rings send what they cannot take on the socket).
+uint64_t SharedWorker::RingBytes(uint64_t host_bytes, uint64_t fallback) {
   const char* env = std::getenv("HFLOW_WORKER_RING");
   if (env != nullptr && std::string(env) == "0") return 0;
-  return ControlBytes(kReplyRingBytes) * 16 <= host_bytes ? kReplyRingBytes : 0;
+  if (ControlBytes(kReplyRingBytes) * 16 > host_bytes) return 0;
+  const char* size = std::getenv("HFLOW_WORKER_RING_BYTES");
+  const uint64_t v = size == nullptr ? 0 : std::strtoull(size, nullptr, 10);
+  return v >= 64 && v <= (1u << 20) && (v & (v - 1)) == 0 ? v : fallback;
 }
 
 SharedWorker::SharedWorker(RemoteConfig config, int32_t device)
     : config_(std::move(config)),
       device_(device),
       host_bytes_(config_.segment_bytes / 2),
-      ring_bytes_(RingBytes(config_.segment_bytes / 2)),
+      ring_bytes_(RingBytes(config_.segment_bytes / 2, kReplyRingBytes)),
+      request_ring_bytes_(
+          RingBytes(config_.segment_bytes / 2, kRequestRingBytes)),
       emitter_("dev" + std::to_string(device), config_.contexts, device) {
   restarts_left_.store(std::max(0, config_.max_restarts));
 }

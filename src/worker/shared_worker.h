@@ -106,6 +106,8 @@ class SharedWorker {
   int32_t device() const { return device_; }
   uint64_t host_bytes() const { return host_bytes_; }
   uint64_t ring_bytes() const { return ring_bytes_; }  // 0: no reply ring
+  // Each member's request ring's (0: none).
+  uint64_t request_ring_bytes() const { return request_ring_bytes_; }
 
  private:
   SharedWorker(RemoteConfig config, int32_t device);
@@ -121,10 +123,11 @@ class SharedWorker {
 
   const RemoteConfig config_;
   const int32_t device_;
-  static uint64_t RingBytes(uint64_t host_bytes);
+  static uint64_t RingBytes(uint64_t host_bytes, uint64_t fallback);
 
   const uint64_t host_bytes_;  // [0, host_bytes_) of a segment: inputs
   const uint64_t ring_bytes_;  // the reply ring's (Load.reply_ring_bytes)
+  const uint64_t request_ring_bytes_;
 
   mutable std::mutex life_mu_;
   std::shared_ptr<const Life> life_;  // under life_mu_

@@ -32,10 +32,15 @@ WorkerProcess::WorkerProcess(WorkerSpec spec)
 
 namespace {
 std::atomic<uint64_t> g_ring_replies{0};
+std::atomic<uint64_t> g_ring_overflows{0};
 }  // namespace
 
 uint64_t RingRepliesRead() {
   return g_ring_replies.load(std::memory_order_relaxed);
+}
+
+uint64_t RingOverflows() {
+  return g_ring_overflows.load(std::memory_order_relaxed);
 }
 
 // Note [Replies in the segment]: see worker_server.cc.
@@ -83,6 +88,7 @@ Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
     const std::string bytes = req->SerializeAsString();
     pushed = via->TryPush(bytes.data(), bytes.size(), &end);
     if (pushed && via->TakeParked()) via->Wake();
+    if (!pushed) g_ring_overflows.fetch_add(1, std::memory_order_relaxed);
   }
   Status sent = pushed ? Status::OK() : channel_.Send(*req, pass_fd);
   if (delivered != nullptr) *delivered = sent.ok();
@@ -236,6 +242,7 @@ size_t WorkerProcess::PushAll(std::vector<v1::HostMessage>* reqs, ShmRing* via,
     ends->push_back(end);
   }
   if (k > 0 && via->TakeParked()) via->Wake();
+  g_ring_overflows.fetch_add(reqs->size() - k, std::memory_order_relaxed);
   return k;
 }
 

@@ -79,6 +79,8 @@ struct WorkerSpec {
 // worker_server.cc) over every worker of the process: for tests and
 // benchmarks.
 uint64_t RingRepliesRead();
+// Requests sent on the socket because their ring had no room for them.
+uint64_t RingOverflows();
 
 class WorkerProcess {
  public:
