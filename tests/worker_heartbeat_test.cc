@@ -66,14 +66,23 @@ TEST_P(WorkerHeartbeatTest, AStoppedWorkerIsKilledAndItsGraphFailsNamingIt) {
   const int64_t pid = RoundTrip(s, 1, 1);
   ASSERT_TRUE(Alive(pid));
   const auto stopped = Clock::now();
-  ASSERT_EQ(kill(pid_t(pid), SIGSTOP), 0);
+  ASSERT_TRUE(testing::SignalWorker(pid, SIGSTOP));
   Feed(s, 2, 2);  // its Proc waits on a worker that cannot answer
   std::vector<Tensor> out;
   FlowInfo info;
   Status st = s.FetchData(1, &out, &info, 5000);
+  // kill returns before a busy machine has stopped every thread: one may
+  // still have run transaction 2, whose result is then not lost (it lies
+  // in the worker's reply ring, read after the death).
+  if (st.ok()) {
+    EXPECT_EQ(info.transaction_id, 2u);
+    EXPECT_EQ(info.ret_code, 0);
+    st = s.FetchData(1, &out, &info, 5000);
+  }
   const auto took =
       std::chrono::duration_cast<milliseconds>(Clock::now() - stopped);
-  EXPECT_FALSE(st.ok());
+  EXPECT_FALSE(st.ok()) << "fetched transaction " << info.transaction_id
+                        << ", ret code " << info.ret_code;
   EXPECT_FALSE(st.IsTimeout()) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("node 'frag'"));
   EXPECT_THAT(st.message(), HasSubstr("stopped answering"));
@@ -90,7 +99,7 @@ TEST_P(WorkerHeartbeatTest, UnderRestartAStoppedWorkerIsReplaced) {
   Session s;
   BuildFragile(s, "pass", -1);
   const int64_t first = RoundTrip(s, 1, 1);
-  ASSERT_EQ(kill(pid_t(first), SIGSTOP), 0);
+  ASSERT_TRUE(testing::SignalWorker(first, SIGSTOP));
   Feed(s, 2, 2);
   std::vector<Tensor> out;
   FlowInfo info;
@@ -99,11 +108,12 @@ TEST_P(WorkerHeartbeatTest, UnderRestartAStoppedWorkerIsReplaced) {
   EXPECT_EQ(info.transaction_id, 2u);
   // The stopped worker never took transaction 2 from its request ring
   // (Note [Requests in the segment] in src/worker/worker_server.cc): it
-  // runs in the new worker, and nothing is lost.
+  // runs in the new worker, and nothing is lost (or, on a busy machine
+  // that stopped it late, the old worker ran it and its reply was read
+  // after the death).
   EXPECT_EQ(info.ret_code, 0);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].As<int64_t>().at(0), 4);
-  EXPECT_NE(out[0].As<int64_t>().at(1), first);
+  EXPECT_EQ(out[0].As<int64_t>().at(0), 4);  // by either worker (above)
   EXPECT_TRUE(Gone(first));
   const int64_t second = RoundTrip(s, 3, 3);
   EXPECT_NE(second, first);

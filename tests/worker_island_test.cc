@@ -118,13 +118,21 @@ class WorkerIslandTest : public testing::WorkerTest {
     return g;
   }
 
-  // Feeds transactions 1..n (value t) at once, fetches n; the host calls
-  // they took (and, in `*ring`, the replies read from reply rings).
+  // Feeds transactions 1..n (value t, user data `user`) at once, fetches
+  // n; the host calls they took (and, in `*ring`, the replies read from
+  // reply rings).
   uint64_t FeedAndFetchAll(Session& s, uint64_t n, std::vector<Got>* got,
-                           uint64_t* ring = nullptr) {
+                           uint64_t* ring = nullptr,
+                           const std::vector<uint8_t>& user = {}) {
     const worker::BatchCounts before = worker::ProcBatchCounts();
     const uint64_t ring_before = worker::RingRepliesRead();
-    for (uint64_t t = 1; t <= n; ++t) Feed(s, t, int64_t(t));
+    for (uint64_t t = 1; t <= n; ++t) {
+      FlowInfo in;
+      in.transaction_id = t;
+      in.user_data = user;
+      Status st = s.FeedData(1, {testing::I64(int64_t(t))}, in, 10000);
+      EXPECT_TRUE(st.ok()) << st.ToString();
+    }
     for (uint64_t t = 1; t <= n; ++t) got->push_back(Take(s));
     if (ring != nullptr) *ring = worker::RingRepliesRead() - ring_before;
     return worker::ProcBatchCounts().calls - before.calls;
@@ -191,7 +199,8 @@ TEST_P(WorkerIslandTest, AFailureInTheIslandIsItsNodesInOrder) {
     Session s;
     Build(s, {{"a", "fail"}, {"c", "fail"}}, {{"a", 5}, {"c", 12}});
     std::vector<Got> got;
-    (void)FeedAndFetchAll(s, 8, &got);
+    const std::vector<uint8_t> user{7, 8, 9};
+    (void)FeedAndFetchAll(s, 8, &got, nullptr, user);
     for (uint64_t t = 1; t <= 8; ++t) {
       SCOPED_TRACE("transaction " + std::to_string(t));
       const Got& g = got[t - 1];
@@ -200,9 +209,12 @@ TEST_P(WorkerIslandTest, AFailureInTheIslandIsItsNodesInOrder) {
       if (t == 3 || t == 5) {
         EXPECT_EQ(g.info.ret_code, FlowFunc::FLOW_FUNC_FAILED);
         EXPECT_EQ(g.info.error_node, t == 3 ? "c" : "a");
+        // An error message inherits no flow info (GraphRunner::EmitError).
+        EXPECT_TRUE(g.info.user_data.empty());
       } else {
         EXPECT_EQ(g.info.ret_code, 0);
         EXPECT_EQ(g.value, 16 * int64_t(t));
+        EXPECT_EQ(g.info.user_data, user);
       }
     }
     ASSERT_TRUE(s.RemoveGraph(1).ok());

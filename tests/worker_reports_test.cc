@@ -78,7 +78,7 @@ class WorkerReportsTest : public testing::WorkerTest {
         const int64_t pid = out.empty() ? -1 : out[0].As<int64_t>().at(1);
         if (v == 1 && kill_worker) {
           EXPECT_NE(pid, int64_t(getpid()));
-          kill(pid_t(pid), SIGKILL);
+          EXPECT_TRUE(testing::SignalWorker(pid, SIGKILL));
           EXPECT_TRUE(testing::Gone(pid));
         }
       }

@@ -102,7 +102,7 @@ TEST_P(WorkerRestartTest, AWorkerKilledBetweenCallsLosesNothing) {
   Build(s, /*at=*/-1, /*once=*/false);
   const int64_t first = RoundTrip(s, 1, 1);
   ASSERT_TRUE(Alive(first));
-  ASSERT_EQ(kill(pid_t(first), SIGKILL), 0);
+  ASSERT_TRUE(testing::SignalWorker(first, SIGKILL));
   ASSERT_TRUE(Gone(first));
   const int64_t second = RoundTrip(s, 2, 2);  // restarted for this call
   EXPECT_NE(second, first);

@@ -50,6 +50,13 @@ inline std::vector<std::vector<int32_t>> WorkerDeviceSets() {
 
 inline bool Alive(int64_t pid) { return pid > 0 && kill(pid_t(pid), 0) == 0; }
 
+// Sends `sig` to worker `pid`; false for no pid (a failed round trip's -1:
+// kill(-1, sig) would signal every process the test may, the test runner
+// and the build around it included) or this process.
+inline bool SignalWorker(int64_t pid, int sig) {
+  return pid > 0 && pid != int64_t(getpid()) && kill(pid_t(pid), sig) == 0;
+}
+
 // Whether `pid` is gone within two seconds.
 inline bool Gone(int64_t pid) {
   return WaitFor([pid] { return !Alive(pid); },

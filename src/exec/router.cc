@@ -185,9 +185,14 @@ Router::OutputFn Router::OutputOf(const deploy::DeployedInstance& inst,
       fresh = true;
     }
     if (fresh || (t_run.stream_counts == nullptr && !IsCurrentInput(h))) {
+      // An error message named already (a worker's island passed on a
+      // failure, as EmitError would) inherits nothing, as EmitError's.
+      const bool named = h.ret_code != 0 && h.error_node != 0;
       // A UDF that sets a ret code on its own output is the failing node.
       if (h.ret_code != 0 && h.error_node == 0) h.error_node = tag;
-      if (t_run.input != nullptr) services::InheritFlowInfo(*t_run.input, &h);
+      if (t_run.input != nullptr && !named) {
+        services::InheritFlowInfo(*t_run.input, &h);
+      }
     }
     if (idx >= by_output.size()) return FlowFunc::FLOW_FUNC_SUCCESS;
     for (const RouteTargets* targets : by_output[idx]) {

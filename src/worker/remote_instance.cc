@@ -353,7 +353,13 @@ int32_t RemoteInstance::Finish(const Life& life, const v1::HostMessage& req,
   // and exception catch drops what follows (GE ignores it).
   for (const v1::Raised& r : done.raised()) {
     const RemoteInstance* by = r.slot() == 0 ? this : Downstream(r.slot());
-    if (by != nullptr && by->env_.raise) {
+    if (by == nullptr) {
+      Report(Status::Internal(What() +
+                              ": the worker reported a raise of "
+                              "slot " +
+                              std::to_string(r.slot()) +
+                              ", which it feeds not; dropped"));
+    } else if (by->env_.raise) {
       by->env_.raise(r.code(), r.user_context_id());
     }
   }

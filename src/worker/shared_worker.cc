@@ -110,6 +110,12 @@ Status SharedWorker::Launch(uint64_t number) {
     what = Label(&prefix);
     if (members_.size() == 1) tag = members_[0].first->Node().substr(0, 12);
   }
+  if (host_bytes_ < 2 * ControlBytes(ring_bytes_)) {
+    return Status::InvalidArgument(
+        what + ": a worker's segment of " +
+        std::to_string(config_.segment_bytes) +
+        " bytes leaves no room for its inputs; raise Options::mbuf_pool_bytes");
+  }
   // The name labels the mapping in /proc/<pid>/maps.
   HFLOW_RETURN_IF_ERROR(
       Segment::Create("hflow-device" + std::to_string(device_),

@@ -62,7 +62,12 @@ bool ShmRing::TryPush(const void* data, size_t size, uint64_t* end) {
   const uint64_t need = Padded(kLenBytes + size);
   const uint64_t head = h_->head.load(std::memory_order_relaxed);
   const uint64_t tail = h_->tail.load(std::memory_order_acquire);
-  if (size > UINT32_MAX || need > data_bytes() - (head - tail)) return false;
+  // The other process writes tail: one out of range (memory overwritten)
+  // reads as full rather than as room past the ring.
+  if (size > UINT32_MAX || head - tail > data_bytes() ||
+      need > data_bytes() - (head - tail)) {
+    return false;
+  }
   const uint32_t len = static_cast<uint32_t>(size);
   CopyIn(head, &len, kLenBytes);
   CopyIn(head + kLenBytes, data, size);

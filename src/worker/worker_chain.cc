@@ -107,6 +107,10 @@ int32_t WorkerServer::RunProc(Slot* slot, size_t func, const Msgs& msgs,
   slot->caller.store(std::thread::id());
   if (word != nullptr) __atomic_store_n(&word->slot, 0, __ATOMIC_RELEASE);
   for (v1::Raised& r : slot->raised) {
+    // The stages after it see it, as the host's GetException would.
+    st->has_pending = true;
+    st->pending.set_code(r.code());
+    st->pending.set_user_context_id(r.user_context_id());
     if (slot != st->top) r.set_slot(slot->id);
     *st->done->add_raised() = std::move(r);
   }
@@ -155,6 +159,7 @@ void WorkerServer::PassOn(Slot* slot, int32_t rc, uint32_t error_node,
     std::fprintf(stderr, "hflow-worker: passing on a failure: %s\n",
                  s.ToString().c_str());
     st->done->set_rc(FLOW_FUNC_FAILED);  // the host fails the request
+    st->failed = true;
     return;
   }
   services::MbufPtr m = BlockAt(slot->device, at, 0);
@@ -216,6 +221,7 @@ void WorkerServer::ToHost(Slot* from, uint32_t index,
     std::fprintf(stderr, "hflow-worker: %s\n", s.ToString().c_str());
     done->mutable_outputs()->RemoveLast();
     done->set_rc(FLOW_FUNC_FAILED);
+    st->failed = true;
     return;
   }
   done->add_output_index(index);

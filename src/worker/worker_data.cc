@@ -217,7 +217,7 @@ v1::ProcDone WorkerServer::Proc(Slot* slot, const v1::Proc& proc) {
     const int32_t rc = RunProc(slot, proc.func(), msgs, proc.trans(), &st);
     done.set_rc(rc);
     // A failure the chain passed on itself is not the host's to pass on.
-    if (Route(slot, msgs, proc.trans(), rc, &st) && done.rc() == rc) {
+    if (Route(slot, msgs, proc.trans(), rc, &st) && !st.failed) {
       done.set_rc(FlowFunc::FLOW_FUNC_SUCCESS);
     }
   }

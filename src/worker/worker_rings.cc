@@ -6,8 +6,10 @@
 // cleared by its own thread under the slot's mu, which the main thread
 // reads it under to ring it; the reply ring's producers serialise on
 // ring_mu_.
+#include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "util/thread_name.h"
@@ -79,6 +81,9 @@ void WorkerServer::ExecLoop(Slot* slot) {
         ring->Unpark();
         if (slot->work.empty()) continue;
       }
+      // A socket request follows every ring request pushed before it:
+      // the ring's go first, whatever woke this thread.
+      if (ring != nullptr && !ring->Empty()) continue;
       item = std::move(slot->work.front());
       slot->work.pop_front();
     }
@@ -118,26 +123,49 @@ bool WorkerServer::TakeRequest(Slot* slot, std::string* bytes) {
 // at all. The ring is the segment's, so what the worker put there before
 // it died is read after its death as well, and handed out before the
 // calls in flight fail (nothing produced is lost). A reply the ring has no
-// room for goes on the socket, after those in the ring (the supervisor
-// drains the ring before each datagram it handles). Control replies
-// (Load, Reset, Unload, Links, Stop) and Emits stay on the socket.
+// room for waits until the host has read the ring empty, so none
+// overtakes another; one larger than the ring then goes on the socket.
+// Control replies (Load, Reset, Unload, Links, Stop) and Emits stay on
+// the socket.
 void WorkerServer::Reply(v1::WorkerMessage* reply) {
   AddCounters(reply);
   if (ring_ && reply->has_proc_done()) {
     const std::string bytes = reply->SerializeAsString();
-    bool pushed;
-    {
-      std::lock_guard<std::mutex> l(ring_mu_);
-      pushed = ring_->TryPush(bytes.data(), bytes.size());
+    std::unique_lock<std::mutex> l(ring_mu_);
+    if (!ring_->TryPush(bytes.data(), bytes.size())) {
+      // Replies keep their order: this one waits until the host has read
+      // every reply before it (a socket reply overtakes none), then goes
+      // in the ring, or on the socket if it is larger than the ring.
+      RingDoorbell();
+      while (!ring_->Empty()) {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        RingDoorbell();
+      }
+      if (!ring_->TryPush(bytes.data(), bytes.size())) {
+        // Larger than the ring (hundreds of outputs): a reply pushed
+        // after it may be read first; only a death report's naming of the
+        // call in flight looks at that order.
+        SendReply(*reply);
+        return;
+      }
     }
-    if (pushed) {
-      if (!ring_->TakeParked()) return;
-      v1::WorkerMessage bell;
-      bell.mutable_doorbell();
-      *reply = std::move(bell);
-    }
+    l.unlock();
+    RingDoorbell();
+    return;
   }
-  Status sent = channel_.Send(*reply);
+  SendReply(*reply);
+}
+
+// The supervisor parked on the socket reads the ring when rung.
+void WorkerServer::RingDoorbell() {
+  if (!ring_->TakeParked()) return;
+  v1::WorkerMessage bell;
+  bell.mutable_doorbell();
+  SendReply(bell);
+}
+
+void WorkerServer::SendReply(const v1::WorkerMessage& reply) {
+  Status sent = channel_.Send(reply);
   if (!sent.ok()) {
     // The host waits for this reply: a death it sees beats a silence.
     std::fprintf(stderr, "hflow-worker: cannot reply (%s); exiting\n",

@@ -111,6 +111,8 @@ class WorkerServer {
   void ExecLoop(Slot* slot);
   void Handle(Slot* slot, const v1::HostMessage& m, int fd);
   void Reply(v1::WorkerMessage* reply);
+  void RingDoorbell();
+  void SendReply(const v1::WorkerMessage& reply);  // exits when it cannot
   // The segment and runtime, at the first Load (main thread).
   Status Open(const v1::Load& load, int fd);
   v1::Done Load(Slot* slot, const v1::Load& load);
@@ -137,6 +139,9 @@ class WorkerServer {
     bool has_pending;    // the request's GetException answer
     v1::Raised pending;
     std::vector<Slot*> held;  // in a call on this thread, outermost first
+    // The chain itself failed (an output it could not describe, an error
+    // message it could not make): the request fails with the host.
+    bool failed = false;
   };
   // Slot's Proc (under its call_mu, held by the caller) on this thread.
   int32_t RunProc(Slot* slot, size_t func, const Msgs& msgs, uint64_t trans,
