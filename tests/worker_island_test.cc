@@ -9,8 +9,10 @@
 // in a later stage naming that stage and losing nothing produced before
 // it. $HFLOW_WORKER_CHAIN=0 turns the links off: the first test then
 // sees four host calls per message (the switch that proves it bites). The
-// replies come through the segment's reply ring ($HFLOW_WORKER_RING=0:
-// on the socket). On device sets with and without device 0.
+// replies come through the slot's own reply ring, read by the caller
+// ($HFLOW_WORKER_SLOT_REPLIES=0: the segment's, read by the supervisor;
+// $HFLOW_WORKER_RING=0: on the socket). On device sets with and without
+// device 0.
 //
 //   x ── id@first ── a ── b ── c ── d ── out    a..d Fragile, on last
 //                                                (each doubles its input)
@@ -50,6 +52,7 @@ class WorkerIslandTest : public testing::WorkerTest {
     unsetenv("HFLOW_WORKER_CHAIN");
     unsetenv("HFLOW_WORKER_RING");
     unsetenv("HFLOW_WORKER_RING_BYTES");
+    unsetenv("HFLOW_WORKER_SLOT_REPLIES");
     testing::WorkerTest::TearDown();
   }
 
@@ -120,12 +123,14 @@ class WorkerIslandTest : public testing::WorkerTest {
 
   // Feeds transactions 1..n (value t, user data `user`) at once, fetches
   // n; the host calls they took (and, in `*ring`, the replies read from
-  // reply rings).
+  // reply rings; in `*caller`, those of them read by their callers).
   uint64_t FeedAndFetchAll(Session& s, uint64_t n, std::vector<Got>* got,
                            uint64_t* ring = nullptr,
-                           const std::vector<uint8_t>& user = {}) {
+                           const std::vector<uint8_t>& user = {},
+                           uint64_t* caller = nullptr) {
     const worker::BatchCounts before = worker::ProcBatchCounts();
     const uint64_t ring_before = worker::RingRepliesRead();
+    const uint64_t caller_before = worker::CallerRepliesRead();
     for (uint64_t t = 1; t <= n; ++t) {
       FlowInfo in;
       in.transaction_id = t;
@@ -135,6 +140,9 @@ class WorkerIslandTest : public testing::WorkerTest {
     }
     for (uint64_t t = 1; t <= n; ++t) got->push_back(Take(s));
     if (ring != nullptr) *ring = worker::RingRepliesRead() - ring_before;
+    if (caller != nullptr) {
+      *caller = worker::CallerRepliesRead() - caller_before;
+    }
     return worker::ProcBatchCounts().calls - before.calls;
   }
 };
@@ -145,9 +153,15 @@ TEST_P(WorkerIslandTest, TheHostCallsOnlyTheFirstStage) {
   Build(s);
   std::vector<Got> got;
   uint64_t ring = 0;
-  EXPECT_EQ(FeedAndFetchAll(s, kCount, &got, &ring), kCount);
-  // Every reply came through the segment's reply ring, none on the socket.
+  uint64_t caller = 0;
+  const uint64_t guards = worker::RingGuardExpiries();
+  EXPECT_EQ(FeedAndFetchAll(s, kCount, &got, &ring, {}, &caller), kCount);
+  // Every reply came through the slot's own reply ring, read by the
+  // caller, none on the socket or through the supervisor; no wait on it
+  // ran out.
   EXPECT_EQ(ring, kCount);
+  EXPECT_EQ(caller, kCount);
+  EXPECT_EQ(worker::RingGuardExpiries(), guards);
   for (uint64_t t = 1; t <= kCount; ++t) {
     const Got& g = got[t - 1];
     ASSERT_TRUE(g.status.ok()) << g.status.ToString();
@@ -156,6 +170,16 @@ TEST_P(WorkerIslandTest, TheHostCallsOnlyTheFirstStage) {
     EXPECT_EQ(g.pid, got[0].pid);  // all four in one worker
   }
   ASSERT_TRUE(s.RemoveGraph(1).ok());
+  // Slots' reply rings off: the segment's ring, read by the supervisor.
+  setenv("HFLOW_WORKER_SLOT_REPLIES", "0", 1);
+  Build(s);
+  got.clear();
+  EXPECT_EQ(FeedAndFetchAll(s, kCount, &got, &ring, {}, &caller), kCount);
+  EXPECT_EQ(ring, kCount);
+  EXPECT_EQ(caller, 0u);
+  EXPECT_EQ(got.back().value, 16 * int64_t(kCount));
+  ASSERT_TRUE(s.RemoveGraph(1).ok());
+  unsetenv("HFLOW_WORKER_SLOT_REPLIES");
   // Links off: every stage is the host's call again; the ring off too:
   // every reply on the socket.
   setenv("HFLOW_WORKER_CHAIN", "0", 1);
@@ -188,6 +212,30 @@ TEST_P(WorkerIslandTest, WhatTheRingsCannotTakeGoesOnTheSocketInOrder) {
   }
   EXPECT_GT(worker::RingOverflows() - before, 0u)
       << "every request fit a 256-byte ring";
+}
+
+// Rings of 64 bytes take no reply into a slot's ring: every reply goes
+// through the supervisor (on the socket, or the segment's ring when it
+// fits), which rings the caller waiting on its slot's reply ring. A
+// wake-up missed there would show as a wait that ran out (a second).
+TEST_P(WorkerIslandTest, RepliesTooLargeForTheRingsWakeTheirCallers) {
+  setenv("HFLOW_WORKER_RING_BYTES", "64", 1);
+  Init();
+  Session s;
+  Build(s);
+  std::vector<Got> got;
+  uint64_t ring = 0;
+  uint64_t caller = 0;
+  const uint64_t guards = worker::RingGuardExpiries();
+  EXPECT_EQ(FeedAndFetchAll(s, kCount, &got, &ring, {}, &caller), kCount);
+  EXPECT_EQ(caller, 0u);
+  EXPECT_EQ(worker::RingGuardExpiries(), guards);
+  for (uint64_t t = 1; t <= kCount; ++t) {
+    const Got& g = got[t - 1];
+    ASSERT_TRUE(g.status.ok()) << g.status.ToString();
+    EXPECT_EQ(g.info.transaction_id, t);
+    EXPECT_EQ(g.value, 16 * int64_t(t));
+  }
 }
 
 // c sees 4t: it fails on transaction 3; a fails on transaction 5.

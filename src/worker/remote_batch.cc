@@ -168,7 +168,7 @@ void RemoteInstance::ProcBatch(const rt::ScopedDevice& bound, size_t index,
             }
           });
         },
-        &answered, ring ? &ring->ring : nullptr);
+        &answered, ring ? &ring->rings : nullptr);
     phase_.store(0);
     i += reqs.size();
   }

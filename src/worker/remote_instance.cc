@@ -185,30 +185,11 @@ Status RemoteInstance::Load(const rt::ScopedDevice& bound, const Life& life) {
   HFLOW_RETURN_IF_ERROR(s);
   HFLOW_RETURN_IF_ERROR(FromDone(reply.done()));
   if (ring) {
-    const uint64_t at = ring->offset;
-    ring_ = std::make_shared<Ring>(life.segment->base() + at,
-                                   load->request_ring_bytes(), std::move(ring),
+    ring_ = std::make_shared<Ring>(life.segment->base(), *load, std::move(ring),
                                    life.number);
   }
   loaded_.store(life.number);
   return Status::OK();
-}
-
-void RemoteInstance::PlanRing(const Life& life, v1::Load* load,
-                              std::shared_ptr<ArenaBlock>* block) {
-  const uint64_t ring = seat_->request_ring_bytes();
-  if (ring == 0) return;  // no room, or $HFLOW_WORKER_RING=0
-  const uint64_t bytes = ShmRing::kHeaderBytes + ring;
-  uint64_t at = 0;
-  if (!life.arena->Take(bytes, 0, &at).ok()) return;
-  *block = std::make_shared<ArenaBlock>(life.arena, at, bytes);
-  if (at % 64 != 0) {  // the arena's blocks are; a ring must be
-    block->reset();
-    return;
-  }
-  std::memset(life.segment->base() + at, 0, ShmRing::kHeaderBytes);
-  load->set_request_ring_offset(at);
-  load->set_request_ring_bytes(ring);
 }
 
 Status RemoteInstance::PutInput(const Life& life, const FlowFunc::FlowMsg& in,
@@ -282,7 +263,7 @@ int32_t RemoteInstance::ProcOnce(
   v1::WorkerMessage reply;
   const std::shared_ptr<Ring> ring = RingOf(*p);
   Status s = p->process->Call(&req, &reply, -1, "Proc", -1, delivered,
-                              ring ? &ring->ring : nullptr);
+                              ring ? &ring->rings : nullptr);
   phase_.store(0);
   return Finish(*p, req, s, *delivered, reply);
 }

@@ -160,13 +160,18 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   std::vector<Link> links_;
   std::string linked_nodes_;  // "'b', 'c'": for Doing
   bool chains_ = true;        // $HFLOW_WORKER_CHAIN
-  // This instance's request ring in life `ring_life_`'s segment (Note
-  // [Requests in the segment] in worker_server.cc), over a block of the
-  // host's part held for that life; made by Load, used by the calls.
+  // This instance's rings in life `life`'s segment (Note [Requests in
+  // the segment] in worker_server.cc, Note [A caller reads its own
+  // replies] in worker_calls.cc): the request ring and, after it in the
+  // same block of the host's part held for that life, the slot's reply
+  // ring; made by Load, used by the calls (remote_rings.cc).
   struct Ring {
-    Ring(char* at, uint64_t bytes, std::shared_ptr<ArenaBlock> b, uint64_t l)
-        : ring(at, bytes), block(std::move(b)), life(l) {}
+    Ring(char* base, const v1::Load& load, std::shared_ptr<ArenaBlock> b,
+         uint64_t l);
     ShmRing ring;
+    std::unique_ptr<ShmRing> replies;  // null: none
+    std::mutex reading;
+    SlotRings rings;  // over the two
     std::shared_ptr<ArenaBlock> block;
     uint64_t life;
   };
@@ -177,8 +182,8 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   std::shared_ptr<Ring> RingOf(const Life& life) const {
     return ring_ && ring_->life == life.number ? ring_ : nullptr;
   }
-  // A request ring for `life` into `load` (none when the segment has no
-  // room to spare or rings are off), made current once the Load is done.
+  // Rings for `life` into `load` (none when the segment has no room to
+  // spare or rings are off), made current once the Load is done.
   void PlanRing(const Life& life, v1::Load* load,
                 std::shared_ptr<ArenaBlock>* block);
 };

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -113,12 +114,14 @@ void ShmRing::Unpark() { h_->parked.store(0, std::memory_order_relaxed); }
 // The parked word is the futex: a waiter sleeps while it is 1, and
 // TakeParked's exchange to 0 ends the sleep (Wake then wakes it). Not
 // FUTEX_PRIVATE: the two sides may be two processes.
-void ShmRing::Wait(int timeout_ms) {
+bool ShmRing::Wait(int timeout_ms) {
   static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t),
                 "a futex word is 32 bits");
   timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h_->parked), FUTEX_WAIT, 1,
-          timeout_ms < 0 ? nullptr : &ts, nullptr, 0);
+  const long rc =
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h_->parked), FUTEX_WAIT,
+              1, timeout_ms < 0 ? nullptr : &ts, nullptr, 0);
+  return rc == 0 || errno != ETIMEDOUT;
 }
 
 void ShmRing::Wake() {

@@ -56,8 +56,9 @@ class ShmRing {
   bool TakeParked();
   // For a consumer that waits on the ring itself (not on a socket): sleeps
   // while parked (futex, shared across processes), up to `timeout_ms`
-  // (-1: no limit); and the producer's ring after TakeParked.
-  void Wait(int timeout_ms);
+  // (-1: no limit); false when the time ran out. Wake: the producer's
+  // ring after TakeParked.
+  bool Wait(int timeout_ms);
   void Wake();
   // Bytes taken by the consumer so far.
   uint64_t tail() const;

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -33,7 +34,17 @@ WorkerProcess::WorkerProcess(WorkerSpec spec)
 namespace {
 std::atomic<uint64_t> g_ring_replies{0};
 std::atomic<uint64_t> g_ring_overflows{0};
+std::atomic<uint64_t> g_caller_replies{0};
+std::atomic<uint64_t> g_guard_expiries{0};
 }  // namespace
+
+uint64_t CallerRepliesRead() {
+  return g_caller_replies.load(std::memory_order_relaxed);
+}
+
+uint64_t RingGuardExpiries() {
+  return g_guard_expiries.load(std::memory_order_relaxed);
+}
 
 uint64_t RingRepliesRead() {
   return g_ring_replies.load(std::memory_order_relaxed);
@@ -45,11 +56,15 @@ uint64_t RingOverflows() {
 
 // Note [Replies in the segment]: see worker_server.cc.
 void WorkerProcess::DrainRing(std::chrono::steady_clock::time_point* heard) {
+  if (DrainReplies(ring_.get()) > 0) *heard = std::chrono::steady_clock::now();
+}
+
+size_t WorkerProcess::DrainReplies(ShmRing* ring) {
   std::string bytes;
   Status bad;
-  bool any = false;
-  while (ring_->Pop(&bytes, &bad)) {
-    any = true;
+  size_t n = 0;
+  while (ring->Pop(&bytes, &bad)) {
+    ++n;
     g_ring_replies.fetch_add(1, std::memory_order_relaxed);
     v1::WorkerMessage msg;
     if (!msg.ParseFromString(bytes)) {
@@ -58,21 +73,84 @@ void WorkerProcess::DrainRing(std::chrono::steady_clock::time_point* heard) {
     }
     OnMessage(std::move(msg));
   }
-  if (any) *heard = std::chrono::steady_clock::now();
-  if (bad.ok()) return;
+  if (bad.ok()) return n;
   // What the worker wrote can no longer be trusted: it ends, and its
   // death is reported as any other.
   const std::string line =
       "hflow: " + What() + ": " + bad.ToString() + "; the worker is killed\n";
   (void)!write(STDERR_FILENO, line.data(), line.size());
   Signal(SIGKILL);
+  return n;
+}
+
+// Note [A caller reads its own replies]
+// With the segment's reply ring (Note [Replies in the segment] in
+// worker_server.cc) a reply still passes the host's supervisor thread,
+// which reads it and wakes the caller: two wake-ups a batch on the host.
+// A slot's Proc calls read their replies themselves instead, from a
+// reply ring of the slot's own (in the block that holds its request
+// ring), waiting on its futex while it is empty: the worker's slot
+// thread puts each reply there and rings the caller only when it is
+// parked, so a batch costs the caller one wake-up and the supervisor
+// none; a batch's requests but the last are marked quiet, so the caller
+// is rung once a batch, by its last reply (or when the ring is full).
+// What else ends a wait rings the same futex: a reply that came
+// on the socket after all (larger than the ring: the supervisor hands it
+// out), and the socket's end. After the end the caller reads the ring
+// once more, so every reply the worker put there before it died is
+// handed out (Note [Replies before the death]); a caller that stops
+// waiting (a timeout) leaves the worker killed, so no reply waits for
+// room in a ring nobody reads. The wait is bounded (a second) as a guard,
+// not as a way to notice anything, but for a batch whose later request
+// could not be sent at all (too large), whose quiet replies ring nobody.
+void WorkerProcess::AwaitOnRing(const SlotRings& rings,
+                                std::unique_lock<std::mutex>* l,
+                                const std::function<bool()>& done,
+                                std::chrono::steady_clock::time_point deadline,
+                                int max_wait_ms) {
+  ShmRing* ring = rings.replies;
+  for (;;) {
+    const bool end = closed_;
+    l->unlock();
+    {
+      std::lock_guard<std::mutex> reading(*rings.reading);
+      g_caller_replies.fetch_add(DrainReplies(ring), std::memory_order_relaxed);
+    }
+    l->lock();
+    if (end || (done() && !closed_)) return;
+    if (closed_) continue;  // one last reading first
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return;
+    ring->Park();  // then look again: a reply or the end rings it
+    const bool sleep = !done() && !closed_ && ring->Empty();
+    l->unlock();
+    if (sleep) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)
+              .count();
+      const int64_t wait = std::min<int64_t>(left + 1, max_wait_ms);
+      if (!ring->Wait(int(wait)) && wait == max_wait_ms) {
+        g_guard_expiries.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+    ring->Unpark();
+    l->lock();
+  }
+}
+
+void WorkerProcess::WakeReader(ShmRing* ring) {
+  if (ring != nullptr && ring->TakeParked()) ring->Wake();
 }
 
 Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
                            int timeout_ms, const std::string& doing,
-                           int pass_fd, bool* delivered, ShmRing* via) {
+                           int pass_fd, bool* delivered,
+                           const SlotRings* rings) {
   if (delivered != nullptr) *delivered = false;
+  ShmRing* via = rings != nullptr ? rings->requests : nullptr;
+  const bool read_ring = via != nullptr && rings->replies != nullptr;
   Slot slot;
+  if (read_ring) slot.ring = rings->replies;
   const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
   req->set_id(id);
   {
@@ -82,14 +160,8 @@ Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
     }
     calls_[id] = &slot;
   }
-  uint64_t end = 0;
-  bool pushed = false;
-  if (via != nullptr && pass_fd < 0) {
-    const std::string bytes = req->SerializeAsString();
-    pushed = via->TryPush(bytes.data(), bytes.size(), &end);
-    if (pushed && via->TakeParked()) via->Wake();
-    if (!pushed) g_ring_overflows.fetch_add(1, std::memory_order_relaxed);
-  }
+  std::vector<uint64_t> ends;
+  const bool pushed = pass_fd < 0 && PushAll(req, 1, via, false, &ends) == 1;
   Status sent = pushed ? Status::OK() : channel_.Send(*req, pass_fd);
   if (delivered != nullptr) *delivered = sent.ok();
   if (sent.code() == StatusCode::kInvalidArgument) {  // too large: not sent
@@ -104,6 +176,22 @@ Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
   if (!sent.ok()) {
     // Its death is on the way: the send failed because the peer is gone.
     cv_.wait_for(l, std::chrono::seconds(2), ready);
+  } else if (read_ring) {
+    const auto deadline = timeout_ms < 0
+                              ? std::chrono::steady_clock::time_point::max()
+                              : std::chrono::steady_clock::now() +
+                                    std::chrono::milliseconds(timeout_ms);
+    AwaitOnRing(
+        *rings, &l, [&] { return slot.done; }, deadline);
+    // After the end, the death's report (on_death first) before the call
+    // fails.
+    if (!slot.done && closed_) {
+      if (timeout_ms < 0) {
+        cv_.wait(l, ready);
+      } else {
+        cv_.wait_until(l, deadline, ready);
+      }
+    }
   } else if (timeout_ms < 0) {
     cv_.wait(l, ready);
   } else {
@@ -116,7 +204,7 @@ Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
   }
   if (dead_.load(std::memory_order_acquire)) {
     // Never taken from the ring: the worker never saw it.
-    if (pushed && delivered != nullptr && via->tail() < end) {
+    if (pushed && delivered != nullptr && via->tail() < ends[0]) {
       *delivered = false;
     }
     return death_.WithContext(doing + ": ");
@@ -144,7 +232,9 @@ Status WorkerProcess::Call(v1::HostMessage* req, v1::WorkerMessage* reply,
 void WorkerProcess::CallEach(std::vector<v1::HostMessage>* reqs,
                              const std::string& doing, const EachReply& each,
                              const std::function<void(size_t)>* answered,
-                             ShmRing* via) {
+                             const SlotRings* rings) {
+  ShmRing* via = rings != nullptr ? rings->requests : nullptr;
+  ShmRing* replies = via != nullptr ? rings->replies : nullptr;
   const size_t n = reqs->size();
   std::vector<Slot> slots(n);
   size_t left = n;  // under mu_
@@ -162,6 +252,7 @@ void WorkerProcess::CallEach(std::vector<v1::HostMessage>* reqs,
     slots[i].wake = &wake;
     slots[i].answered = answered;
     slots[i].index = i;
+    slots[i].ring = replies;
     calls_[(*reqs)[i].id()] = &slots[i];
   }
   ++draining_;
@@ -170,7 +261,8 @@ void WorkerProcess::CallEach(std::vector<v1::HostMessage>* reqs,
   std::vector<Status> unsent(n);
   Status gone;  // a send that found the peer gone: the rest stay unsent
   std::vector<uint64_t> ends;  // of those in the ring
-  const size_t pushed = PushAll(reqs, via, &ends);
+  const size_t pushed =
+      PushAll(reqs->data(), n, via, replies != nullptr, &ends);
   if (pushed < n && !SendAsOne(reqs, pushed, &gone)) {
     for (size_t i = pushed; i < n; ++i) {
       Status sent = gone.ok() ? channel_.Send((*reqs)[i]) : gone;
@@ -194,7 +286,16 @@ void WorkerProcess::CallEach(std::vector<v1::HostMessage>* reqs,
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(2);
   auto ready = [&] { return left == 0 || closed_; };
-  if (gone.ok()) {
+  if (replies != nullptr) {
+    // A request that could not go (too large) after quiet ones leaves
+    // their replies unrung: look every millisecond then.
+    bool unrung = false;
+    for (size_t i = pushed; i < n; ++i) unrung = unrung || !unsent[i].ok();
+    AwaitOnRing(
+        *rings, &l, [&] { return left == 0; },
+        gone.ok() ? std::chrono::steady_clock::time_point::max() : deadline,
+        unrung && pushed > 0 ? 1 : 1000);
+  } else if (gone.ok()) {
     wake.wait(l, ready);
   } else {
     wake.wait_until(l, deadline, ready);
@@ -230,19 +331,27 @@ void WorkerProcess::CallEach(std::vector<v1::HostMessage>* reqs,
   }
 }
 
-size_t WorkerProcess::PushAll(std::vector<v1::HostMessage>* reqs, ShmRing* via,
-                              std::vector<uint64_t>* ends) {
+size_t WorkerProcess::PushAll(v1::HostMessage* reqs, size_t n, ShmRing* via,
+                              bool quiet, std::vector<uint64_t>* ends) {
   if (via == nullptr) return 0;
   std::string bytes;
   size_t k = 0;
-  for (; k < reqs->size(); ++k) {
+  for (; k < n; ++k) {
     uint64_t end = 0;
-    (*reqs)[k].SerializeToString(&bytes);
-    if (!via->TryPush(bytes.data(), bytes.size(), &end)) break;
+    v1::HostMessage& req = reqs[k];
+    // Proc.quiet: a later request of the batch rings the caller; those on
+    // the socket never are (one may fail to go).
+    const bool mark = quiet && k + 1 < n && req.has_proc();
+    if (mark) req.mutable_proc()->set_quiet(true);
+    req.SerializeToString(&bytes);
+    if (!via->TryPush(bytes.data(), bytes.size(), &end)) {
+      if (mark) req.mutable_proc()->set_quiet(false);
+      break;
+    }
     ends->push_back(end);
   }
   if (k > 0 && via->TakeParked()) via->Wake();
-  g_ring_overflows.fetch_add(reqs->size() - k, std::memory_order_relaxed);
+  g_ring_overflows.fetch_add(n - k, std::memory_order_relaxed);
   return k;
 }
 

@@ -221,6 +221,7 @@ void WorkerProcess::Supervise(int child_fd, int out_fd, int out_child_fd) {
     cv_.notify_all();
     for (auto& [id, slot] : calls_) {
       if (slot->wake != nullptr) slot->wake->notify_one();
+      WakeReader(slot->ring);
     }
   }
   Reap(planned_.load(std::memory_order_acquire));
@@ -262,6 +263,7 @@ void WorkerProcess::OnMessage(v1::WorkerMessage msg) {
   } else if (--*slot->left == 0) {
     slot->wake->notify_one();
   }
+  WakeReader(slot->ring);
 }
 
 // Posted by the owner (quick: this is the supervisor thread, which every

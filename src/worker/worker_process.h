@@ -75,12 +75,29 @@ struct WorkerSpec {
   uint64_t ring_bytes = 0;
 };
 
+// A slot's rings, for its Proc calls: the request ring they go through
+// when they fit (Note [Requests in the segment] in worker_server.cc), and
+// the slot's own reply ring (may be null) the caller reads its replies
+// from (Note [A caller reads its own replies] in worker_calls.cc), one
+// reader at a time under `reading`.
+struct SlotRings {
+  ShmRing* requests = nullptr;
+  ShmRing* replies = nullptr;
+  std::mutex* reading = nullptr;
+};
+
 // Replies read from reply rings (Note [Replies in the segment] in
 // worker_server.cc) over every worker of the process: for tests and
 // benchmarks.
 uint64_t RingRepliesRead();
 // Requests sent on the socket because their ring had no room for them.
 uint64_t RingOverflows();
+// Of RingRepliesRead, those read by their callers from their slots' own
+// reply rings (Note [A caller reads its own replies] in worker_calls.cc).
+uint64_t CallerRepliesRead();
+// Waits on a slot's reply ring that ended by their guard's time running
+// out (a second: none should).
+uint64_t RingGuardExpiries();
 
 class WorkerProcess {
  public:
@@ -97,13 +114,13 @@ class WorkerProcess {
   // `doing`.
   // `*delivered` (may be null): whether the request reached the socket; a
   // worker already gone never saw it.
-  // `via` (may be null): the request ring of the request's slot (Note
-  // [Requests in the segment] in worker_server.cc), which it goes through
-  // when it fits (and has no descriptor); a request the worker never took
-  // from it before dying counts as not delivered.
+  // `rings` (may be null): the request's slot's (SlotRings); the request
+  // goes through its request ring when it fits (and has no descriptor),
+  // and one the worker never took from it before dying counts as not
+  // delivered.
   Status Call(v1::HostMessage* req, v1::WorkerMessage* reply, int timeout_ms,
               const std::string& doing, int pass_fd = -1,
-              bool* delivered = nullptr, ShmRing* via = nullptr);
+              bool* delivered = nullptr, const SlotRings* rings = nullptr);
   // For CallEach: request i's outcome, on the calling thread: its reply
   // (non-null, status OK), or why it has none; `delivered` as Call's.
   using EachReply =
@@ -119,11 +136,11 @@ class WorkerProcess {
   // death is reported (Note [Replies before the death]).
   // `answered` (may be null) is told i as reply i arrives, on the
   // supervisor thread (under a lock: it must be quick).
-  // `via`: as Call's, for the requests that fit, the rest on the socket.
+  // `rings`: as Call's, for the requests that fit, the rest on the socket.
   void CallEach(std::vector<v1::HostMessage>* reqs, const std::string& doing,
                 const EachReply& each,
                 const std::function<void(size_t)>* answered = nullptr,
-                ShmRing* via = nullptr);
+                const SlotRings* rings = nullptr);
   // One message with no reply (Release); a dead worker ignores it.
   void Send(const v1::HostMessage& msg);
   // Asks the worker to finish (its destructors run) and waits up to
@@ -160,13 +177,25 @@ class WorkerProcess {
   void OnMessage(v1::WorkerMessage msg);
   // Hands out every reply in the reply ring (none: nothing to do).
   void DrainRing(std::chrono::steady_clock::time_point* heard);
+  // Hands out the replies in `ring`; how many. A record that is none
+  // ends the reading and the worker (killed).
+  size_t DrainReplies(ShmRing* ring);
+  // With mu_ held by `*l`: reads `rings`' reply ring, waiting on it, until
+  // `done()` (under mu_), the socket's end (after one last reading) or
+  // `deadline` (Note [A caller reads its own replies]).
+  void AwaitOnRing(const SlotRings& rings, std::unique_lock<std::mutex>* l,
+                   const std::function<bool()>& done,
+                   std::chrono::steady_clock::time_point deadline,
+                   int max_wait_ms = 1000);
+  // Rings a caller waiting on a slot's reply ring (under mu_).
+  static void WakeReader(ShmRing* ring);
   void OnEmit(v1::WorkerMessage msg);
   bool SendAsOne(std::vector<v1::HostMessage>* reqs, size_t from, Status* gone);
-  // Pushes requests from the first into `via` while they fit (none
+  // Pushes `reqs[0..n)` from the first into `via` while they fit (none
   // without a ring), ringing its reader; how many, each one's end in
-  // `*ends`.
-  static size_t PushAll(std::vector<v1::HostMessage>* reqs, ShmRing* via,
-                        std::vector<uint64_t>* ends);
+  // `*ends`. `quiet`: each but the last is marked Proc.quiet.
+  static size_t PushAll(v1::HostMessage* reqs, size_t n, ShmRing* via,
+                        bool quiet, std::vector<uint64_t>* ends);
   void Forward(int out_fd, bool to_end);
   void Reap(bool planned);
   Status Describe(int wait_status) const;
@@ -206,6 +235,9 @@ class WorkerProcess {
     // CallEach's `answered`, told this slot's index as its reply comes.
     const std::function<void(size_t)>* answered = nullptr;
     size_t index = 0;
+    // The reply ring its caller waits on (null: it waits on a condition
+    // variable).
+    ShmRing* ring = nullptr;
   };
   std::map<uint64_t, Slot*> calls_;
   std::map<int32_t, v1::DeviceCounters> counters_;

@@ -33,16 +33,37 @@ Status WorkerServer::OpenRequests(Slot* slot, const v1::Load& load) {
   const uint64_t at = load.request_ring_offset();
   const uint64_t bytes = load.request_ring_bytes();
   if (bytes == 0) return Status::OK();
+  HFLOW_RETURN_IF_ERROR(CheckRing("request", at, bytes));
+  const uint64_t reply_at = load.slot_reply_ring_offset();
+  const uint64_t reply_bytes = load.slot_reply_ring_bytes();
+  if (reply_bytes != 0) {
+    HFLOW_RETURN_IF_ERROR(CheckRing("reply", reply_at, reply_bytes));
+    if (reply_at < at + ShmRing::kHeaderBytes + bytes &&
+        at < reply_at + ShmRing::kHeaderBytes + reply_bytes) {
+      return Status::InvalidArgument(
+          "worker: a slot's reply ring over its request ring");
+    }
+  }
+  std::lock_guard<std::mutex> l(slot->mu);
+  slot->requests = std::make_unique<ShmRing>(segment_->base() + at, bytes);
+  if (reply_bytes != 0) {
+    slot->replies =
+        std::make_unique<ShmRing>(segment_->base() + reply_at, reply_bytes);
+  }
+  return Status::OK();
+}
+
+// A ring the host lends a slot: a power of two, 64-aligned, in its part.
+Status WorkerServer::CheckRing(const char* what, uint64_t at,
+                               uint64_t bytes) const {
   if (bytes < 64 || (bytes & (bytes - 1)) != 0 || at % 64 != 0 ||
       at < kCallPageBytes || at > host_bytes_ ||
       host_bytes_ - at < ShmRing::kHeaderBytes + bytes) {
     return Status::InvalidArgument(
-        "worker: a request ring of " + std::to_string(bytes) + " bytes at " +
-        std::to_string(at) +
+        std::string("worker: a ") + what + " ring of " + std::to_string(bytes) +
+        " bytes at " + std::to_string(at) +
         " (a power of two, 64-aligned, in the host's part)");
   }
-  std::lock_guard<std::mutex> l(slot->mu);
-  slot->requests = std::make_unique<ShmRing>(segment_->base() + at, bytes);
   return Status::OK();
 }
 
@@ -127,33 +148,54 @@ bool WorkerServer::TakeRequest(Slot* slot, std::string* bytes) {
 // overtakes another; one larger than the ring then goes on the socket.
 // Control replies (Load, Reset, Unload, Links, Stop) and Emits stay on
 // the socket.
-void WorkerServer::Reply(v1::WorkerMessage* reply) {
+void WorkerServer::Reply(v1::WorkerMessage* reply, Slot* slot, bool quiet) {
   AddCounters(reply);
-  if (ring_ && reply->has_proc_done()) {
-    const std::string bytes = reply->SerializeAsString();
-    std::unique_lock<std::mutex> l(ring_mu_);
-    if (!ring_->TryPush(bytes.data(), bytes.size())) {
-      // Replies keep their order: this one waits until the host has read
-      // every reply before it (a socket reply overtakes none), then goes
-      // in the ring, or on the socket if it is larger than the ring.
-      RingDoorbell();
-      while (!ring_->Empty()) {
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-        RingDoorbell();
-      }
-      if (!ring_->TryPush(bytes.data(), bytes.size())) {
-        // Larger than the ring (hundreds of outputs): a reply pushed
-        // after it may be read first; only a death report's naming of the
-        // call in flight looks at that order.
-        SendReply(*reply);
-        return;
-      }
-    }
-    l.unlock();
-    RingDoorbell();
+  if (!reply->has_proc_done() || (!ring_ && !(slot && slot->replies))) {
+    SendReply(*reply);
     return;
   }
-  SendReply(*reply);
+  const std::string bytes = reply->SerializeAsString();
+  if (slot != nullptr && ReplyToSlot(slot, bytes, quiet)) return;
+  if (!ring_) {
+    SendReply(*reply);
+    return;
+  }
+  std::unique_lock<std::mutex> l(ring_mu_);
+  if (!ring_->TryPush(bytes.data(), bytes.size())) {
+    // Replies keep their order: this one waits until the host has read
+    // every reply before it (a socket reply overtakes none), then goes
+    // in the ring, or on the socket if it is larger than the ring.
+    RingDoorbell();
+    while (!ring_->Empty()) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      RingDoorbell();
+    }
+    if (!ring_->TryPush(bytes.data(), bytes.size())) {
+      // Larger than the ring (hundreds of outputs): a reply pushed
+      // after it may be read first; only a death report's naming of the
+      // call in flight looks at that order.
+      SendReply(*reply);
+      return;
+    }
+  }
+  l.unlock();
+  RingDoorbell();
+}
+
+// The host's caller reads the slot's ring while it waits for its replies
+// (a reply comes only to a call in flight), so one that does not fit now
+// waits for room; one larger than the ring goes on the socket, where the
+// caller's wait finds it too.
+bool WorkerServer::ReplyToSlot(Slot* slot, const std::string& bytes,
+                               bool quiet) {
+  ShmRing* ring = slot->replies.get();  // this thread's own
+  if (ring == nullptr || bytes.size() + 64 > ring->data_bytes()) return false;
+  while (!ring->TryPush(bytes.data(), bytes.size())) {
+    if (ring->TakeParked()) ring->Wake();
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  if (!quiet && ring->TakeParked()) ring->Wake();
+  return true;
 }
 
 // The supervisor parked on the socket reads the ring when rung.

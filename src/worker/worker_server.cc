@@ -209,7 +209,7 @@ void WorkerServer::Handle(Slot* slot, const v1::HostMessage& m, int fd) {
     *reply.mutable_done() =
         ToDone(Status::InvalidArgument("worker: an unknown request"));
   }
-  Reply(&reply);
+  Reply(&reply, slot, m.has_proc() && m.proc().quiet());
 }
 
 void WorkerServer::AddCounters(v1::WorkerMessage* reply) {
@@ -432,6 +432,7 @@ v1::Done WorkerServer::Unload(Slot* slot) {
     // The ring's block goes back to the host after this reply.
     std::lock_guard<std::mutex> l(slot->mu);
     slot->requests.reset();
+    slot->replies.reset();
   }
   std::lock_guard<std::mutex> l(slot->mu);
   slot->unloaded = true;

@@ -71,6 +71,10 @@ class WorkerServer {
     // the segment] in worker_server.cc); set and cleared by the slot's
     // thread under mu (Load, Unload), read by the main thread under mu.
     std::unique_ptr<ShmRing> requests;
+    // Its Proc replies, read by the host's caller (Note [A caller reads
+    // its own replies] in worker_calls.cc); set with `requests`, pushed
+    // to by the slot's thread only.
+    std::unique_ptr<ShmRing> replies;
     bool unloaded = false;  // under mu (Stop)
     // The executor thread's own; the instance and the per-call fields
     // below are touched under call_mu by whichever thread calls it.
@@ -110,7 +114,13 @@ class WorkerServer {
   void StopAll(const v1::HostMessage& m, const std::vector<Slot*>& slots);
   void ExecLoop(Slot* slot);
   void Handle(Slot* slot, const v1::HostMessage& m, int fd);
-  void Reply(v1::WorkerMessage* reply);
+  // `slot` (may be null): the slot whose request this answers; `quiet`:
+  // its caller waits for a later reply (Proc.quiet).
+  void Reply(v1::WorkerMessage* reply, Slot* slot = nullptr,
+             bool quiet = false);
+  // Into the slot's own reply ring; false when it has none or the reply
+  // is larger than it.
+  bool ReplyToSlot(Slot* slot, const std::string& bytes, bool quiet);
   void RingDoorbell();
   void SendReply(const v1::WorkerMessage& reply);  // exits when it cannot
   // The segment and runtime, at the first Load (main thread).
@@ -118,6 +128,7 @@ class WorkerServer {
   v1::Done Load(Slot* slot, const v1::Load& load);
   Status SetUp(Slot* slot, const v1::Load& load);
   Status OpenRequests(Slot* slot, const v1::Load& load);
+  Status CheckRing(const char* what, uint64_t at, uint64_t bytes) const;
   Status LoadPayload(const v1::FuncDesc& f);
   v1::Done Unload(Slot* slot);
   v1::ProcDone Proc(Slot* slot, const v1::Proc& proc);
