@@ -330,7 +330,9 @@ TEST_P(WorkerIslandTest, ARestartedIslandRunsOn) {
     }
     ASSERT_EQ(g.info.ret_code, 0);
     EXPECT_EQ(g.value, 16 * int64_t(t));
-    if (t > 2) EXPECT_NE(g.pid, old_pid);
+    if (t > 2) {
+      EXPECT_NE(g.pid, old_pid);
+    }
   }
   const worker::BatchCounts before = worker::ProcBatchCounts();
   std::vector<Got> got;

@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <set>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "exec/graph_runner_worker.h"
 #include "flow_func/flow_func_defines.h"
@@ -116,9 +119,29 @@ void GraphRunner::Start() {
     if (pooled[w->inst] == 1) w->lock = nullptr;
   }
   LinkIslands();
+  LeaveInputsUncopied();
   pool_ = std::make_unique<ExecPool>("exec-", threads_);
   Wire();
   for (auto& sw : streams_) sw->Start();
+}
+
+// Note [One copy into a worker] in router.cc: the queues of instances
+// that copy their inputs themselves.
+void GraphRunner::LeaveInputsUncopied() {
+  std::set<std::pair<std::string, int32_t>> copying;
+  for (const auto& inst : deployment_->instances()) {
+    if (inst->udf->CopiesInputs()) {
+      copying.emplace(inst->plan.node, inst->plan.replica);
+    }
+  }
+  if (copying.empty()) return;
+  const std::vector<deploy::QueuePlan>& queues = deployment_->plan().queues;
+  for (size_t qi = 0; qi < queues.size(); ++qi) {
+    const deploy::QueuePlan& q = queues[qi];
+    if (!q.graph_output && copying.count({q.node, q.replica}) != 0) {
+      router_->LeaveUncopied(qi);
+    }
+  }
 }
 
 // Listeners: a queue schedules its consumer when it gains a message and its

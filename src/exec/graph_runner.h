@@ -74,6 +74,7 @@ class GraphRunner : private DeliverySink {
   // Links the outputs of instances in one worker process that go straight
   // to their consumer there (Note [Islands] in graph_runner_islands.cc).
   void LinkIslands();
+  void LeaveInputsUncopied();
   void Wire();
   bool RunWorker(Worker* w);
   // Fills w->got with the next input set: a handed message, or TryGather.

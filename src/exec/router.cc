@@ -209,10 +209,26 @@ Router::OutputFn Router::OutputOf(const deploy::DeployedInstance& inst,
   };
 }
 
+// Note [One copy into a worker]
+// An instance in a worker process takes its inputs in its worker's
+// segment: it copies each one there (RemoteInstance::PutInput), whatever
+// device it is on. A message made on another device, copied first to the
+// queue's device as for an instance in the host, would be copied twice
+// on its way: half the bandwidth of an isolated hop across devices. Such
+// a queue (LeaveUncopied) takes the message as it is, still the source
+// device's, and the consumer's copy into its segment is the one copy
+// across devices. The message keeps its device's memory until that copy
+// is made, as a message queued on its own device would; a message for
+// several consumers is shared by them, read-only, as on one device.
+void Router::LeaveUncopied(size_t qi) {
+  if (uncopied_.size() <= qi) uncopied_.resize(plan_->queues.size());
+  uncopied_.at(qi) = 1;
+}
+
 Status Router::OnQueueDevice(size_t qi, const services::MbufPtr& mbuf,
                              services::MbufPtr* out, int32_t timeout_ms) {
   const int32_t device = plan_->queues[qi].device;
-  if (mbuf->device() == device) {
+  if (mbuf->device() == device || (qi < uncopied_.size() && uncopied_[qi])) {
     *out = mbuf;
     return Status::OK();
   }

@@ -73,6 +73,10 @@ class Router : public deploy::OutputWiring {
                  Prepared* out, int32_t timeout_ms);
   Status Deliver(size_t queue_index, const services::MbufPtr& mbuf,
                  int32_t timeout_ms);
+  // Queue `qi`'s consumer copies its inputs itself (flow_func::Instance::
+  // CopiesInputs): messages from other devices go in as they are. Before
+  // any delivery (GraphRunner::Start).
+  void LeaveUncopied(size_t qi);
   // The device of the queue RouteTo delivers transaction `trans` to first:
   // a message made there reaches that target with no copy.
   int32_t FirstDeviceOf(const RouteTargets& targets, uint64_t trans) const;
@@ -136,6 +140,8 @@ class Router : public deploy::OutputWiring {
   // Producer ("add:0", "a") -> its targets. Built by Attach; read-only
   // after.
   std::map<std::string, RouteTargets> routes_;
+  // Per queue: LeaveUncopied's (read-only once deliveries begin).
+  std::vector<char> uncopied_;
 };
 
 // The replica (of `replicas`) that transaction `trans_id` goes to.

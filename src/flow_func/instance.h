@@ -87,6 +87,13 @@ class Instance {
     (void)func;
     return false;
   }
+  // Whether this instance copies every input it is given, from any
+  // device, into memory of its own (an instance in a worker process: into
+  // its segment). The router then leaves a message from another device
+  // as it is rather than copying it to the queue's device first, a copy
+  // the instance would copy again (Note [One copy into a worker] in
+  // exec/router.cc).
+  virtual bool CopiesInputs() const { return false; }
   // Ends the call in progress by force, for a stop that timed out: an
   // instance in a worker process kills the worker, so the call returns
   // (failed); user code on the caller's own thread cannot be ended, and

@@ -72,6 +72,7 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   void Cancel() override;
   // Links to another RemoteInstance of the same seat (Note [Chains in a
   // worker] in worker_chain.cc); $HFLOW_WORKER_CHAIN=0 refuses every link.
+  bool CopiesInputs() const override { return true; }  // PutInput
   bool LinkOutput(uint32_t output, flow_func::Instance* to,
                   size_t func) override;
 
