@@ -102,6 +102,10 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   std::string What() const;  // "node 'n' (replica r) on device d"
   const RemoteConfig& config() const { return seat_->config(); }
   Status Load(const rt::ScopedDevice& bound, const Life& life);
+  // Loads this instance into `life` unless it is there, then the
+  // instances its links reach (Note [A restarted island loads whole] in
+  // remote_restart.cc). On the calling thread, bound to their device.
+  Status EnsureLoaded(const rt::ScopedDevice& bound, const Life& life);
   // Makes sure the seat's current life lives and holds this instance
   // (a new worker after a death, a new object Init'ed in it); fails
   // the graph when it cannot. FLOW_FUNC_SUCCESS, or the code to return.
@@ -146,6 +150,10 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   uint32_t slot_ = 0;
   // The seat's life this instance is loaded into (0: none yet).
   std::atomic<uint64_t> loaded_{0};
+  // Held over a Load in a restarted worker: an instance's own caller and
+  // the first stage of its island may both load it (EnsureLoaded; taken
+  // upstream first, as links go).
+  std::mutex load_mu_;
   // The call in progress (InCall, the death report): util::UdfPhase and
   // its transaction.
   std::atomic<uint32_t> phase_{0};

@@ -70,7 +70,7 @@ int32_t RemoteInstance::Recover(const rt::ScopedDevice& bound, uint64_t trans,
     }
   }
   if (loaded_.load() != (*life)->number) {
-    Status s = Load(bound, **life);  // in Init until it returns
+    Status s = EnsureLoaded(bound, **life);  // in Init until it returns
     if (!s.ok()) {
       // A stop ended it (not a failure of the graph's).
       if (seat_->cancelled()) return FlowFunc::FLOW_FUNC_FAILED;
@@ -83,6 +83,31 @@ int32_t RemoteInstance::Recover(const rt::ScopedDevice& bound, uint64_t trans,
   }
   phase_.store(0);
   return FlowFunc::FLOW_FUNC_SUCCESS;
+}
+
+// Note [A restarted island loads whole]
+// An island's later stages get no calls from the host: the first stage
+// hands them its outputs in the worker. In a new worker they are not
+// loaded until something loads them, and an output linked to a slot with
+// nothing loaded goes back to the host, to that stage's queue, whose
+// call then loads it; the next message, chained again, could overtake
+// that one. So the first stage, loading itself into a new worker, loads
+// every instance its links reach right after it, before its first call
+// there, on its own thread (bound to the island's one device); an
+// instance that its own caller is loading meanwhile waits for that Load
+// (load_mu_) and finds itself loaded.
+Status RemoteInstance::EnsureLoaded(const rt::ScopedDevice& bound,
+                                    const Life& life) {
+  {
+    std::lock_guard<std::mutex> l(load_mu_);
+    if (loaded_.load() != life.number) HFLOW_RETURN_IF_ERROR(Load(bound, life));
+  }
+  for (const Link& k : links_) {
+    HFLOW_RETURN_IF_ERROR(k.to->EnsureLoaded(bound, life)
+                              .WithContext("loading " + k.to->Name() +
+                                           ", which it feeds in the worker: "));
+  }
+  return Status::OK();
 }
 
 // A dead worker (the graph failed with it, or it died with restarts left)
