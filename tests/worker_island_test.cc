@@ -69,14 +69,18 @@ class WorkerIslandTest : public testing::WorkerTest {
   // others pass).
   void Build(Session& s, const std::map<std::string, std::string>& modes = {},
              const std::map<std::string, int64_t>& at = {},
-             bool exception_catch = false, const std::string& gate = "") {
+             bool exception_catch = false, const std::string& gate = "",
+             bool upstream = false) {
     const std::string config = testing::FragileConfig(dir_, false);
     FlowData x("x", 0);
     FlowNode id = FuncNode("id", "_BuiltIn_Identity");
     id.SetInput(0, x);
     std::vector<FlowNode> nodes;
     testing::Placement placement{{"id", {GetParam().front()}}};
-    for (const char* name : {"a", "b", "c", "d"}) {
+    std::vector<const char*> names{"a", "b", "c", "d"};
+    // u: on the first device, in a worker of its own, feeding the island.
+    if (upstream) names.insert(names.begin(), "u");
+    for (const char* name : names) {
       FunctionPp pp(std::string(name) + "_pp");
       pp.SetCompileConfig(config);
       auto m = modes.find(name);
@@ -93,7 +97,9 @@ class WorkerIslandTest : public testing::WorkerTest {
         n.SetInput(0, nodes.back(), 0);
       }
       nodes.push_back(n);
-      placement.push_back({name, {GetParam().back()}});
+      placement.push_back({name,
+                           {std::string(name) == "u" ? GetParam().front()
+                                                     : GetParam().back()}});
     }
     FlowGraph g("island");
     g.SetInputs({x}).SetOutputs({nodes.back()});
@@ -267,6 +273,33 @@ TEST_P(WorkerIslandTest, AFailureInTheIslandIsItsNodesInOrder) {
     }
     ASSERT_TRUE(s.RemoveGraph(1).ok());
     ASSERT_TRUE(Finalize().ok());
+  }
+}
+
+// u, before the island on another device, fails on transaction 3: the
+// failure enters the island through a's call (Note [Failures into an
+// island] in src/worker/worker_chain.cc), in its place among the others,
+// and leaves it in order, named after u. The host calls u and a for every
+// transaction and nothing else (the executor passing the failure on
+// itself would make one call fewer).
+TEST_P(WorkerIslandTest, AFailureEnteringTheIslandKeepsItsPlace) {
+  Init();
+  Session s;
+  Build(s, {{"u", "fail"}}, {{"u", 3}}, false, "", /*upstream=*/true);
+  std::vector<Got> got;
+  EXPECT_EQ(FeedAndFetchAll(s, 8, &got), 16u);
+  for (uint64_t t = 1; t <= 8; ++t) {
+    SCOPED_TRACE("transaction " + std::to_string(t));
+    const Got& g = got[t - 1];
+    ASSERT_TRUE(g.status.ok()) << g.status.ToString();
+    EXPECT_EQ(g.info.transaction_id, t);
+    if (t == 3) {
+      EXPECT_EQ(g.info.ret_code, FlowFunc::FLOW_FUNC_FAILED);
+      EXPECT_EQ(g.info.error_node, "u");
+    } else {
+      EXPECT_EQ(g.info.ret_code, 0);
+      EXPECT_EQ(g.value, 32 * int64_t(t));
+    }
   }
 }
 

@@ -47,10 +47,14 @@ void GraphRunner::ProcessOne(Worker* w, const rt::ScopedDevice& bound) {
   const uint64_t trans = w->trans;
   const auto [upstream_rc, upstream_node] = Upstream(*w);
   if (upstream_rc != 0) {  // a failure travels on, naming where it began
-    const services::MbufPtr first = w->got[0];
-    for (auto& m : w->got) m.reset();
-    EmitError(inst, upstream_rc, trans, upstream_node, first->head());
-    return;
+    if (inst.udf->TakesFailures()) {
+      failures_.fetch_add(1);  // the instance passes it on in its call
+    } else {
+      const services::MbufPtr first = w->got[0];
+      for (auto& m : w->got) m.reset();
+      EmitError(inst, upstream_rc, trans, upstream_node, first->head());
+      return;
+    }
   }
   services::MbufPtr first = w->got[0];  // its head outlives the Proc call
   for (auto& m : w->got) {

@@ -87,6 +87,15 @@ class Instance {
     (void)func;
     return false;
   }
+  // Whether this instance takes an input set that carries a failure (a
+  // message with a ret code from upstream) in a Proc call, passing the
+  // failure on itself through its outputs, as the executor would, instead
+  // of the executor doing it without a call: an island's first stage,
+  // whose later stages get their messages in its worker, so the failure
+  // keeps its place among the transactions there (Note [Failures into an
+  // island] in worker/worker_chain.cc). Its Proc then returns SUCCESS
+  // once the failure is passed on.
+  virtual bool TakesFailures() const { return false; }
   // Whether this instance copies every input it is given, from any
   // device, into memory of its own (an instance in a worker process: into
   // its segment). The router then leaves a message from another device

@@ -73,6 +73,8 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   // Links to another RemoteInstance of the same seat (Note [Chains in a
   // worker] in worker_chain.cc); $HFLOW_WORKER_CHAIN=0 refuses every link.
   bool CopiesInputs() const override { return true; }  // PutInput
+  // An island's first stage (links set before the first call).
+  bool TakesFailures() const override { return !links_.empty(); }
   bool LinkOutput(uint32_t output, flow_func::Instance* to,
                   size_t func) override;
 

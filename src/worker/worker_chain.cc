@@ -150,6 +150,16 @@ bool WorkerServer::Route(Slot* slot, const Msgs& msgs, uint64_t trans,
   return true;
 }
 
+// Note [Failures into an island]
+// A failure that reaches an island's first stage from outside (an input
+// with a ret code) would, passed on by the host's executor, travel
+// through the host's queues of the island's later stages, which no call
+// empties otherwise, and reach the island's end behind, or ahead of, the
+// transactions the worker chains meanwhile. The first stage takes it
+// instead (flow_func::Instance::TakesFailures): the host sends it as a
+// Proc, in order with the others, and the worker passes it on without
+// calling the UDF, along the links as a failure in a chained call would
+// be (PassOn), so it leaves the island in its place.
 void WorkerServer::PassOn(Slot* slot, int32_t rc, uint32_t error_node,
                           uint64_t trans, const services::MbufHead* input,
                           ChainState* st) {

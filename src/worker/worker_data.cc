@@ -189,6 +189,21 @@ void WorkerServer::ReleaseUnread(Slot* slot, const v1::Proc& proc, int from) {
   }
 }
 
+namespace {
+
+// The head of the first input that carries a failure from upstream.
+const services::MbufHead* FailedInput(
+    const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& msgs) {
+  for (const auto& m : msgs) {
+    const services::MbufHead& h =
+        static_cast<const flow_func::MbufFlowMsg&>(*m).head();
+    if (h.ret_code != 0) return &h;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 v1::ProcDone WorkerServer::Proc(Slot* slot, const v1::Proc& proc) {
   v1::ProcDone done;
   std::unique_lock<std::mutex> call(slot->call_mu);
@@ -212,7 +227,14 @@ v1::ProcDone WorkerServer::Proc(Slot* slot, const v1::Proc& proc) {
     msg->MarkShared();  // host consumers may read the same block
     msgs.push_back(std::move(msg));
   }
-  if (done.rc() == 0) {
+  const services::MbufHead* failed = FailedInput(msgs);
+  if (done.rc() == 0 && failed != nullptr) {
+    // Note [Failures into an island] in worker_chain.cc.
+    ChainState st(&done, slot, proc);
+    const services::MbufHead input = *failed;
+    PassOn(slot, input.ret_code, input.error_node, proc.trans(), &input, &st);
+    if (!st.failed) done.set_rc(FlowFunc::FLOW_FUNC_SUCCESS);
+  } else if (done.rc() == 0) {
     ChainState st(&done, slot, proc);
     const int32_t rc = RunProc(slot, proc.func(), msgs, proc.trans(), &st);
     done.set_rc(rc);
