@@ -233,8 +233,11 @@ TEST_P(WorkerIslandTest, RepliesTooLargeForTheRingsWakeTheirCallers) {
   uint64_t ring = 0;
   uint64_t caller = 0;
   const uint64_t guards = worker::RingGuardExpiries();
+  const uint64_t waits = worker::CallerRingWaits();
   EXPECT_EQ(FeedAndFetchAll(s, kCount, &got, &ring, {}, &caller), kCount);
   EXPECT_EQ(caller, 0u);
+  EXPECT_GT(worker::CallerRingWaits(), waits)
+      << "no caller waited on its slot's reply ring";
   EXPECT_EQ(worker::RingGuardExpiries(), guards);
   for (uint64_t t = 1; t <= kCount; ++t) {
     const Got& g = got[t - 1];

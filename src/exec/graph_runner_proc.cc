@@ -46,15 +46,13 @@ void GraphRunner::ProcessOne(Worker* w, const rt::ScopedDevice& bound) {
   const deploy::DeployedInstance& inst = *w->inst;
   const uint64_t trans = w->trans;
   const auto [upstream_rc, upstream_node] = Upstream(*w);
-  if (upstream_rc != 0) {  // a failure travels on, naming where it began
-    if (inst.udf->TakesFailures()) {
-      failures_.fetch_add(1);  // the instance passes it on in its call
-    } else {
-      const services::MbufPtr first = w->got[0];
-      for (auto& m : w->got) m.reset();
-      EmitError(inst, upstream_rc, trans, upstream_node, first->head());
-      return;
-    }
+  // A failure travels on, naming where it began: passed on here, or by an
+  // instance that takes it in a call (TakesFailures).
+  if (upstream_rc != 0 && !inst.udf->TakesFailures()) {
+    const services::MbufPtr first = w->got[0];
+    for (auto& m : w->got) m.reset();
+    EmitError(inst, upstream_rc, trans, upstream_node, first->head());
+    return;
   }
   services::MbufPtr first = w->got[0];  // its head outlives the Proc call
   for (auto& m : w->got) {
@@ -70,7 +68,15 @@ void GraphRunner::ProcessOne(Worker* w, const rt::ScopedDevice& bound) {
     rc = inst.udf->Proc(bound, w->func, w->msgs, trans);
   }
   w->msgs.clear();  // the inputs' memory returns as soon as Proc is done
-  if (rc != FlowFunc::FLOW_FUNC_SUCCESS) {
+  if (upstream_rc != 0) {
+    if (rc == FlowFunc::FLOW_FUNC_SUCCESS) {
+      failures_.fetch_add(1);  // the instance passed it on
+    } else {
+      // Not passed on (its worker died in the call, say): still the
+      // upstream failure, not the call's.
+      EmitError(inst, upstream_rc, trans, upstream_node, first->head());
+    }
+  } else if (rc != FlowFunc::FLOW_FUNC_SUCCESS) {
     EmitError(inst, rc, trans, deployment_->ErrorNodeTag(inst.plan.node),
               first->head());
   }

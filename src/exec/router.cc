@@ -177,23 +177,15 @@ Router::OutputFn Router::OutputOf(const deploy::DeployedInstance& inst,
     // message a stream function dequeued and passes on: it has a
     // transaction id, and only a message given one here is new.
     services::MbufHead& h = msg->head();
-    bool fresh = false;
-    if (h.trans_id == 0) {
-      h.trans_id = t_run.stream_counts == nullptr
-                       ? t_run.trans
-                       : NextStreamId(t_run.stream_counts, idx);
-      fresh = true;
-    }
-    if (fresh || (t_run.stream_counts == nullptr && !IsCurrentInput(h))) {
-      // An error message named already (a worker's island passed on a
-      // failure, as EmitError would) inherits nothing, as EmitError's.
-      const bool named = h.ret_code != 0 && h.error_node != 0;
-      // A UDF that sets a ret code on its own output is the failing node.
-      if (h.ret_code != 0 && h.error_node == 0) h.error_node = tag;
-      if (t_run.input != nullptr && !named) {
-        services::InheritFlowInfo(*t_run.input, &h);
-      }
-    }
+    services::StampOutput(
+        &h,
+        [&] {
+          return t_run.stream_counts == nullptr
+                     ? t_run.trans
+                     : NextStreamId(t_run.stream_counts, idx);
+        },
+        [&] { return t_run.stream_counts != nullptr || IsCurrentInput(h); },
+        tag, t_run.input);
     if (idx >= by_output.size()) return FlowFunc::FLOW_FUNC_SUCCESS;
     for (const RouteTargets* targets : by_output[idx]) {
       Status s = RouteTo(*targets, msg->mbuf(), -1);

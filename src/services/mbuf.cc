@@ -18,6 +18,16 @@ namespace services {
 // written] in exec/router.cc): it is one mbuf that other consumers may be
 // reading on their own threads (TSan caught the stores into it). A field
 // is written only when it would change.
+// Note [Stamping an output]
+// An output leaves its node's call as part of the call's transaction: it
+// gets the transaction's id when the UDF left it none, and then it is new,
+// so it is the node's to finish: a ret code the UDF set on it names the
+// node, and it inherits the input's flow info. An input the UDF passes on
+// as it is (it has its id) is one mbuf other consumers may be reading on
+// their threads right now, and is left untouched (Note [An input passed
+// on is not written] in exec/router.cc). An error message that names its
+// node already (a failure a worker's island passed on, as the executor's
+// EmitError would) inherits nothing, as EmitError's does not.
 void InheritFlowInfo(const MbufHead& in, MbufHead* out) {
   if (out->user_data_len == 0 && in.user_data_len != 0) {
     (void)out->SetUserData(in.user_data, in.user_data_len);

@@ -82,6 +82,27 @@ struct MbufHead {
 // outputs and a worker's chained ones (worker/worker_chain.cc) alike.
 void InheritFlowInfo(const MbufHead& in, MbufHead* out);
 
+// The rules for an output a node's call sets (Note [Stamping an output]
+// in mbuf.cc), the executor's (exec::Router::OutputOf) and a worker's
+// chained calls' (worker/worker_chain.cc) alike: `out` gets `trans()`'s
+// transaction id unless it has one (trans() is called only then); unless
+// it is one of the call's inputs passed on as it is (`passed_on()`, asked
+// only of an output that had an id), a failure it carries without a node
+// is named `error_tag`, and it inherits `input`'s flow info (may be null)
+// unless it is an error message named already.
+template <typename Trans, typename PassedOn>
+void StampOutput(MbufHead* out, const Trans& trans, const PassedOn& passed_on,
+                 uint32_t error_tag, const MbufHead* input) {
+  if (out->trans_id == 0) {
+    out->trans_id = trans();
+  } else if (passed_on()) {
+    return;
+  }
+  const bool named = out->ret_code != 0 && out->error_node != 0;
+  if (out->ret_code != 0 && out->error_node == 0) out->error_node = error_tag;
+  if (input != nullptr && !named) InheritFlowInfo(*input, out);
+}
+
 class MemoryGroup;
 class Mbuf;
 using MbufPtr = std::shared_ptr<Mbuf>;

@@ -142,7 +142,8 @@ Status RemoteInstance::Init(const rt::ScopedDevice& bound) {
   return Load(bound, *p);
 }
 
-Status RemoteInstance::Load(const rt::ScopedDevice& bound, const Life& life) {
+Status RemoteInstance::Load(const rt::ScopedDevice& bound, const Life& life,
+                            bool own) {
   HFLOW_RETURN_IF_ERROR(bound.Require(env_.device));
   const RemoteConfig& cfg = config();
   v1::HostMessage req = Request();
@@ -177,16 +178,18 @@ Status RemoteInstance::Load(const rt::ScopedDevice& bound, const Life& life) {
   AddLinks(load);
   std::shared_ptr<ArenaBlock> ring;
   PlanRing(life, load, &ring);
-  phase_.store(uint32_t(util::UdfPhase::kInit));
+  if (own) phase_.store(uint32_t(util::UdfPhase::kInit));
   v1::WorkerMessage reply;
   Status s = life.process->Call(&req, &reply, cfg.init_timeout_ms, "Init",
                                 life.segment->fd());
-  phase_.store(0);
+  if (own) phase_.store(0);
   HFLOW_RETURN_IF_ERROR(s);
   HFLOW_RETURN_IF_ERROR(FromDone(reply.done()));
   if (ring) {
-    ring_ = std::make_shared<Ring>(life.segment->base(), *load, std::move(ring),
-                                   life.number);
+    auto made = std::make_shared<Ring>(life.segment->base(), *load,
+                                       std::move(ring), life.number);
+    std::lock_guard<std::mutex> l(ring_mu_);
+    ring_ = std::move(made);
   }
   loaded_.store(life.number);
   return Status::OK();

@@ -103,11 +103,15 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   RemoteInstance() = default;
   std::string What() const;  // "node 'n' (replica r) on device d"
   const RemoteConfig& config() const { return seat_->config(); }
-  Status Load(const rt::ScopedDevice& bound, const Life& life);
+  // `own`: on this instance's own caller, which it marks in Init
+  // meanwhile (a Load for another, EnsureLoaded's, leaves its phase).
+  Status Load(const rt::ScopedDevice& bound, const Life& life, bool own = true);
   // Loads this instance into `life` unless it is there, then the
   // instances its links reach (Note [A restarted island loads whole] in
   // remote_restart.cc). On the calling thread, bound to their device.
-  Status EnsureLoaded(const rt::ScopedDevice& bound, const Life& life);
+  // `own`: as Load's.
+  Status EnsureLoaded(const rt::ScopedDevice& bound, const Life& life,
+                      bool own = true);
   // Makes sure the seat's current life lives and holds this instance
   // (a new worker after a death, a new object Init'ed in it); fails
   // the graph when it cannot. FLOW_FUNC_SUCCESS, or the code to return.
@@ -188,9 +192,13 @@ class RemoteInstance final : public flow_func::Instance, public SeatMember {
   };
   // A call holds its own reference: a Load in the middle of it (a retry
   // in a new worker) replaces ring_.
+  // Under ring_mu_: a Load on another instance's thread (EnsureLoaded)
+  // may replace it while this one's own call reads it.
   std::shared_ptr<Ring> ring_;
+  mutable std::mutex ring_mu_;
   // The ring of `life` when Load made one for it, else null.
   std::shared_ptr<Ring> RingOf(const Life& life) const {
+    std::lock_guard<std::mutex> l(ring_mu_);
     return ring_ && ring_->life == life.number ? ring_ : nullptr;
   }
   // Rings for `life` into `load` (none when the segment has no room to

@@ -97,13 +97,17 @@ int32_t RemoteInstance::Recover(const rt::ScopedDevice& bound, uint64_t trans,
 // instance that its own caller is loading meanwhile waits for that Load
 // (load_mu_) and finds itself loaded.
 Status RemoteInstance::EnsureLoaded(const rt::ScopedDevice& bound,
-                                    const Life& life) {
+                                    const Life& life, bool own) {
   {
     std::lock_guard<std::mutex> l(load_mu_);
-    if (loaded_.load() != life.number) HFLOW_RETURN_IF_ERROR(Load(bound, life));
+    // Lives only grow; one newer than `life` is its own caller's to load.
+    if (loaded_.load() < life.number &&
+        seat_->Current()->number == life.number) {
+      HFLOW_RETURN_IF_ERROR(Load(bound, life, own));
+    }
   }
   for (const Link& k : links_) {
-    HFLOW_RETURN_IF_ERROR(k.to->EnsureLoaded(bound, life)
+    HFLOW_RETURN_IF_ERROR(k.to->EnsureLoaded(bound, life, false)
                               .WithContext("loading " + k.to->Name() +
                                            ", which it feeds in the worker: "));
   }

@@ -1,10 +1,12 @@
 // WorkerProcess's calls (see worker_process.h): one request and its reply
 // (Call), a batch of them (CallEach, Note [Replies before the death]),
-// requests without a reply (Send), and the replies read from the reply
-// ring (DrainRing).
+// requests without a reply (Send), and the replies read from the rings:
+// the segment's (DrainRing, the supervisor's) and a slot's own
+// (AwaitOnRing, its caller's; Note [A caller reads its own replies]).
 //
 // Thread-safety: see worker_process.h. A call registers its slot under
-// mu_; the supervisor thread fills it (OnMessage) and wakes the caller.
+// mu_; whichever thread reads its reply (the caller from its slot's ring,
+// else the supervisor) fills it (OnMessage) and wakes the caller.
 #include <signal.h>
 #include <unistd.h>
 
@@ -36,7 +38,12 @@ std::atomic<uint64_t> g_ring_replies{0};
 std::atomic<uint64_t> g_ring_overflows{0};
 std::atomic<uint64_t> g_caller_replies{0};
 std::atomic<uint64_t> g_guard_expiries{0};
+std::atomic<uint64_t> g_caller_waits{0};
 }  // namespace
+
+uint64_t CallerRingWaits() {
+  return g_caller_waits.load(std::memory_order_relaxed);
+}
 
 uint64_t CallerRepliesRead() {
   return g_caller_replies.load(std::memory_order_relaxed);
@@ -95,14 +102,15 @@ size_t WorkerProcess::DrainReplies(ShmRing* ring) {
 // none; a batch's requests but the last are marked quiet, so the caller
 // is rung once a batch, by its last reply (or when the ring is full).
 // What else ends a wait rings the same futex: a reply that came
-// on the socket after all (larger than the ring: the supervisor hands it
-// out), and the socket's end. After the end the caller reads the ring
-// once more, so every reply the worker put there before it died is
-// handed out (Note [Replies before the death]); a caller that stops
-// waiting (a timeout) leaves the worker killed, so no reply waits for
-// room in a ring nobody reads. The wait is bounded (a second) as a guard,
-// not as a way to notice anything, but for a batch whose later request
-// could not be sent at all (too large), whose quiet replies ring nobody.
+// the supervisor's way after all (larger than the ring: through the
+// segment's ring or the socket), and the socket's end. After the end the caller
+// reads the ring once more, so every reply the worker put there before it died
+// is handed out (for a batch before the death is reported: Note [Replies before
+// the death]); a caller that stops waiting (a timeout) leaves the worker
+// killed, so no reply waits for room in a ring nobody reads. The wait is
+// bounded (a second) as a guard, not as a way to notice anything, but for a
+// batch whose later request could not be sent at all (too large), whose quiet
+// replies ring nobody.
 void WorkerProcess::AwaitOnRing(const SlotRings& rings,
                                 std::unique_lock<std::mutex>* l,
                                 const std::function<bool()>& done,
@@ -129,7 +137,9 @@ void WorkerProcess::AwaitOnRing(const SlotRings& rings,
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)
               .count();
       const int64_t wait = std::min<int64_t>(left + 1, max_wait_ms);
-      if (!ring->Wait(int(wait)) && wait == max_wait_ms) {
+      g_caller_waits.fetch_add(1, std::memory_order_relaxed);
+      if (!ring->Wait(int(wait)) && wait == max_wait_ms &&
+          max_wait_ms >= 1000) {
         g_guard_expiries.fetch_add(1, std::memory_order_relaxed);
       }
     }

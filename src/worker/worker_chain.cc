@@ -49,8 +49,8 @@ namespace worker {
 // was not pipelining either), and a death loses the chain's calls on the
 // request in flight, which the host reports under the first stage's
 // transaction. Outputs set outside Proc (Emit) and those of a target not
-// loaded yet (after a restart, until the host's first call loads it) go
-// through the host as before.
+// loaded (none after a restart: Note [A restarted island loads whole] in
+// remote_restart.cc) go through the host as before.
 
 namespace {
 
@@ -132,16 +132,9 @@ bool WorkerServer::Route(Slot* slot, const Msgs& msgs, uint64_t trans,
     // applied here where the host will not see the output as this slot's
     // call's: every output of a chained call, and a linked one.
     if (st->linked) {
-      bool fresh = false;
-      if (h.trans_id == 0) {
-        h.trans_id = trans;
-        fresh = true;
-      }
-      if (fresh || !IsInput(h, msgs)) {
-        if (h.ret_code != 0 && h.error_node == 0)
-          h.error_node = slot->error_tag;
-        if (input != nullptr) services::InheritFlowInfo(*input, &h);
-      }
+      services::StampOutput(
+          &h, [&] { return trans; }, [&] { return IsInput(h, msgs); },
+          slot->error_tag, input);
     }
     Deliver(slot, index, std::move(m), st);
   }

@@ -178,6 +178,20 @@ Status WorkerServer::Wire(const services::MbufPtr& m, v1::Msg* out) {
   return Status::OK();
 }
 
+// A reply's outputs, taken back before it goes: their blocks are not lent.
+void WorkerServer::DropOutputs(v1::ProcDone* done) {
+  {
+    std::lock_guard<std::mutex> l(lent_mu_);
+    for (const v1::Msg& o : done->outputs()) {
+      auto it = lent_.find(o.offset());
+      if (o.offset() >= host_bytes_ && it != lent_.end()) lent_.erase(it);
+    }
+  }
+  done->clear_outputs();
+  done->clear_output_index();
+  done->clear_output_slot();
+}
+
 // The host lent every input: those from `from` on, not held here, go back
 // at once.
 void WorkerServer::ReleaseUnread(Slot* slot, const v1::Proc& proc, int from) {
@@ -233,7 +247,13 @@ v1::ProcDone WorkerServer::Proc(Slot* slot, const v1::Proc& proc) {
     ChainState st(&done, slot, proc);
     const services::MbufHead input = *failed;
     PassOn(slot, input.ret_code, input.error_node, proc.trans(), &input, &st);
-    if (!st.failed) done.set_rc(FlowFunc::FLOW_FUNC_SUCCESS);
+    if (!st.failed) {
+      done.set_rc(FlowFunc::FLOW_FUNC_SUCCESS);
+    } else {
+      // Passed on nowhere (every output of the chain comes back in this
+      // reply): the host passes the failure on itself, once.
+      DropOutputs(&done);
+    }
   } else if (done.rc() == 0) {
     ChainState st(&done, slot, proc);
     const int32_t rc = RunProc(slot, proc.func(), msgs, proc.trans(), &st);

@@ -98,6 +98,8 @@ uint64_t CallerRepliesRead();
 // Waits on a slot's reply ring that ended by their guard's time running
 // out (a second: none should).
 uint64_t RingGuardExpiries();
+// Times a caller slept on its slot's reply ring.
+uint64_t CallerRingWaits();
 
 class WorkerProcess {
  public:
@@ -134,8 +136,9 @@ class WorkerProcess {
   // fails alone; any other failed send fails the rest unsent (the worker
   // is gone). The replies a dying worker sent are handed out before its
   // death is reported (Note [Replies before the death]).
-  // `answered` (may be null) is told i as reply i arrives, on the
-  // supervisor thread (under a lock: it must be quick).
+  // `answered` (may be null) is told i as reply i arrives, on the thread
+  // that reads it (the caller, or the supervisor; under a lock: it must
+  // be quick).
   // `rings`: as Call's, for the requests that fit, the rest on the socket.
   void CallEach(std::vector<v1::HostMessage>* reqs, const std::string& doing,
                 const EachReply& each,

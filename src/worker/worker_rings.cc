@@ -156,6 +156,13 @@ void WorkerServer::Reply(v1::WorkerMessage* reply, Slot* slot, bool quiet) {
   }
   const std::string bytes = reply->SerializeAsString();
   if (slot != nullptr && ReplyToSlot(slot, bytes, quiet)) return;
+  if (slot != nullptr && slot->replies) {
+    // Larger than the slot's ring: it goes after every reply there.
+    while (!slot->replies->Empty()) {
+      if (slot->replies->TakeParked()) slot->replies->Wake();
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
   if (!ring_) {
     SendReply(*reply);
     return;
@@ -184,8 +191,9 @@ void WorkerServer::Reply(v1::WorkerMessage* reply, Slot* slot, bool quiet) {
 
 // The host's caller reads the slot's ring while it waits for its replies
 // (a reply comes only to a call in flight), so one that does not fit now
-// waits for room; one larger than the ring goes on the socket, where the
-// caller's wait finds it too.
+// waits for room; one larger than the ring waits until the caller has
+// read the ring empty (none overtakes another), then goes the segment's
+// way (Reply), where the caller's wait finds it too.
 bool WorkerServer::ReplyToSlot(Slot* slot, const std::string& bytes,
                                bool quiet) {
   ShmRing* ring = slot->replies.get();  // this thread's own

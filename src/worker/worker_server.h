@@ -132,6 +132,7 @@ class WorkerServer {
   Status LoadPayload(const v1::FuncDesc& f);
   v1::Done Unload(Slot* slot);
   v1::ProcDone Proc(Slot* slot, const v1::Proc& proc);
+  void DropOutputs(v1::ProcDone* done);
   // The chain half (worker_chain.cc, Note [Chains in a worker]): a
   // request's Proc and the chained calls its outputs make, on the
   // request's slot thread.
