@@ -138,7 +138,9 @@ bool WorkerServer::TakeRequest(Slot* slot, std::string* bytes) {
 // A reply on the socket costs its sender a system call and the host's
 // supervisor a wake-up, a poll and a read, per Proc: with batches of calls
 // and chains in the worker, most of what an isolated message costs. A Proc
-// reply goes instead into the reply ring after the segment's call page
+// reply goes instead into the slot's own reply ring, read by its caller
+// (Note [A caller reads its own replies] in worker_calls.cc), or, for a
+// slot without one, into the reply ring after the segment's call page
 // (ShmRing), and the socket carries a Doorbell only when the supervisor is
 // parked on it, so a busy host reads a batch's replies with no system call
 // at all. The ring is the segment's, so what the worker put there before

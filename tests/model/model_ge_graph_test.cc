@@ -63,7 +63,8 @@ TEST_F(ModelGeGraphTest, ParsedModelsMatchPyTorchEager) {
     Status st = ConvertModelToGeGraph(c.framework, c.file, {}, c.name, &bytes);
     ASSERT_TRUE(st.ok()) << st.ToString();
     ASSERT_EQ(bytes.compare(0, 8, "HFGRAPH1"), 0);
-    const std::string file = testing::WriteTempFile(c.name + ".hfg", bytes);
+    const std::string file =
+        testing::WriteModelTempFile(c.name + ".hfg", bytes);
     ++id;
     st = Build(id, file, c.inputs.size(), c.outputs.size());
     ASSERT_TRUE(st.ok()) << st.ToString();
@@ -113,7 +114,7 @@ constexpr char kHandGraph[] = R"({
                                   "values": [1, -2, 3, -4]}}}}]})";
 
 TEST_F(ModelGeGraphTest, HandWrittenGraphRuns) {
-  const std::string file = testing::WriteTempFile("hand.json", kHandGraph);
+  const std::string file = testing::WriteModelTempFile("hand.json", kHandGraph);
   Status st = Build(1, file, 1, 1);
   ASSERT_TRUE(st.ok()) << st.ToString();
   const Tensor a =
@@ -177,7 +178,7 @@ TEST_F(ModelGeGraphTest, BadFilesFailTheBuildNamingWhat) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     const std::string file =
-        testing::WriteTempFile("bad_" + c.name + ".json", c.bytes);
+        testing::WriteModelTempFile("bad_" + c.name + ".json", c.bytes);
     const Status st = Build(++id, file, 1, 1);
     ASSERT_FALSE(st.ok());
     EXPECT_THAT(st.message(), HasSubstr(file));

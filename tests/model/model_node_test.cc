@@ -103,7 +103,7 @@ TEST_P(ModelNodeTest, CountBatchOnAModelInput) {
 // GE's samples rely on this: inputs_tensor_desc overrides each Data
 // input's dtype and shape by index.
 TEST_P(ModelNodeTest, CompileConfigRetypesTheInputs) {
-  const std::string cfg = testing::WriteTempFile(
+  const std::string cfg = testing::WriteModelTempFile(
       "int_add.json",
       R"({"build_options":{},"inputs_tensor_desc":[)"
       R"({"data_type":"DT_INT32","shape":[3]},{"data_type":"DT_INT32","shape":[-1]}]})");
@@ -121,7 +121,7 @@ TEST_P(ModelNodeTest, CompileConfigRetypesTheInputs) {
 // GE's own sample: a TensorFlow add.pb of float32 placeholders runs as
 // int32 because its compile config says so.
 TEST_P(ModelNodeTest, GesTensorFlowAddSampleRunsAsInt32) {
-  const std::string cfg = testing::WriteTempFile(
+  const std::string cfg = testing::WriteModelTempFile(
       "tf_int_add.json",
       R"({"build_options":{},"inputs_tensor_desc":[)"
       R"({"data_type":"DT_INT32","shape":[3]},{"data_type":"DT_INT32","shape":[3]}]})");
@@ -303,14 +303,14 @@ TEST_F(ModelBuildErrorTest, AMissingFileNamesNodeAndFile) {
 TEST_F(ModelBuildErrorTest, ATruncatedFileIsNotAModel) {
   std::ifstream in(Model("add"), std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
-  const std::string cut =
-      testing::WriteTempFile("cut.onnx", bytes.substr(0, bytes.size() / 2));
+  const std::string cut = testing::WriteModelTempFile(
+      "cut.onnx", bytes.substr(0, bytes.size() / 2));
   Status st = Build(cut, 2, 1);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("node 'm'"));
   EXPECT_THAT(st.message(), HasSubstr(cut));
   const std::string junk =
-      testing::WriteTempFile("junk.onnx", "not a model at all");
+      testing::WriteModelTempFile("junk.onnx", "not a model at all");
   st = Build(junk, 2, 1);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
 }
@@ -331,7 +331,8 @@ TEST_F(ModelBuildErrorTest, TensorFlowOperatorsNotMappedAreAllNamed) {
   EXPECT_THAT(st.message(), HasSubstr("node 'm'"));
   EXPECT_THAT(st.message(), HasSubstr("Erf (node 'erf')"));
   EXPECT_THAT(st.message(), HasSubstr("Lgamma (node 'lgamma')"));
-  const std::string junk = testing::WriteTempFile("junk.pb", "\x0a\xff\xff");
+  const std::string junk =
+      testing::WriteModelTempFile("junk.pb", "\x0a\xff\xff");
   st = Build(junk, 1, 1, "", "tensorflow");
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("not a TensorFlow GraphDef"));
@@ -353,14 +354,14 @@ TEST_F(ModelBuildErrorTest, TheNodeMustBeWiredAsItsModel) {
 }
 
 TEST_F(ModelBuildErrorTest, ACompileConfigThatDoesNotFitIsRefused) {
-  const std::string three = testing::WriteTempFile(
+  const std::string three = testing::WriteModelTempFile(
       "three.json", R"({"inputs_tensor_desc":[{"data_type":"DT_INT32"},)"
                     R"({"data_type":"DT_INT32"},{"data_type":"DT_INT32"}]})");
   Status st =
       Build(Model("add"), 2, 1, ",\"compile_config\":\"" + three + "\"");
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("lists 3 inputs"));
-  const std::string bad = testing::WriteTempFile(
+  const std::string bad = testing::WriteModelTempFile(
       "bad.json", R"({"inputs_tensor_desc":[{"data_type":"DT_WHAT"}]})");
   st = Build(Model("add"), 2, 1, ",\"compile_config\":\"" + bad + "\"");
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();

@@ -192,7 +192,8 @@ Tensor LoadNpy(const std::string& path) {
   return t;
 }
 
-std::string WriteTempFile(const std::string& name, const std::string& bytes) {
+std::string WriteModelTempFile(const std::string& name,
+                               const std::string& bytes) {
   const std::string path =
       (std::filesystem::path(::testing::TempDir()) / name).lexically_normal();
   std::ofstream(path, std::ios::binary) << bytes;

@@ -49,7 +49,10 @@ bool TensorsMatch(const Tensor& got, const Tensor& want, double tol,
 Tensor LoadNpy(const std::string& path);
 
 // Writes `bytes` to `name` in the test's temporary folder; its path.
-std::string WriteTempFile(const std::string& name, const std::string& bytes);
+// (Not WriteTempFile: acl_test_util.h's, per process, is linked into the
+// same binary, and one name for both made the acl tests write here.)
+std::string WriteModelTempFile(const std::string& name,
+                               const std::string& bytes);
 
 // A test on a local cluster of the parameter's devices, with a session.
 class ModelDeviceTest : public ::testing::TestWithParam<std::vector<int32_t>> {
