@@ -183,6 +183,23 @@ TEST_F(CliDevicesTest, UsageErrorsExitTwo) {
   r = Run("devices --help");
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("--cluster"), std::string::npos) << r.out;
+
+  r = Run("devices --backend tpu");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--backend"), std::string::npos) << r.err;
+}
+
+// A backend that cannot start (no NVIDIA driver here, or no CUDA backend in
+// the build) fails with exit 1 and says what to use instead.
+TEST_F(CliDevicesTest, CudaBackendWithoutDriverExitsOne) {
+  env_ += " HFLOW_CUDA_DRIVER=/nonexistent/libcuda.so.1";
+  CliResult r = Run("devices --backend cuda --devices 2,3");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("device runtime 'cuda'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'sim'"), std::string::npos) << r.err;
+  // The sim is the default, and says so in JSON.
+  EXPECT_EQ(RunJson("--devices 2,3")["backend"], "sim");
 }
 
 }  // namespace

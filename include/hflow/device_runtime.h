@@ -129,6 +129,9 @@ class DeviceRuntime {
 
   // "sim", "cuda". Never fails.
   virtual const char* Name() const = 0;
+  // What stands for `device` ("GPU 0 (NVIDIA H100 80GB HBM3)"; the backend's
+  // name where nothing more is known). Never fails.
+  virtual std::string DeviceLabel(int32_t device) const { return Name(); }
   // Device ids of the local node, ascending. Never fails.
   virtual std::vector<int32_t> DeviceIds() const = 0;
   // The device an unbound thread falls back to, if any. Never fails.

@@ -7,6 +7,9 @@
 
 #include "hflow/rt.h"
 #include "rt/sim/sim_runtime.h"
+#ifdef HFLOW_HAVE_CUDA
+#include "rt/cuda/cuda_runtime.h"
+#endif
 
 namespace hflow {
 namespace rt {
@@ -33,9 +36,20 @@ Status InitializeRuntime(const RuntimeOptions& options,
     HFLOW_RETURN_IF_ERROR(SimRuntime::Create(std::move(sim), &s));
     runtime = std::move(s);
   } else if (options.backend == "cuda") {
+#ifdef HFLOW_HAVE_CUDA
+    if (!options.ctxcheck.empty() && options.ctxcheck != "off") {
+      return Status::NotSupported(
+          "ctxcheck mode '" + options.ctxcheck +
+          "' needs the 'sim' backend; the 'cuda' backend runs unchecked");
+    }
+    HFLOW_RETURN_IF_ERROR(
+        MakeCudaRuntime(options.cluster, options.default_device, &runtime));
+#else
     return Status::NotSupported(
-        "device runtime 'cuda': this build has no CUDA backend; rebuild with "
-        "-DHFLOW_WITH_CUDA=ON or use 'sim'");
+        "device runtime 'cuda': this build has no CUDA backend (no cuda.h "
+        "was found at build time); rebuild where the CUDA toolkit is "
+        "installed or use 'sim'");
+#endif
   } else {
     return Status::InvalidArgument("device runtime '" + options.backend +
                                    "' is unknown; use 'sim' or 'cuda'");

@@ -6,12 +6,19 @@
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "hflow/rt.h"
+
 namespace hflow::tools {
 namespace {
+
+// What stands for each local device under a started backend; empty for
+// the sim (the table then keeps its usual columns).
+using Labels = std::map<int32_t, std::string>;
 
 // "16 GiB", "1.5 GiB", "512 MiB", "100 B": binary units, as GE's "GB" means.
 std::string HumanBytes(uint64_t bytes) {
@@ -37,15 +44,19 @@ size_t DeviceCount(const ClusterConfig& cfg) {
   return n;
 }
 
-void PrintJson(const ClusterConfig& cfg, std::ostream& out) {
+void PrintJson(const ClusterConfig& cfg, const std::string& backend,
+               const Labels& labels, std::ostream& out) {
   using Json = nlohmann::ordered_json;
   Json nodes = Json::array();
   for (const ClusterNode& node : cfg.nodes) {
     Json devices = Json::array();
     for (const DeviceDesc& d : node.devices) {
-      devices.push_back({{"device_id", d.device_id},
-                         {"item_id", d.item_id},
-                         {"memory_bytes", d.memory_bytes}});
+      Json dev = {{"device_id", d.device_id},
+                  {"item_id", d.item_id},
+                  {"memory_bytes", d.memory_bytes}};
+      auto label = labels.find(d.device_id);
+      if (node.is_local && label != labels.end()) dev["on"] = label->second;
+      devices.push_back(std::move(dev));
     }
     nodes.push_back({{"node_id", node.node_id},
                      {"is_local", node.is_local},
@@ -53,13 +64,15 @@ void PrintJson(const ClusterConfig& cfg, std::ostream& out) {
   }
   std::optional<int32_t> def = cfg.ResolvedDefaultDevice();
   Json doc = {{"source", cfg.source},
+              {"backend", backend},
               {"default_device", def ? Json(*def) : Json(nullptr)},
               {"nodes", std::move(nodes)}};
   // A file name need not be valid UTF-8; replace rather than throw.
   out << doc.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
-void PrintTable(const ClusterConfig& cfg, std::ostream& out) {
+void PrintTable(const ClusterConfig& cfg, const Labels& labels,
+                std::ostream& out) {
   std::optional<int32_t> def = cfg.ResolvedDefaultDevice();
   out << "Source: " << cfg.source << " (" << cfg.nodes.size()
       << (cfg.nodes.size() == 1 ? " node, " : " nodes, ") << DeviceCount(cfg)
@@ -74,8 +87,7 @@ void PrintTable(const ClusterConfig& cfg, std::ostream& out) {
   out << "\n"
       << std::left << std::setw(6) << "NODE" << std::setw(7) << "LOCAL"
       << std::setw(8) << "DEVICE" << std::setw(6) << "ITEM" << std::setw(9)
-      << "DEFAULT"
-      << "MEMORY\n";
+      << "DEFAULT" << (labels.empty() ? "MEMORY\n" : "MEMORY    ON\n");
   for (const ClusterNode& node : cfg.nodes) {
     for (const DeviceDesc& d : node.devices) {
       // Implicit binding only ever targets a device of the local node.
@@ -83,7 +95,14 @@ void PrintTable(const ClusterConfig& cfg, std::ostream& out) {
       out << std::setw(6) << node.node_id << std::setw(7)
           << (node.is_local ? "yes" : "no") << std::setw(8) << d.device_id
           << std::setw(6) << d.item_id << std::setw(9)
-          << (is_default ? "yes" : "no") << HumanBytes(d.memory_bytes) << "\n";
+          << (is_default ? "yes" : "no");
+      auto label = labels.find(d.device_id);
+      if (node.is_local && label != labels.end()) {
+        out << std::setw(10) << HumanBytes(d.memory_bytes) << label->second;
+      } else {
+        out << HumanBytes(d.memory_bytes);
+      }
+      out << "\n";
     }
   }
 }
@@ -91,17 +110,32 @@ void PrintTable(const ClusterConfig& cfg, std::ostream& out) {
 }  // namespace
 
 int RunDevices(const ClusterArgs& args, bool json, std::ostream& out,
-               std::ostream& err) {
+               std::ostream& err, const std::string& backend) {
   ClusterConfig cfg;
   Status s = ResolveCluster(args, &cfg);
   if (!s.ok()) {
     err << "hflow devices: " << s.ToString() << "\n";
     return 2;  // the cluster named on the command line is wrong
   }
+  Labels labels;
+  if (backend != "sim") {
+    rt::RuntimeOptions ro;
+    ro.backend = backend;
+    ro.cluster = cfg;
+    std::shared_ptr<rt::DeviceRuntime> runtime;
+    s = rt::InitializeRuntime(ro, &runtime);
+    if (!s.ok()) {
+      err << "hflow devices: " << s.ToString() << "\n";
+      return 1;
+    }
+    for (int32_t id : runtime->DeviceIds()) {
+      labels[id] = runtime->DeviceLabel(id);
+    }
+  }
   if (json) {
-    PrintJson(cfg, out);
+    PrintJson(cfg, backend, labels, out);
   } else {
-    PrintTable(cfg, out);
+    PrintTable(cfg, labels, out);
   }
   out.flush();
   return 0;
@@ -115,10 +149,15 @@ void AddDevicesCommand(CLI::App* app) {
   // as long as CLI11 keeps the callback.
   auto args = std::make_shared<ClusterArgs>();
   auto json = std::make_shared<bool>(false);
+  auto backend = std::make_shared<std::string>("sim");
   AddClusterOptions(cmd, args.get());
   cmd->add_flag("--json", *json, "Print one JSON object instead of a table");
-  cmd->callback([args, json] {
-    int code = RunDevices(*args, *json, std::cout, std::cerr);
+  cmd->add_option("--backend", *backend,
+                  "Device runtime to start over the cluster: sim (default) "
+                  "or cuda (shows the GPU behind each device)")
+      ->check(CLI::IsMember({"sim", "cuda"}));
+  cmd->callback([args, json, backend] {
+    int code = RunDevices(*args, *json, std::cout, std::cerr, *backend);
     if (code != 0) throw CLI::RuntimeError(code);
   });
 }

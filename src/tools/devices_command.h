@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 #include <ostream>
+#include <string>
 
 #include "tools/cluster_options.h"
 
@@ -24,9 +25,12 @@ void AddDevicesCommand(CLI::App* app);
 // Prints the cluster `args` selects: a table, or with `json` one JSON object
 // {"source", "default_device" (id or null), "nodes": [{"node_id",
 // "is_local", "devices": [{"device_id", "item_id", "memory_bytes"}]}]}.
-// Returns 0, or 1 after writing the configuration error to `err`.
+// A `backend` other than "sim" is started over the cluster (installing its
+// runtime), and each local device shows what stands for it ("on": "GPU 0
+// (NVIDIA ...)"; JSON adds "backend"). Returns 0; 2 after writing a
+// configuration error to `err`; 1 when the backend cannot start.
 int RunDevices(const ClusterArgs& args, bool json, std::ostream& out,
-               std::ostream& err);
+               std::ostream& err, const std::string& backend = "sim");
 
 }  // namespace hflow::tools
 

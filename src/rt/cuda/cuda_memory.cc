@@ -1,0 +1,283 @@
+// CudaRuntime's memory: allocations (managed or device memory), copies,
+// fills and registered host memory, each checked against the binding and
+// against the live allocations, as the sim checks them.
+//
+// Thread-safety: allocations and registrations are guarded by allocs_mu_;
+// the driver calls need no lock of hflow's.
+#include <algorithm>
+#include <string>
+
+#include "rt/cuda/cuda_internal.h"
+#include "util/pointer_text.h"
+
+namespace hflow {
+namespace rt {
+
+namespace {
+CUdeviceptr Dptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+void RaisePeak(std::atomic<uint64_t>& peak, uint64_t used) {
+  uint64_t seen = peak.load();
+  while (used > seen && !peak.compare_exchange_weak(seen, used)) {
+  }
+}
+}  // namespace
+
+// Note [Managed memory for messages]
+// hflow's messages live in device memory groups, and host UDFs (the
+// FlowFunc API) read and write them in place, as AICPU UDFs do on Ascend.
+// Plain device memory (cuMemAlloc) cannot be read by a host thread, so by
+// default a device's memory is managed memory (cuMemAllocManaged, attached
+// globally): one address for the host and every GPU, pages migrating to
+// whichever touches them, which is what a pipeline of host stages and GPU
+// models needs without a copy at each boundary. HostAccessible says
+// whether the host may read it in place (concurrent managed access, which
+// every Linux GPU since Pascal has); where not, and with CudaMemory::kDevice,
+// the services copy fetched tensors out as for any device the host cannot
+// read.
+Status CudaRuntime::Malloc(int32_t device, size_t bytes, void** ptr) {
+  Device* dev = nullptr;
+  HFLOW_RETURN_IF_ERROR(EnterDeviceOp(Op::kMalloc, device, &dev));
+  if (ptr == nullptr) return Status::InvalidArgument("Malloc: null out");
+  if (bytes == 0) {
+    return Status::InvalidArgument("Malloc on " + dev->Describe() +
+                                   ": zero bytes");
+  }
+  uint64_t used = dev->mem_used.fetch_add(bytes) + bytes;
+  if (used > dev->capacity) {
+    dev->mem_used.fetch_sub(bytes);
+    return Status::OutOfMemory(
+        "Malloc on " + dev->Describe() + ": " + std::to_string(bytes) +
+        " bytes do not fit (" + std::to_string(used - bytes) + " of " +
+        std::to_string(dev->capacity) + " bytes in use)");
+  }
+  CUdeviceptr p = 0;
+  CUresult r = options_.memory == CudaMemory::kManaged
+                   ? driver_->MemAllocManaged(&p, bytes, CU_MEM_ATTACH_GLOBAL)
+                   : driver_->MemAlloc(&p, bytes);
+  if (r != CUDA_SUCCESS) {
+    dev->mem_used.fetch_sub(bytes);
+    return DriverError(Op::kMalloc, dev,
+                       options_.memory == CudaMemory::kManaged
+                           ? "cuMemAllocManaged"
+                           : "cuMemAlloc",
+                       r);
+  }
+  RaisePeak(dev->mem_peak, used);
+  dev->live_allocations.fetch_add(1);
+  {
+    util::MutexLock lock(allocs_mu_);
+    allocs_[static_cast<uintptr_t>(p)] = Allocation{bytes, dev->id};
+  }
+  *ptr = reinterpret_cast<void*>(p);
+  return Status::OK();
+}
+
+Status CudaRuntime::Free(int32_t device, void* ptr) {
+  Device* dev = nullptr;
+  HFLOW_RETURN_IF_ERROR(EnterDeviceOp(Op::kFree, device, &dev));
+  size_t bytes = 0;
+  {
+    util::MutexLock lock(allocs_mu_);
+    auto it = allocs_.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == allocs_.end() || it->second.device != device) {
+      return Status::InvalidArgument(
+          "Free on " + dev->Describe() + ": " + util::PointerText(ptr) +
+          " is not a live allocation of this device");
+    }
+    bytes = it->second.bytes;
+    allocs_.erase(it);
+  }
+  CUresult r = driver_->MemFree(Dptr(ptr));
+  dev->mem_used.fetch_sub(bytes);
+  dev->live_allocations.fetch_sub(1);
+  if (r != CUDA_SUCCESS) return DriverError(Op::kFree, dev, "cuMemFree", r);
+  return Status::OK();
+}
+
+bool CudaRuntime::FindAllocation(const void* p, size_t bytes,
+                                 int32_t* owner) const {
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  util::MutexLock lock(allocs_mu_);
+  auto it = allocs_.upper_bound(a);
+  if (it == allocs_.begin()) return false;
+  --it;
+  if (a - it->first >= it->second.bytes) return false;
+  if (bytes > it->second.bytes - (a - it->first)) return false;
+  *owner = it->second.device;
+  return true;
+}
+
+Status CudaRuntime::Memcpy(int32_t device, void* dst, const void* src,
+                           size_t bytes, MemcpyKind kind) {
+  Device* dev = nullptr;
+  HFLOW_RETURN_IF_ERROR(EnterDeviceOp(Op::kMemcpy, device, &dev));
+  if (bytes == 0) return Status::OK();
+  if (dst == nullptr || src == nullptr) {
+    return Status::InvalidArgument("Memcpy on " + dev->Describe() +
+                                   ": null pointer");
+  }
+  int32_t dst_dev = -1, src_dev = -1;
+  bool dst_on =
+      kind != MemcpyKind::kDeviceToHost && FindAllocation(dst, bytes, &dst_dev);
+  bool src_on =
+      kind != MemcpyKind::kHostToDevice && FindAllocation(src, bytes, &src_dev);
+  auto bad = [&](const char* what, const void* p) {
+    return Status::InvalidArgument(
+        "Memcpy on " + dev->Describe() + ": " + what + " " +
+        util::RangeText(p, bytes) +
+        " is not inside a live allocation of the expected device");
+  };
+  auto reaches = [&](int32_t owner) {
+    return owner == device || owner == kRegisteredHost;
+  };
+  switch (kind) {
+    case MemcpyKind::kHostToDevice:
+      if (!dst_on || dst_dev != device) return bad("destination", dst);
+      break;
+    case MemcpyKind::kDeviceToHost:
+      if (!src_on || !reaches(src_dev)) return bad("source", src);
+      break;
+    case MemcpyKind::kDeviceToDevice:
+      if (!dst_on) return bad("destination", dst);
+      if (!src_on) return bad("source", src);
+      if (!reaches(dst_dev) && !reaches(src_dev)) {
+        return Status::InvalidArgument(
+            "Memcpy on " + dev->Describe() + ": a copy from device " +
+            std::to_string(src_dev) + " to device " + std::to_string(dst_dev) +
+            " must be issued on one of them");
+      }
+      break;
+  }
+  CUresult r = driver_->Memcpy(Dptr(dst), Dptr(src), bytes);
+  if (r != CUDA_SUCCESS) return DriverError(Op::kMemcpy, dev, "cuMemcpy", r);
+  return Status::OK();
+}
+
+Status CudaRuntime::Memset(int32_t device, void* dst, int value, size_t bytes) {
+  Device* dev = nullptr;
+  HFLOW_RETURN_IF_ERROR(EnterDeviceOp(Op::kMemset, device, &dev));
+  if (bytes == 0) return Status::OK();
+  int32_t owner = -1;
+  if (dst == nullptr || !FindAllocation(dst, bytes, &owner) ||
+      owner != device) {
+    return Status::InvalidArgument(
+        "Memset on " + dev->Describe() + ": " + util::RangeText(dst, bytes) +
+        " is not inside a live allocation of this device");
+  }
+  CUresult r =
+      driver_->MemsetD8(Dptr(dst), static_cast<unsigned char>(value), bytes);
+  if (r != CUDA_SUCCESS) return DriverError(Op::kMemset, dev, "cuMemsetD8", r);
+  return Status::OK();
+}
+
+Status CudaRuntime::Synchronize(int32_t device) {
+  Device* dev = nullptr;
+  HFLOW_RETURN_IF_ERROR(EnterDeviceOp(Op::kSynchronize, device, &dev));
+  CUresult r = driver_->CtxSynchronize();
+  if (r != CUDA_SUCCESS) {
+    return DriverError(Op::kSynchronize, dev, "cuCtxSynchronize", r);
+  }
+  return Status::OK();
+}
+
+Status CudaRuntime::GetMemInfo(int32_t device, uint64_t* free_bytes,
+                               uint64_t* total_bytes) {
+  Device* dev = nullptr;
+  HFLOW_RETURN_IF_ERROR(EnterDeviceOp(Op::kGetMemInfo, device, &dev));
+  if (free_bytes == nullptr || total_bytes == nullptr) {
+    return Status::InvalidArgument("GetMemInfo: null out");
+  }
+  size_t gpu_free = 0, gpu_total = 0;
+  CUresult r = driver_->MemGetInfo(&gpu_free, &gpu_total);
+  if (r != CUDA_SUCCESS) {
+    return DriverError(Op::kGetMemInfo, dev, "cuMemGetInfo", r);
+  }
+  // The config's budget bounds what hflow may use; the GPU may have less
+  // free (other processes).
+  uint64_t used = dev->mem_used.load();
+  uint64_t budget = dev->capacity > used ? dev->capacity - used : 0;
+  *free_bytes = std::min<uint64_t>(budget, gpu_free);
+  *total_bytes = dev->capacity;
+  return Status::OK();
+}
+
+bool CudaRuntime::HostAccessible(int32_t device) const {
+  Device* dev = FindDevice(device);
+  return dev != nullptr && dev->host_accessible;
+}
+
+// Registrations need a current context; the caller's thread may have
+// none (registration is device-independent in hflow). They are made in
+// the first device's primary context, retained from the first
+// registration until the runtime ends, with the caller's binding restored.
+Status CudaRuntime::HostContext(CUcontext* ctx) {
+  allocs_mu_.AssertHeld();
+  if (host_ctx_ == nullptr) {
+    Device* first = devices_.front().get();
+    CUresult r = driver_->DevicePrimaryCtxRetain(&host_ctx_, first->cu);
+    if (r != CUDA_SUCCESS) {
+      host_ctx_ = nullptr;
+      return DriverError(Op::kHostRegister, first, "cuDevicePrimaryCtxRetain",
+                         r);
+    }
+  }
+  *ctx = host_ctx_;
+  return Status::OK();
+}
+
+Status CudaRuntime::HostRegister(const void* ptr, size_t bytes) {
+  if (ptr == nullptr || bytes == 0) {
+    return Status::InvalidArgument("HostRegister: null pointer or zero bytes");
+  }
+  uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
+  util::MutexLock lock(allocs_mu_);
+  auto next = allocs_.lower_bound(a);
+  bool overlaps = next != allocs_.end() && next->first < a + bytes;
+  if (next != allocs_.begin()) {
+    auto prev = std::prev(next);
+    overlaps = overlaps || prev->first + prev->second.bytes > a;
+  }
+  if (overlaps) {
+    return Status::InvalidArgument(
+        "HostRegister: " + util::RangeText(ptr, bytes) +
+        " overlaps a registration or a device allocation");
+  }
+  CUcontext ctx = nullptr;
+  HFLOW_RETURN_IF_ERROR(HostContext(&ctx));
+  CUcontext saved = nullptr;
+  driver_->CtxGetCurrent(&saved);
+  driver_->CtxSetCurrent(ctx);
+  CUresult r = driver_->MemHostRegister(const_cast<void*>(ptr), bytes,
+                                        CU_MEMHOSTREGISTER_PORTABLE);
+  driver_->CtxSetCurrent(saved);
+  if (r != CUDA_SUCCESS) {
+    return DriverError(Op::kHostRegister, devices_.front().get(),
+                       "cuMemHostRegister", r);
+  }
+  allocs_[a] = Allocation{bytes, kRegisteredHost};
+  return Status::OK();
+}
+
+Status CudaRuntime::HostUnregister(const void* ptr) {
+  util::MutexLock lock(allocs_mu_);
+  auto it = allocs_.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == allocs_.end() || it->second.device != kRegisteredHost) {
+    return Status::InvalidArgument(
+        "HostUnregister: no registration starts at " + util::PointerText(ptr));
+  }
+  CUcontext saved = nullptr;
+  driver_->CtxGetCurrent(&saved);
+  driver_->CtxSetCurrent(host_ctx_);
+  CUresult r = driver_->MemHostUnregister(const_cast<void*>(ptr));
+  driver_->CtxSetCurrent(saved);
+  allocs_.erase(it);
+  if (r != CUDA_SUCCESS) {
+    return DriverError(Op::kHostUnregister, devices_.front().get(),
+                       "cuMemHostUnregister", r);
+  }
+  return Status::OK();
+}
+
+}  // namespace rt
+}  // namespace hflow
