@@ -86,7 +86,13 @@ TEST_P(WorkerHeartbeatTest, AStoppedWorkerIsKilledAndItsGraphFailsNamingIt) {
   EXPECT_FALSE(st.IsTimeout()) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("node 'frag'"));
   EXPECT_THAT(st.message(), HasSubstr("stopped answering"));
-  EXPECT_THAT(st.message(), HasSubstr("in Proc of transaction 2"));
+  // The call in flight is named; on a machine loaded enough that the
+  // silence reached a heartbeat before the executor had issued
+  // transaction 2's Proc (seen twice in 13 runs beside two CPU hogs), the
+  // worker died between calls, which is what the report then says.
+  EXPECT_THAT(st.message(),
+              ::testing::AnyOf(HasSubstr("in Proc of transaction 2"),
+                               HasSubstr("killed between calls")));
   // The heartbeat (1 s) from the last beat before the stop, plus slack
   // for a loaded machine.
   EXPECT_LT(took.count(), 2500) << "detected after " << took.count() << " ms";

@@ -47,6 +47,9 @@ struct ClusterConfig {
   // The runtime's default device (the implicit-binding quirk). Unset means
   // "device 0 if the local node has it, none otherwise".
   std::optional<int32_t> default_device;
+  // The device runtime the file asks for ("sim" or "cuda", hflow's
+  // "backend" field); unset: the program's choice (Options::backend).
+  std::optional<std::string> backend;
   std::string source;  // file name or "--devices" (for messages)
 
   // The local node (exactly one after a successful parse).

@@ -177,6 +177,9 @@ enum class RestartPolicy {
 };
 
 struct Options {
+  // The device runtime: "sim" (simulated devices) or "cuda" (NVIDIA GPUs,
+  // where the build found the CUDA toolkit). Left "sim", a cluster file's
+  // "backend" field applies.
   std::string backend = "sim";
   ClusterConfig cluster = DefaultClusterConfig();
   std::optional<int32_t> default_device;  // -1: none

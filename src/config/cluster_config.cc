@@ -271,8 +271,9 @@ Status ResolveLocal(const JsonFields& f, const std::string& path,
 }
 
 Status ParseGeForm(const JsonFields& f, const Json& root, ClusterConfig* cfg) {
-  HFLOW_RETURN_IF_ERROR(f.Keys(
-      root, "", {"cluster", "item_def", "default_device"}, {"node_def"}));
+  HFLOW_RETURN_IF_ERROR(
+      f.Keys(root, "", {"cluster", "item_def", "default_device", "backend"},
+             {"node_def"}));
   ItemDefs defs;
   HFLOW_RETURN_IF_ERROR(ParseItemDefs(f, root, &defs));
   const Json* clusters = nullptr;
@@ -316,8 +317,8 @@ Status ParseGeForm(const JsonFields& f, const Json& root, ClusterConfig* cfg) {
 
 Status ParseCompactForm(const JsonFields& f, const Json& root,
                         ClusterConfig* cfg) {
-  HFLOW_RETURN_IF_ERROR(
-      f.Keys(root, "", {"devices", "memory_bytes", "default_device"}));
+  HFLOW_RETURN_IF_ERROR(f.Keys(
+      root, "", {"devices", "memory_bytes", "default_device", "backend"}));
   const Json* devs = nullptr;
   HFLOW_RETURN_IF_ERROR(f.OptArray(root, "", "devices", &devs));
   if (devs->empty()) {
@@ -359,6 +360,21 @@ Status ParseCompactForm(const JsonFields& f, const Json& root,
     node.devices.push_back(dev);
   }
   cfg->nodes.push_back(std::move(node));
+  return Status::OK();
+}
+
+// hflow's field in either form: which device runtime the devices are.
+Status ParseBackend(const JsonFields& f, const Json& root, ClusterConfig* cfg) {
+  auto it = root.find("backend");
+  if (it == root.end() || it->is_null()) return Status::OK();
+  std::string backend;
+  HFLOW_RETURN_IF_ERROR(f.OptString(root, "", "backend", &backend));
+  if (backend != "sim" && backend != "cuda") {
+    return f.Error("backend", "unknown backend \"" + backend + "\"",
+                   "use \"sim\" (simulated devices) or \"cuda\" (NVIDIA "
+                   "GPUs)");
+  }
+  cfg->backend = backend;
   return Status::OK();
 }
 
@@ -430,6 +446,7 @@ Status ParseClusterConfig(std::string_view json_text, std::string_view source,
   HFLOW_RETURN_IF_ERROR(ge ? ParseGeForm(f, root, &cfg)
                            : ParseCompactForm(f, root, &cfg));
   HFLOW_RETURN_IF_ERROR(ParseDefaultDevice(f, root, &cfg));
+  HFLOW_RETURN_IF_ERROR(ParseBackend(f, root, &cfg));
   *out = std::move(cfg);
   return Status::OK();
 }

@@ -106,6 +106,27 @@ TEST(ClusterConfigTest, CompactForm) {
   EXPECT_EQ(cfg.LocalNode().devices[0].memory_bytes, 4096u);
 }
 
+// hflow's "backend" field, in both forms: unset unless given, and only
+// the runtimes there are.
+TEST(ClusterConfigTest, BackendField) {
+  ClusterConfig cfg;
+  ASSERT_TRUE(Parse(R"({"devices":[2,3]})", &cfg).ok());
+  EXPECT_FALSE(cfg.backend.has_value());
+  ASSERT_TRUE(Parse(R"({"devices":[2,3],"backend":"cuda"})", &cfg).ok());
+  EXPECT_EQ(cfg.backend, "cuda");
+  ASSERT_TRUE(Parse(R"({"cluster":[{"cluster_nodes":[{"node_id":0,
+      "is_local":true,"item_list":[{"item_id":0,"device_id":3}]}]}],
+      "backend":"sim"})",
+                    &cfg)
+                  .ok());
+  EXPECT_EQ(cfg.backend, "sim");
+  ExpectRejected(
+      ParseOnly(R"({"devices":[2],"backend":"tpu"})"),
+      {"cluster.json", "backend", "unknown backend \"tpu\"", "\"cuda\""});
+  ExpectRejected(ParseOnly(R"({"devices":[2],"backend":7})"),
+                 {"cluster.json", "backend"});
+}
+
 TEST(ClusterConfigTest, FailedParseLeavesOutputUntouched) {
   ClusterConfig cfg = DefaultClusterConfig();
   EXPECT_FALSE(Parse(R"({"devices":[]})", &cfg).ok());

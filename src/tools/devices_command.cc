@@ -118,9 +118,11 @@ int RunDevices(const ClusterArgs& args, bool json, std::ostream& out,
     return 2;  // the cluster named on the command line is wrong
   }
   Labels labels;
-  if (backend != "sim") {
+  // As Initialize: the flag, else the cluster file's field, else the sim.
+  std::string chosen = !backend.empty() ? backend : cfg.backend.value_or("sim");
+  if (chosen != "sim") {
     rt::RuntimeOptions ro;
-    ro.backend = backend;
+    ro.backend = chosen;
     ro.cluster = cfg;
     std::shared_ptr<rt::DeviceRuntime> runtime;
     s = rt::InitializeRuntime(ro, &runtime);
@@ -133,7 +135,7 @@ int RunDevices(const ClusterArgs& args, bool json, std::ostream& out,
     }
   }
   if (json) {
-    PrintJson(cfg, backend, labels, out);
+    PrintJson(cfg, chosen, labels, out);
   } else {
     PrintTable(cfg, labels, out);
   }
@@ -149,12 +151,13 @@ void AddDevicesCommand(CLI::App* app) {
   // as long as CLI11 keeps the callback.
   auto args = std::make_shared<ClusterArgs>();
   auto json = std::make_shared<bool>(false);
-  auto backend = std::make_shared<std::string>("sim");
+  auto backend = std::make_shared<std::string>();
   AddClusterOptions(cmd, args.get());
   cmd->add_flag("--json", *json, "Print one JSON object instead of a table");
   cmd->add_option("--backend", *backend,
-                  "Device runtime to start over the cluster: sim (default) "
-                  "or cuda (shows the GPU behind each device)")
+                  "Device runtime to start over the cluster: sim or cuda "
+                  "(shows the GPU behind each device); default: the cluster "
+                  "file's \"backend\", else sim")
       ->check(CLI::IsMember({"sim", "cuda"}));
   cmd->callback([args, json, backend] {
     int code = RunDevices(*args, *json, std::cout, std::cerr, *backend);

@@ -25,12 +25,13 @@ void AddDevicesCommand(CLI::App* app);
 // Prints the cluster `args` selects: a table, or with `json` one JSON object
 // {"source", "default_device" (id or null), "nodes": [{"node_id",
 // "is_local", "devices": [{"device_id", "item_id", "memory_bytes"}]}]}.
-// A `backend` other than "sim" is started over the cluster (installing its
-// runtime), and each local device shows what stands for it ("on": "GPU 0
-// (NVIDIA ...)"; JSON adds "backend"). Returns 0; 2 after writing a
+// The backend (`backend`, else the cluster file's "backend", else "sim"),
+// when not the sim, is started over the cluster (installing its runtime),
+// and each local device shows what stands for it ("on": "GPU 0 (NVIDIA
+// ...)"); JSON always names the backend. Returns 0; 2 after writing a
 // configuration error to `err`; 1 when the backend cannot start.
 int RunDevices(const ClusterArgs& args, bool json, std::ostream& out,
-               std::ostream& err, const std::string& backend = "sim");
+               std::ostream& err, const std::string& backend = "");
 
 }  // namespace hflow::tools
 

@@ -6,7 +6,9 @@
 // is untouched, no GPU outside the graph gets a context, and Finalize gives
 // the driver back every allocation.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <sstream>
 
 #include "cuda/fake_cuda_driver.h"
@@ -85,6 +87,9 @@ TEST_P(CudaSessionTest, AddPipelineRunsOnGpus) {
   ASSERT_TRUE(Finalize().ok());
   for (size_t i = 0; i < ids.size(); ++i) {
     EXPECT_EQ(driver_->LiveAllocations(static_cast<int>(i)), 0u) << i;
+    // Given back by hflow, not reclaimed with a dying context.
+    EXPECT_EQ(driver_->AllocationsFreedWithContext(static_cast<int>(i)), 0u)
+        << i;
   }
 }
 
@@ -115,6 +120,45 @@ TEST(CudaBackendTest, DevicesCommandShowsTheGpus) {
   std::ostringstream none, why;
   EXPECT_EQ(tools::RunDevices(args, false, none, why, "cuda"), 1);
   EXPECT_NE(why.str().find("sees 2 GPU(s)"), std::string::npos) << why.str();
+  rt::SetCudaDriverForTesting(nullptr);
+}
+
+// A cluster file's "backend" chooses the runtime when the program leaves
+// Options::backend at its default, in Initialize and in `hflow devices`.
+TEST(CudaBackendTest, ClusterFileChoosesTheBackend) {
+  auto driver = std::make_shared<FakeCudaDriver>(2);
+  rt::SetCudaDriverForTesting(driver);
+  ClusterConfig cluster;
+  ASSERT_TRUE(ParseClusterConfig(R"({"devices":[3,6],"backend":"cuda"})",
+                                 "gpus.json", &cluster)
+                  .ok());
+  Options o;
+  o.cluster = cluster;
+  Status st = Initialize(o);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_STREQ(rt::CurrentRuntime()->Name(), "cuda");
+  ASSERT_TRUE(Finalize().ok());
+  // A program that names a backend keeps it.
+  o.backend = "sim";
+  o.cluster.backend = "sim";
+  ASSERT_TRUE(Initialize(o).ok());
+  EXPECT_STREQ(rt::CurrentRuntime()->Name(), "sim");
+  ASSERT_TRUE(Finalize().ok());
+  char path[] = "/tmp/hflow_gpus_XXXXXX.json";
+  int fd = mkstemps(path, 5);
+  ASSERT_GE(fd, 0);
+  const std::string text = R"({"devices":[3,6],"backend":"cuda"})";
+  ASSERT_EQ(write(fd, text.data(), text.size()),
+            static_cast<ssize_t>(text.size()));
+  close(fd);
+  tools::ClusterArgs args;
+  args.cluster_file = path;
+  std::ostringstream out, err;
+  EXPECT_EQ(tools::RunDevices(args, true, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("\"backend\":\"cuda\""), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("Fake GPU 1"), std::string::npos);
+  unlink(path);
   rt::SetCudaDriverForTesting(nullptr);
 }
 

@@ -21,14 +21,7 @@ namespace hflow {
 namespace testing {
 namespace {
 
-constexpr size_t kAlignment = 256;  // cuMemAlloc's guarantee
 constexpr int kDriverVersion = 13000;
-// Fresh "device" memory is filled with this, so a runtime that relies on
-// cuMemAlloc returning zeros (it does not promise to) fails its tests.
-// Only the first kPoisonBytes: a message pool is hundreds of MiB, and
-// poisoning all of it costs each graph test seconds of page faults.
-constexpr unsigned char kPoison = 0xCD;
-constexpr size_t kPoisonBytes = 1 << 20;
 
 // Never reused, so a binding left on a thread by a dead fake can never be
 // mistaken for one of a later fake's at the same address.
@@ -116,8 +109,8 @@ FakeCudaDriver::~FakeCudaDriver() {
   Bind(instance_id_, nullptr);  // other threads' entries are inert
 }
 
-template <typename Body>
-CUresult FakeCudaDriver::Run(const char* method, Needs needs, Body body) {
+CUresult FakeCudaDriver::Run(const char* method, Needs needs,
+                             const std::function<CUresult(Context*)>& body) {
   std::lock_guard<std::mutex> lock(mu_);
   const uint64_t call = ++calls_[method];
   // Bindings hold only this fake's records, which outlive every handle.
@@ -180,6 +173,7 @@ FakeCudaDriver::Context* FakeCudaDriver::NewContextLocked(int ordinal,
 // As cuCtxDestroy does, the context's allocations and host registrations
 // die with it. The memory is parked, not freed: see dead_allocations_.
 void FakeCudaDriver::KillContextLocked(Context* ctx) {
+  FlushLocked();
   ctx->alive = false;
   for (auto it = allocations_.begin(); it != allocations_.end();) {
     if (it->second.owner != ctx) {
@@ -196,49 +190,6 @@ void FakeCudaDriver::KillContextLocked(Context* ctx) {
   for (auto it = registrations_.begin(); it != registrations_.end();) {
     it = it->second.owner == ctx ? registrations_.erase(it) : std::next(it);
   }
-}
-
-CUresult FakeCudaDriver::AllocLocked(Context* ctx, CUdeviceptr* ptr,
-                                     size_t bytes, bool managed) {
-  if (ptr == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-  Device& device = devices_[ctx->ordinal];
-  if (bytes > memory_per_gpu_ - device.used_bytes) {
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
-  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* memory = std::aligned_alloc(kAlignment, rounded);
-  if (memory == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
-  std::memset(memory, kPoison, std::min(rounded, kPoisonBytes));
-  const uintptr_t addr = reinterpret_cast<uintptr_t>(memory);
-  allocations_[addr] = Allocation{bytes, ctx->ordinal, managed, ctx};
-  device.used_bytes += bytes;
-  ++device.live_allocations;
-  *ptr = static_cast<CUdeviceptr>(addr);
-  return CUDA_SUCCESS;
-}
-
-// Only ranges that start inside an allocation can be judged: anything else
-// is host memory, which unified addressing lets every copy use.
-CUresult FakeCudaDriver::CheckRangeLocked(uintptr_t addr, size_t bytes) const {
-  if (addr == 0 || bytes > UINTPTR_MAX - addr) return CUDA_ERROR_INVALID_VALUE;
-  if (auto it = allocations_.upper_bound(addr); it != allocations_.begin()) {
-    --it;
-    const uintptr_t start = it->first;
-    const size_t size = it->second.bytes;
-    if (addr < start + size) {
-      if (devices_[it->second.ordinal].lost != CUDA_SUCCESS) {
-        return devices_[it->second.ordinal].lost;
-      }
-      return bytes > start + size - addr ? CUDA_ERROR_INVALID_VALUE
-                                         : CUDA_SUCCESS;
-    }
-  }
-  if (auto it = dead_allocations_.upper_bound(addr);
-      it != dead_allocations_.begin()) {
-    --it;
-    if (addr < it->first + it->second) return CUDA_ERROR_INVALID_VALUE;
-  }
-  return CUDA_SUCCESS;
 }
 
 CUresult FakeCudaDriver::Init(unsigned int flags) {
@@ -326,6 +277,18 @@ CUresult FakeCudaDriver::DevicePrimaryCtxRelease(CUdevice device) {
   });
 }
 
+CUresult FakeCudaDriver::DevicePrimaryCtxGetState(CUdevice device,
+                                                  unsigned int* flags,
+                                                  int* active) {
+  return Run("DevicePrimaryCtxGetState", Needs::kInit, [&](Context*) {
+    if (CUresult r = CheckDeviceLocked(device); r != CUDA_SUCCESS) return r;
+    if (flags == nullptr || active == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *flags = 0;
+    *active = devices_[device].primary_refs > 0 ? 1 : 0;
+    return CUDA_SUCCESS;
+  });
+}
+
 CUresult FakeCudaDriver::CtxCreate(CUcontext* ctx, CUdevice device) {
   return Run("CtxCreate", Needs::kInit, [&](Context*) {
     if (ctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -376,114 +339,12 @@ CUresult FakeCudaDriver::CtxGetDevice(CUdevice* device) {
 }
 
 CUresult FakeCudaDriver::CtxSynchronize() {
-  return Run("CtxSynchronize", Needs::kContext,
-             [](Context*) { return CUDA_SUCCESS; });  // nothing pending
-}
-
-CUresult FakeCudaDriver::MemAlloc(CUdeviceptr* ptr, size_t bytes) {
-  return Run("MemAlloc", Needs::kContext, [&](Context* ctx) {
-    return AllocLocked(ctx, ptr, bytes, /*managed=*/false);
-  });
-}
-
-CUresult FakeCudaDriver::MemAllocManaged(CUdeviceptr* ptr, size_t bytes,
-                                         unsigned int flags) {
-  return Run("MemAllocManaged", Needs::kContext, [&](Context* ctx) {
-    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-    return AllocLocked(ctx, ptr, bytes, /*managed=*/true);
-  });
-}
-
-CUresult FakeCudaDriver::MemFree(CUdeviceptr ptr) {
-  return Run("MemFree", Needs::kContext, [&](Context*) {
-    auto it = allocations_.find(static_cast<uintptr_t>(ptr));
-    if (it == allocations_.end()) return CUDA_ERROR_INVALID_VALUE;
-    Device& device = devices_[it->second.ordinal];
-    if (device.lost != CUDA_SUCCESS) return device.lost;
-    device.used_bytes -= it->second.bytes;
-    --device.live_allocations;
-    std::free(reinterpret_cast<void*>(it->first));
-    allocations_.erase(it);
+  return Run("CtxSynchronize", Needs::kContext, [&](Context*) {
+    FlushLocked();
     return CUDA_SUCCESS;
   });
 }
 
-CUresult FakeCudaDriver::Memcpy(CUdeviceptr dst, CUdeviceptr src,
-                                size_t bytes) {
-  return Run("Memcpy", Needs::kContext, [&](Context*) {
-    if (bytes == 0) return CUDA_SUCCESS;
-    if (CUresult r = CheckRangeLocked(dst, bytes); r != CUDA_SUCCESS) return r;
-    if (CUresult r = CheckRangeLocked(src, bytes); r != CUDA_SUCCESS) return r;
-    std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<void*>(src),
-                 bytes);
-    return CUDA_SUCCESS;
-  });
-}
-
-CUresult FakeCudaDriver::MemsetD8(CUdeviceptr dst, unsigned char value,
-                                  size_t count) {
-  return Run("MemsetD8", Needs::kContext, [&](Context*) {
-    if (count == 0) return CUDA_SUCCESS;
-    if (CUresult r = CheckRangeLocked(dst, count); r != CUDA_SUCCESS) return r;
-    std::memset(reinterpret_cast<void*>(dst), value, count);
-    return CUDA_SUCCESS;
-  });
-}
-
-CUresult FakeCudaDriver::MemGetInfo(size_t* free_bytes, size_t* total_bytes) {
-  return Run("MemGetInfo", Needs::kContext, [&](Context* ctx) {
-    if (free_bytes == nullptr || total_bytes == nullptr) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-    *total_bytes = memory_per_gpu_;
-    *free_bytes = memory_per_gpu_ - devices_[ctx->ordinal].used_bytes;
-    return CUDA_SUCCESS;
-  });
-}
-
-CUresult FakeCudaDriver::MemHostRegister(void* ptr, size_t bytes,
-                                         unsigned int flags) {
-  return Run("MemHostRegister", Needs::kContext, [&](Context* ctx) {
-    const uintptr_t start = reinterpret_cast<uintptr_t>(ptr);
-    constexpr unsigned int kKnownFlags =
-        CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
-        CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
-    if (ptr == nullptr || bytes == 0 || (flags & ~kKnownFlags) != 0 ||
-        bytes > UINTPTR_MAX - start) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-    // Registrations are disjoint, so only the last one starting before our
-    // end can overlap us.
-    if (auto it = registrations_.lower_bound(start + bytes);
-        it != registrations_.begin()) {
-      --it;
-      if (it->first + it->second.bytes > start) {
-        return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-      }
-    }
-    registrations_[start] = Registration{bytes, ctx};
-    return CUDA_SUCCESS;
-  });
-}
-
-CUresult FakeCudaDriver::MemHostUnregister(void* ptr) {
-  return Run("MemHostUnregister", Needs::kContext, [&](Context*) {
-    auto it = registrations_.find(reinterpret_cast<uintptr_t>(ptr));
-    if (it == registrations_.end()) {
-      return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-    }
-    if (CUresult r = devices_[it->second.owner->ordinal].lost;
-        r != CUDA_SUCCESS) {
-      return r;
-    }
-    registrations_.erase(it);
-    return CUDA_SUCCESS;
-  });
-}
-
-// Counted but not logged: they return no CUresult and cannot fail.
 std::string FakeCudaDriver::ErrorName(CUresult result) {
   return ErrorText(result, /*name=*/true);
 }

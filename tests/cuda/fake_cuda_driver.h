@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,6 +54,8 @@ class FakeCudaDriver final : public rt::CudaDriver {
                               CUdevice device) override;
   CUresult DevicePrimaryCtxRetain(CUcontext* ctx, CUdevice device) override;
   CUresult DevicePrimaryCtxRelease(CUdevice device) override;
+  CUresult DevicePrimaryCtxGetState(CUdevice device, unsigned int* flags,
+                                    int* active) override;
   CUresult CtxCreate(CUcontext* ctx, CUdevice device) override;
   CUresult CtxDestroy(CUcontext ctx) override;
   CUresult CtxSetCurrent(CUcontext ctx) override;
@@ -70,6 +73,9 @@ class FakeCudaDriver final : public rt::CudaDriver {
   CUresult MemHostRegister(void* ptr, size_t bytes,
                            unsigned int flags) override;
   CUresult MemHostUnregister(void* ptr) override;
+  // Only CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, on a live allocation.
+  CUresult PointerSetAttribute(const void* value, CUpointer_attribute attr,
+                               CUdeviceptr ptr) override;
   std::string ErrorName(CUresult result) override;
   std::string ErrorString(CUresult result) override;
 
@@ -131,6 +137,13 @@ class FakeCudaDriver final : public rt::CudaDriver {
     int ordinal;
     bool managed;
     const Context* owner;
+    bool sync_memops = false;
+  };
+  // A write into device memory the driver has not made yet (Note
+  // [Asynchronous copies] in the .cc).
+  struct PendingWrite {
+    uintptr_t dst;
+    std::vector<unsigned char> bytes;
   };
   struct Registration {
     size_t bytes;
@@ -146,8 +159,8 @@ class FakeCudaDriver final : public rt::CudaDriver {
   // Runs `body(current context or nullptr)` under the lock with the
   // bookkeeping every driver call shares: counting, logging, injected
   // failures, the Init check and (kContext) a live current context.
-  template <typename Body>
-  CUresult Run(const char* method, Needs needs, Body body);
+  CUresult Run(const char* method, Needs needs,
+               const std::function<CUresult(Context*)>& body);
   std::string ErrorText(CUresult result, bool name);
   template <typename T>
   T DeviceStat(int ordinal, T Device::*field) const;
@@ -165,6 +178,10 @@ class FakeCudaDriver final : public rt::CudaDriver {
                        bool managed);
   // Checks [addr, addr + bytes) against live and dead allocations.
   CUresult CheckRangeLocked(uintptr_t addr, size_t bytes) const;
+  // Makes `bytes` land at `dst` now, or at the next synchronizing call
+  // when dst is device memory without CU_POINTER_ATTRIBUTE_SYNC_MEMOPS.
+  void WriteLocked(uintptr_t dst, std::vector<unsigned char> bytes);
+  void FlushLocked();
 
   const uint64_t instance_id_;  // keys this fake's thread-local bindings
   const size_t memory_per_gpu_;
@@ -182,6 +199,7 @@ class FakeCudaDriver final : public rt::CudaDriver {
   // free.
   std::map<uintptr_t, size_t> dead_allocations_;
   std::map<uintptr_t, Registration> registrations_;  // by start address
+  std::vector<PendingWrite> pending_;                // in issue order
   std::map<std::string, std::vector<Injection>> injections_;
   std::map<std::string, uint64_t> calls_;
   std::vector<Call> log_;

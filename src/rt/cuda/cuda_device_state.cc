@@ -26,6 +26,9 @@ bool Sticky(CUresult r) {
     case CUDA_ERROR_MISALIGNED_ADDRESS:
     case CUDA_ERROR_INVALID_ADDRESS_SPACE:
     case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_DEVICE_UNAVAILABLE:
       return true;
     default:
       return false;
@@ -33,10 +36,10 @@ bool Sticky(CUresult r) {
 }
 }  // namespace
 
-Status CudaRuntime::DriverError(Op op, Device* dev, const char* call,
-                                CUresult r) {
-  std::string what = std::string(OpName(op)) + " on " +
-                     (dev ? dev->Describe() : std::string("the GPU")) + ": " +
+Status CudaRuntime::DriverErrorLocked(Op op, Device* dev, const char* call,
+                                      CUresult r) {
+  std::string what = std::string(OpName(op)) +
+                     (dev ? " on " + dev->Describe() : std::string()) + ": " +
                      call + " failed: " + driver_->ErrorName(r) + " (" +
                      driver_->ErrorString(r) + ")";
   switch (r) {
@@ -52,11 +55,15 @@ Status CudaRuntime::DriverError(Op op, Device* dev, const char* call,
     default:
       break;
   }
-  if (Sticky(r) && dev != nullptr) {
-    MarkLost(dev, what);
-    return Status::DeviceLost(what);
-  }
+  if (Sticky(r)) return Status::DeviceLost(what);
   return Status::Internal(what);
+}
+
+Status CudaRuntime::DriverError(Op op, Device* dev, const char* call,
+                                CUresult r) {
+  Status st = DriverErrorLocked(op, dev, call, r);
+  if (Sticky(r) && dev != nullptr) MarkLost(dev, st.message());
+  return st;
 }
 
 void CudaRuntime::MarkLost(Device* dev, const std::string& why) {
@@ -125,6 +132,9 @@ void CudaRuntime::ReleaseEverything() {
   {
     util::MutexLock lock(allocs_mu_);
     allocs.swap(allocs_);
+  }
+  {
+    util::MutexLock lock(host_mu_);
     host_ctx = host_ctx_;
     host_ctx_ = nullptr;
   }
@@ -143,6 +153,7 @@ void CudaRuntime::ReleaseEverything() {
     }
     if (retained) driver_->DevicePrimaryCtxRelease(dev->cu);
     util::MutexLock lock(dev->mu);
+    dev->memory_holds = 0;
     ReleasePrimary(dev.get());
   }
   if (host_ctx != nullptr) {

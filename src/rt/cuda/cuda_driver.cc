@@ -59,6 +59,7 @@ class DlopenDriver final : public CudaDriver {
     HFLOW_CU_RESOLVE(attr_, cuDeviceGetAttribute);
     HFLOW_CU_RESOLVE(retain_, cuDevicePrimaryCtxRetain);
     HFLOW_CU_RESOLVE(release_, cuDevicePrimaryCtxRelease);
+    HFLOW_CU_RESOLVE(state_, cuDevicePrimaryCtxGetState);
     HFLOW_CU_RESOLVE(create_, cuCtxCreate);
     HFLOW_CU_RESOLVE(destroy_, cuCtxDestroy);
     HFLOW_CU_RESOLVE(set_current_, cuCtxSetCurrent);
@@ -73,6 +74,7 @@ class DlopenDriver final : public CudaDriver {
     HFLOW_CU_RESOLVE(info_, cuMemGetInfo);
     HFLOW_CU_RESOLVE(register_, cuMemHostRegister);
     HFLOW_CU_RESOLVE(unregister_, cuMemHostUnregister);
+    HFLOW_CU_RESOLVE(pointer_attr_, cuPointerSetAttribute);
     HFLOW_CU_RESOLVE(error_name_, cuGetErrorName);
     HFLOW_CU_RESOLVE(error_string_, cuGetErrorString);
 #undef HFLOW_CU_RESOLVE
@@ -107,9 +109,16 @@ class DlopenDriver final : public CudaDriver {
     return retain_(c, d);
   }
   CUresult DevicePrimaryCtxRelease(CUdevice d) override { return release_(d); }
+  CUresult DevicePrimaryCtxGetState(CUdevice d, unsigned int* flags,
+                                    int* active) override {
+    return state_(d, flags, active);
+  }
   CUresult CtxCreate(CUcontext* c, CUdevice d) override {
-#if CUDA_VERSION >= 12050
-    return create_(c, nullptr, 0, d);  // cuCtxCreate_v4: no parameters
+#if CUDA_VERSION >= 13000
+    // cuCtxCreate is cuCtxCreate_v4 from CUDA 13 on (12.x maps it to _v2,
+    // three arguments); no execution-affinity or CIG parameters.
+    CUctxCreateParams params = {};
+    return create_(c, &params, 0, d);
 #else
     return create_(c, 0, d);
 #endif
@@ -138,6 +147,10 @@ class DlopenDriver final : public CudaDriver {
     return register_(p, bytes, flags);
   }
   CUresult MemHostUnregister(void* p) override { return unregister_(p); }
+  CUresult PointerSetAttribute(const void* value, CUpointer_attribute a,
+                               CUdeviceptr p) override {
+    return pointer_attr_(value, a, p);
+  }
   std::string ErrorName(CUresult r) override {
     const char* s = nullptr;
     if (error_name_(r, &s) != CUDA_SUCCESS || s == nullptr) {
@@ -164,6 +177,7 @@ class DlopenDriver final : public CudaDriver {
   decltype(&cuDeviceGetAttribute) attr_ = nullptr;
   decltype(&cuDevicePrimaryCtxRetain) retain_ = nullptr;
   decltype(&cuDevicePrimaryCtxRelease) release_ = nullptr;
+  decltype(&cuDevicePrimaryCtxGetState) state_ = nullptr;
   decltype(&cuCtxCreate) create_ = nullptr;
   decltype(&cuCtxDestroy) destroy_ = nullptr;
   decltype(&cuCtxSetCurrent) set_current_ = nullptr;
@@ -178,6 +192,7 @@ class DlopenDriver final : public CudaDriver {
   decltype(&cuMemGetInfo) info_ = nullptr;
   decltype(&cuMemHostRegister) register_ = nullptr;
   decltype(&cuMemHostUnregister) unregister_ = nullptr;
+  decltype(&cuPointerSetAttribute) pointer_attr_ = nullptr;
   decltype(&cuGetErrorName) error_name_ = nullptr;
   decltype(&cuGetErrorString) error_string_ = nullptr;
 };

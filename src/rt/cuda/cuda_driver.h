@@ -41,6 +41,10 @@ class CudaDriver {
 
   virtual CUresult DevicePrimaryCtxRetain(CUcontext* ctx, CUdevice device) = 0;
   virtual CUresult DevicePrimaryCtxRelease(CUdevice device) = 0;
+  // Whether the device's primary context is active (retained by anyone).
+  virtual CUresult DevicePrimaryCtxGetState(CUdevice device,
+                                            unsigned int* flags,
+                                            int* active) = 0;
   // A user context (cuCtxCreate with no parameters); made current.
   virtual CUresult CtxCreate(CUcontext* ctx, CUdevice device) = 0;
   virtual CUresult CtxDestroy(CUcontext ctx) = 0;
@@ -62,6 +66,10 @@ class CudaDriver {
   virtual CUresult MemHostRegister(void* ptr, size_t bytes,
                                    unsigned int flags) = 0;
   virtual CUresult MemHostUnregister(void* ptr) = 0;
+  // cuPointerSetAttribute (hflow sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS).
+  virtual CUresult PointerSetAttribute(const void* value,
+                                       CUpointer_attribute attribute,
+                                       CUdeviceptr ptr) = 0;
 
   // "CUDA_ERROR_INVALID_CONTEXT" and the driver's sentence for it; never
   // null (an unknown code reads as its number).

@@ -30,6 +30,9 @@ struct CudaRuntime::Device {
   CUcontext primary GUARDED_BY(mu) = nullptr;  // retained by the runtime
   int64_t refs GUARDED_BY(mu) = 0;             // SetDevice references
   bool implicitly_retained GUARDED_BY(mu) = false;
+  // Live allocations: memory lives in the primary context and dies with
+  // it, so each one holds it (Note [Memory belongs to the device]).
+  int64_t memory_holds GUARDED_BY(mu) = 0;
 
   std::atomic<bool> lost{false};
   util::Mutex lost_mu;

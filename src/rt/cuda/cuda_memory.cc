@@ -26,15 +26,25 @@ void RaisePeak(std::atomic<uint64_t>& peak, uint64_t used) {
 // Note [Managed memory for messages]
 // hflow's messages live in device memory groups, and host UDFs (the
 // FlowFunc API) read and write them in place, as AICPU UDFs do on Ascend.
-// Plain device memory (cuMemAlloc) cannot be read by a host thread, so by
-// default a device's memory is managed memory (cuMemAllocManaged, attached
+// Plain device memory (cuMemAlloc) cannot be read by a host thread, so a
+// device's memory is managed memory (cuMemAllocManaged, attached
 // globally): one address for the host and every GPU, pages migrating to
 // whichever touches them, which is what a pipeline of host stages and GPU
-// models needs without a copy at each boundary. HostAccessible says
-// whether the host may read it in place (concurrent managed access, which
-// every Linux GPU since Pascal has); where not, and with CudaMemory::kDevice,
-// the services copy fetched tensors out as for any device the host cannot
-// read.
+// models needs without a copy at each boundary. The host may touch it
+// while a GPU works only with concurrent managed access, which Create
+// therefore requires.
+//
+// Note [Memory belongs to the device]
+// In the sim (and in hflow's services, which free pools after the contexts
+// they bound are gone) memory belongs to a device; in CUDA to the context
+// it was allocated in, and it dies with it. So memory is always allocated
+// in the device's primary context, whatever the caller has bound (a user
+// context of the device, or torch's), and each live allocation holds that
+// context: a last ResetDevice with memory still allocated leaves it alive
+// until the last Free. Each allocation is also marked
+// CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: a fill or a copy into it is then
+// complete when cuMemsetD8/cuMemcpy return (otherwise they may not be), as
+// every hflow caller, and a host UDF reading the message next, assumes.
 Status CudaRuntime::Malloc(int32_t device, size_t bytes, void** ptr) {
   Device* dev = nullptr;
   HFLOW_RETURN_IF_ERROR(EnterDeviceOp(Op::kMalloc, device, &dev));
@@ -51,17 +61,30 @@ Status CudaRuntime::Malloc(int32_t device, size_t bytes, void** ptr) {
         " bytes do not fit (" + std::to_string(used - bytes) + " of " +
         std::to_string(dev->capacity) + " bytes in use)");
   }
+  CUcontext primary = nullptr;
+  {
+    util::MutexLock lock(dev->mu);
+    Status st = RetainPrimary(Op::kMalloc, dev, &primary);
+    if (!st.ok()) {
+      dev->mem_used.fetch_sub(bytes);
+      return st;
+    }
+    ++dev->memory_holds;
+  }
+  CUcontext caller = nullptr;
+  driver_->CtxGetCurrent(&caller);
+  if (caller != primary) driver_->CtxSetCurrent(primary);
   CUdeviceptr p = 0;
-  CUresult r = options_.memory == CudaMemory::kManaged
-                   ? driver_->MemAllocManaged(&p, bytes, CU_MEM_ATTACH_GLOBAL)
-                   : driver_->MemAlloc(&p, bytes);
-  if (r != CUDA_SUCCESS) {
+  CUresult r = driver_->MemAllocManaged(&p, bytes, CU_MEM_ATTACH_GLOBAL);
+  Status st = r == CUDA_SUCCESS
+                  ? MakeSynchronous(dev, p)
+                  : DriverError(Op::kMalloc, dev, "cuMemAllocManaged", r);
+  if (r == CUDA_SUCCESS && !st.ok()) driver_->MemFree(p);
+  if (caller != primary) driver_->CtxSetCurrent(caller);
+  if (!st.ok()) {
     dev->mem_used.fetch_sub(bytes);
-    return DriverError(Op::kMalloc, dev,
-                       options_.memory == CudaMemory::kManaged
-                           ? "cuMemAllocManaged"
-                           : "cuMemAlloc",
-                       r);
+    DropMemoryHold(dev);
+    return st;
   }
   RaisePeak(dev->mem_peak, used);
   dev->live_allocations.fetch_add(1);
@@ -73,9 +96,24 @@ Status CudaRuntime::Malloc(int32_t device, size_t bytes, void** ptr) {
   return Status::OK();
 }
 
+Status CudaRuntime::MakeSynchronous(Device* dev, CUdeviceptr p) {
+  const int on = 1;
+  CUresult r =
+      driver_->PointerSetAttribute(&on, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, p);
+  if (r != CUDA_SUCCESS) {
+    return DriverError(Op::kMalloc, dev, "cuPointerSetAttribute", r);
+  }
+  return Status::OK();
+}
+
+// On a lost device Free still gives the memory back and succeeds, as the
+// sim's does, so that cleanup after a loss returns everything; the driver's
+// sticky error then says nothing new.
 Status CudaRuntime::Free(int32_t device, void* ptr) {
   Device* dev = nullptr;
-  HFLOW_RETURN_IF_ERROR(EnterDeviceOp(Op::kFree, device, &dev));
+  HFLOW_RETURN_IF_ERROR(LookupDevice(Op::kFree, device, &dev));
+  bool lost = dev->lost.load();
+  if (!lost) HFLOW_RETURN_IF_ERROR(EnterDeviceOp(Op::kFree, device, &dev));
   size_t bytes = 0;
   {
     util::MutexLock lock(allocs_mu_);
@@ -91,7 +129,10 @@ Status CudaRuntime::Free(int32_t device, void* ptr) {
   CUresult r = driver_->MemFree(Dptr(ptr));
   dev->mem_used.fetch_sub(bytes);
   dev->live_allocations.fetch_sub(1);
-  if (r != CUDA_SUCCESS) return DriverError(Op::kFree, dev, "cuMemFree", r);
+  DropMemoryHold(dev);
+  if (r != CUDA_SUCCESS && !lost) {
+    return DriverError(Op::kFree, dev, "cuMemFree", r);
+  }
   return Status::OK();
 }
 
@@ -141,6 +182,16 @@ Status CudaRuntime::Memcpy(int32_t device, void* dst, const void* src,
     case MemcpyKind::kDeviceToDevice:
       if (!dst_on) return bad("destination", dst);
       if (!src_on) return bad("source", src);
+      for (int32_t peer : {src_dev, dst_dev}) {
+        Device* other = peer == kRegisteredHost ? nullptr : FindDevice(peer);
+        if (other != nullptr && other->lost.load()) {
+          // Name the lost one: it is what the caller must act on, and the
+          // issuing device is not to be blamed for its sticky error.
+          return Status::DeviceLost("Memcpy on " + dev->Describe() + ": " +
+                                    other->Describe() + " is lost (" +
+                                    other->LostReason() + ")");
+        }
+      }
       if (!reaches(dst_dev) && !reaches(src_dev)) {
         return Status::InvalidArgument(
             "Memcpy on " + dev->Describe() + ": a copy from device " +
@@ -212,14 +263,14 @@ bool CudaRuntime::HostAccessible(int32_t device) const {
 // the first device's primary context, retained from the first
 // registration until the runtime ends, with the caller's binding restored.
 Status CudaRuntime::HostContext(CUcontext* ctx) {
-  allocs_mu_.AssertHeld();
+  util::MutexLock lock(host_mu_);
   if (host_ctx_ == nullptr) {
-    Device* first = devices_.front().get();
-    CUresult r = driver_->DevicePrimaryCtxRetain(&host_ctx_, first->cu);
+    CUresult r =
+        driver_->DevicePrimaryCtxRetain(&host_ctx_, devices_.front()->cu);
     if (r != CUDA_SUCCESS) {
       host_ctx_ = nullptr;
-      return DriverError(Op::kHostRegister, first, "cuDevicePrimaryCtxRetain",
-                         r);
+      return DriverErrorLocked(Op::kHostRegister, nullptr,
+                               "cuDevicePrimaryCtxRetain", r);
     }
   }
   *ctx = host_ctx_;
@@ -231,52 +282,71 @@ Status CudaRuntime::HostRegister(const void* ptr, size_t bytes) {
     return Status::InvalidArgument("HostRegister: null pointer or zero bytes");
   }
   uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
-  util::MutexLock lock(allocs_mu_);
-  auto next = allocs_.lower_bound(a);
-  bool overlaps = next != allocs_.end() && next->first < a + bytes;
-  if (next != allocs_.begin()) {
-    auto prev = std::prev(next);
-    overlaps = overlaps || prev->first + prev->second.bytes > a;
-  }
-  if (overlaps) {
-    return Status::InvalidArgument(
-        "HostRegister: " + util::RangeText(ptr, bytes) +
-        " overlaps a registration or a device allocation");
+  // Claimed under the lock, registered outside it: pinning a large range
+  // takes long, and every copy looks allocations up under allocs_mu_.
+  {
+    util::MutexLock lock(allocs_mu_);
+    auto next = allocs_.lower_bound(a);
+    bool overlaps = next != allocs_.end() && next->first < a + bytes;
+    if (next != allocs_.begin()) {
+      auto prev = std::prev(next);
+      overlaps = overlaps || prev->first + prev->second.bytes > a;
+    }
+    if (overlaps) {
+      return Status::InvalidArgument(
+          "HostRegister: " + util::RangeText(ptr, bytes) +
+          " overlaps a registration or a device allocation");
+    }
+    allocs_[a] = Allocation{bytes, kRegistering};
   }
   CUcontext ctx = nullptr;
-  HFLOW_RETURN_IF_ERROR(HostContext(&ctx));
-  CUcontext saved = nullptr;
-  driver_->CtxGetCurrent(&saved);
-  driver_->CtxSetCurrent(ctx);
-  CUresult r = driver_->MemHostRegister(const_cast<void*>(ptr), bytes,
-                                        CU_MEMHOSTREGISTER_PORTABLE);
-  driver_->CtxSetCurrent(saved);
-  if (r != CUDA_SUCCESS) {
-    return DriverError(Op::kHostRegister, devices_.front().get(),
-                       "cuMemHostRegister", r);
+  Status st = HostContext(&ctx);
+  if (st.ok()) {
+    CUcontext saved = nullptr;
+    driver_->CtxGetCurrent(&saved);
+    driver_->CtxSetCurrent(ctx);
+    CUresult r = driver_->MemHostRegister(const_cast<void*>(ptr), bytes,
+                                          CU_MEMHOSTREGISTER_PORTABLE);
+    driver_->CtxSetCurrent(saved);
+    if (r != CUDA_SUCCESS) {
+      st = DriverError(Op::kHostRegister, nullptr, "cuMemHostRegister", r);
+    }
   }
-  allocs_[a] = Allocation{bytes, kRegisteredHost};
+  util::MutexLock lock(allocs_mu_);
+  if (!st.ok()) {
+    allocs_.erase(a);
+    return st;
+  }
+  allocs_[a].device = kRegisteredHost;
   return Status::OK();
 }
 
 Status CudaRuntime::HostUnregister(const void* ptr) {
+  {
+    util::MutexLock lock(allocs_mu_);
+    auto it = allocs_.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == allocs_.end() || it->second.device != kRegisteredHost) {
+      return Status::InvalidArgument(
+          "HostUnregister: no registration starts at " +
+          util::PointerText(ptr));
+    }
+    it->second.device = kRegistering;  // claimed: no copy may use it now
+  }
+  CUcontext ctx = nullptr;
+  Status st = HostContext(&ctx);
+  if (st.ok()) {
+    CUcontext saved = nullptr;
+    driver_->CtxGetCurrent(&saved);
+    driver_->CtxSetCurrent(ctx);
+    CUresult r = driver_->MemHostUnregister(const_cast<void*>(ptr));
+    driver_->CtxSetCurrent(saved);
+    if (r != CUDA_SUCCESS) {
+      st = DriverError(Op::kHostUnregister, nullptr, "cuMemHostUnregister", r);
+    }
+  }
   util::MutexLock lock(allocs_mu_);
-  auto it = allocs_.find(reinterpret_cast<uintptr_t>(ptr));
-  if (it == allocs_.end() || it->second.device != kRegisteredHost) {
-    return Status::InvalidArgument(
-        "HostUnregister: no registration starts at " + util::PointerText(ptr));
-  }
-  CUcontext saved = nullptr;
-  driver_->CtxGetCurrent(&saved);
-  driver_->CtxSetCurrent(host_ctx_);
-  CUresult r = driver_->MemHostUnregister(const_cast<void*>(ptr));
-  driver_->CtxSetCurrent(saved);
-  allocs_.erase(it);
-  if (r != CUDA_SUCCESS) {
-    return DriverError(Op::kHostUnregister, devices_.front().get(),
-                       "cuMemHostUnregister", r);
-  }
-  return Status::OK();
+  allocs_.erase(reinterpret_cast<uintptr_t>(ptr));
+  return st;
 }
 
 }  // namespace rt

@@ -1,5 +1,6 @@
-// CudaRuntime: start-up (devices on GPUs), contexts and the binding rule
-// every device-dependent call applies; memory is in cuda_memory.cc.
+// CudaRuntime: start-up (devices on GPUs) and the binding rule every
+// device-dependent call applies; contexts are in cuda_context.cc, memory
+// in cuda_memory.cc.
 //
 // Thread-safety: the binding is the driver's, per thread; a device's
 // default-context state is guarded by its mutex; the context registry by
@@ -16,10 +17,6 @@ namespace hflow {
 namespace rt {
 
 namespace {
-Context* Handle(CUcontext c) { return reinterpret_cast<Context*>(c); }
-CUcontext Cu(const Context* c) {
-  return reinterpret_cast<CUcontext>(const_cast<Context*>(c));
-}
 std::string Thread() { return "'" + util::CurrentThreadName() + "'"; }
 }  // namespace
 
@@ -65,9 +62,12 @@ Status CudaRuntime::Start() {
         "; use the 'sim' backend on this machine");
   }
   if (r != CUDA_SUCCESS) {
-    return Status::NotSupported(where +
-                                ": cuInit failed: " + driver_->ErrorName(r) +
-                                " (" + driver_->ErrorString(r) + ")");
+    return Status::NotSupported(
+        where + ": cuInit failed: " + driver_->ErrorName(r) + " (" +
+        driver_->ErrorString(r) +
+        "); check that the NVIDIA driver is at least as new as the CUDA "
+        "headers hflow was built with, that /dev/nvidia* is visible (in a "
+        "container: the NVIDIA container runtime) and what nvidia-smi says");
   }
   ClusterConfig cluster = options_.cluster;
   if (cluster.nodes.empty()) {
@@ -131,11 +131,20 @@ Status CudaRuntime::AddDevice(const DeviceDesc& desc, int ordinal) {
         "device runtime 'cuda': GPU " + std::to_string(ordinal) + " (device " +
         std::to_string(desc.device_id) + "): " + driver_->ErrorName(r));
   }
+  // Host UDFs read messages in managed memory in place, while the GPU may
+  // be working: that needs concurrent managed access (every Linux GPU
+  // since Pascal); without it they would fault.
+  if (!managed) {
+    return Status::NotSupported(
+        "device runtime 'cuda': GPU " + std::to_string(ordinal) + " (" +
+        std::string(name) + ", device " + std::to_string(desc.device_id) +
+        ") has no concurrent managed access, which hflow's host UDFs need "
+        "to read messages in place; use a GPU that has it (Pascal or newer, "
+        "on Linux) or the 'sim' backend");
+  }
   dev->name = name;
   dev->capacity = std::min<uint64_t>(desc.memory_bytes, total);
-  // Host UDFs read managed memory in place only where the host may touch
-  // it while the GPU works (concurrent managed access).
-  dev->host_accessible = options_.memory == CudaMemory::kManaged && managed;
+  dev->host_accessible = true;
   devices_.push_back(std::move(dev));
   return Status::OK();
 }
@@ -187,21 +196,23 @@ std::optional<CudaRuntime::ContextRec> CudaRuntime::FindContext(
 
 Status CudaRuntime::DeviceOfCurrent(Op op, CUcontext cur, int32_t* device) {
   std::optional<ContextRec> rec = FindContext(cur);
-  if (rec && !rec->alive) {
-    return Status::NoContext(std::string(OpName(op)) +
-                             ": the context bound "
-                             "to thread " +
-                             Thread() +
-                             " was destroyed; bind "
-                             "a live context first");
-  }
-  if (rec) {
+  if (rec && rec->alive) {
     *device = rec->device;
     return Status::OK();
   }
-  // A context hflow did not make: the driver knows its GPU.
+  // A context hflow did not make (or made and destroyed: the driver may
+  // have given its address to a new one): the driver knows its GPU.
   CUdevice cu = 0;
   CUresult r = driver_->CtxGetDevice(&cu);
+  if (r == CUDA_SUCCESS && rec) {
+    util::MutexLock lock(contexts_mu_);
+    contexts_.erase(cur);
+  }
+  if (r != CUDA_SUCCESS && rec) {
+    return Status::NoContext(std::string(OpName(op)) +
+                             ": the context bound to thread " + Thread() +
+                             " was destroyed; bind a live context first");
+  }
   if (r != CUDA_SUCCESS) {
     return Status::NoContext(std::string(OpName(op)) +
                              ": the context bound "
@@ -249,7 +260,7 @@ Status CudaRuntime::BindImplicitly(Device* dev) {
   {
     util::MutexLock lock(dev->mu);
     if (!dev->implicitly_retained) {
-      HFLOW_RETURN_IF_ERROR(RetainPrimary(dev, &ctx));
+      HFLOW_RETURN_IF_ERROR(RetainPrimary(Op::kSetCurrentContext, dev, &ctx));
       dev->implicitly_retained = true;
     }
     ctx = dev->primary;
@@ -270,199 +281,6 @@ Status CudaRuntime::EnterDeviceOp(Op op, int32_t device, Device** dev) {
                               (*dev)->LostReason() + ")");
   }
   return CheckBinding(op, *dev);
-}
-
-// Requires dev->mu. The runtime holds one driver reference on a primary
-// context, however many SetDevice references it counts.
-Status CudaRuntime::RetainPrimary(Device* dev, CUcontext* ctx) {
-  dev->mu.AssertHeld();
-  if (dev->primary == nullptr) {
-    CUcontext c = nullptr;
-    CUresult r = driver_->DevicePrimaryCtxRetain(&c, dev->cu);
-    if (r != CUDA_SUCCESS) {
-      return DriverError(Op::kSetDevice, dev, "cuDevicePrimaryCtxRetain", r);
-    }
-    dev->primary = c;
-    dev->contexts_created.fetch_add(1);
-    dev->contexts_alive.fetch_add(1);
-    util::MutexLock lock(contexts_mu_);
-    contexts_[c] = ContextRec{dev->id, /*is_default=*/true, /*alive=*/true};
-  }
-  *ctx = dev->primary;
-  return Status::OK();
-}
-
-// Requires dev->mu. A released primary leaves the registry rather than
-// being marked dead: another holder (torch) may keep it alive, and then a
-// thread bound to it is bound to a live context of the GPU.
-void CudaRuntime::ReleasePrimary(Device* dev) {
-  dev->mu.AssertHeld();
-  if (dev->primary == nullptr) return;
-  {
-    util::MutexLock lock(contexts_mu_);
-    contexts_.erase(dev->primary);
-  }
-  driver_->DevicePrimaryCtxRelease(dev->cu);
-  dev->primary = nullptr;
-  dev->contexts_alive.fetch_sub(1);
-}
-
-Status CudaRuntime::SetDevice(int32_t device) {
-  Device* dev = nullptr;
-  HFLOW_RETURN_IF_ERROR(LookupDevice(Op::kSetDevice, device, &dev));
-  if (dev->lost.load()) {
-    return Status::DeviceLost("SetDevice on " + dev->Describe() +
-                              ": the device is lost");
-  }
-  CUcontext ctx = nullptr;
-  {
-    util::MutexLock lock(dev->mu);
-    HFLOW_RETURN_IF_ERROR(RetainPrimary(dev, &ctx));
-    ++dev->refs;
-  }
-  CUresult r = driver_->CtxSetCurrent(ctx);
-  if (r != CUDA_SUCCESS) {
-    return DriverError(Op::kSetDevice, dev, "cuCtxSetCurrent", r);
-  }
-  return Status::OK();
-}
-
-Status CudaRuntime::ResetDevice(int32_t device) {
-  Device* dev = nullptr;
-  HFLOW_RETURN_IF_ERROR(LookupDevice(Op::kResetDevice, device, &dev));
-  util::MutexLock lock(dev->mu);
-  if (dev->refs <= 0) {
-    return Status::FailedPrecondition(
-        "ResetDevice on " + dev->Describe() +
-        ": no SetDevice reference is held; call SetDevice and ResetDevice "
-        "in pairs");
-  }
-  if (--dev->refs == 0 && !dev->implicitly_retained) ReleasePrimary(dev);
-  return Status::OK();
-}
-
-Status CudaRuntime::GetDevice(int32_t* device) {
-  if (device == nullptr) return Status::InvalidArgument("GetDevice: null out");
-  CUcontext cur = nullptr;
-  driver_->CtxGetCurrent(&cur);
-  if (cur == nullptr) {
-    return Status::NoContext(
-        "GetDevice: no context is bound to the current "
-        "thread " +
-        Thread());
-  }
-  int32_t bound = -1;
-  HFLOW_RETURN_IF_ERROR(DeviceOfCurrent(Op::kSetDevice, cur, &bound));
-  if (bound < 0) {
-    return Status::InvalidArgument(
-        "GetDevice: thread " + Thread() +
-        " is bound to a context of a GPU outside the cluster");
-  }
-  *device = bound;
-  return Status::OK();
-}
-
-Status CudaRuntime::CreateContext(int32_t device, Context** out) {
-  if (out == nullptr) {
-    return Status::InvalidArgument("CreateContext: null out parameter");
-  }
-  Device* dev = nullptr;
-  HFLOW_RETURN_IF_ERROR(LookupDevice(Op::kCreateContext, device, &dev));
-  if (dev->lost.load()) {
-    return Status::DeviceLost("CreateContext on " + dev->Describe() +
-                              ": the device is lost");
-  }
-  CUcontext ctx = nullptr;
-  CUresult r = driver_->CtxCreate(&ctx, dev->cu);  // made current
-  if (r != CUDA_SUCCESS) {
-    return DriverError(Op::kCreateContext, dev, "cuCtxCreate", r);
-  }
-  dev->contexts_created.fetch_add(1);
-  dev->contexts_alive.fetch_add(1);
-  {
-    util::MutexLock lock(contexts_mu_);
-    contexts_[ctx] = ContextRec{dev->id, /*is_default=*/false, true};
-  }
-  *out = Handle(ctx);
-  return Status::OK();
-}
-
-Status CudaRuntime::DestroyContext(Context* handle) {
-  std::optional<ContextRec> rec =
-      handle ? FindContext(Cu(handle)) : std::nullopt;
-  if (!rec || !rec->alive) {
-    return Status::InvalidArgument(
-        "DestroyContext: unknown or already destroyed context handle");
-  }
-  if (rec->is_default) {
-    return Status::InvalidArgument(
-        "DestroyContext: the context is the default context of device " +
-        std::to_string(rec->device) + "; release it with ResetDevice");
-  }
-  Device* dev = FindDevice(rec->device);
-  CUresult r = driver_->CtxDestroy(Cu(handle));
-  if (r != CUDA_SUCCESS) {
-    return DriverError(Op::kDestroyContext, dev, "cuCtxDestroy", r);
-  }
-  {
-    util::MutexLock lock(contexts_mu_);
-    contexts_[Cu(handle)].alive = false;
-  }
-  dev->contexts_alive.fetch_sub(1);
-  return Status::OK();
-}
-
-Status CudaRuntime::SetCurrentContext(Context* handle) {
-  if (handle != nullptr) {
-    std::optional<ContextRec> rec = FindContext(Cu(handle));
-    if (rec && !rec->alive) {
-      return Status::InvalidArgument(
-          "SetCurrentContext: the context was destroyed; pass a context "
-          "that is still alive");
-    }
-  }
-  CUresult r = driver_->CtxSetCurrent(Cu(handle));
-  if (r != CUDA_SUCCESS) {
-    return Status::InvalidArgument(
-        "SetCurrentContext: the driver refused the context (" +
-        driver_->ErrorName(r) +
-        "); pass a context from CreateContext or "
-        "GetCurrentContext that is still alive");
-  }
-  return Status::OK();
-}
-
-Context* CudaRuntime::GetCurrentContext() noexcept {
-  CUcontext cur = nullptr;
-  if (driver_->CtxGetCurrent(&cur) != CUDA_SUCCESS) return nullptr;
-  return Handle(cur);
-}
-
-Status CudaRuntime::GetContextDevice(const Context* handle, int32_t* device) {
-  if (handle == nullptr || device == nullptr) {
-    return Status::InvalidArgument("GetContextDevice: null context or out");
-  }
-  std::optional<ContextRec> rec = FindContext(Cu(handle));
-  if (rec) {
-    *device = rec->device;
-    return Status::OK();
-  }
-  // Another library's context: ask the driver with it current, briefly.
-  CUcontext saved = nullptr;
-  driver_->CtxGetCurrent(&saved);
-  if (driver_->CtxSetCurrent(Cu(handle)) != CUDA_SUCCESS) {
-    return Status::InvalidArgument("GetContextDevice: unknown context handle");
-  }
-  int32_t bound = -1;
-  Status s = DeviceOfCurrent(Op::kSetCurrentContext, Cu(handle), &bound);
-  driver_->CtxSetCurrent(saved);
-  HFLOW_RETURN_IF_ERROR(s);
-  if (bound < 0) {
-    return Status::InvalidArgument(
-        "GetContextDevice: the context belongs to a GPU outside the cluster");
-  }
-  *device = bound;
-  return Status::OK();
 }
 
 Status CudaRuntime::DriverCall(int32_t device, Op op) {

@@ -14,9 +14,10 @@
 //   - a context hflow did not make (torch's, the user's) is a context like
 //     any other: its device is the driver's answer, and the context guards
 //     restore it, since hflow's Context handle is the CUcontext itself.
-// Device memory is managed memory by default (host UDFs read messages in
-// place; Note [Managed memory for messages] in cuda_memory.cc), or plain
-// device memory (CudaMemory::kDevice).
+// Device memory is managed memory (host UDFs read messages in place; Note
+// [Managed memory for messages] in cuda_memory.cc), allocated in the
+// device's primary context whatever the caller has bound, and every copy
+// and fill is complete when the call returns, as the sim's are.
 //
 // Thread-safety: every public method may be called from any thread; the
 // binding is the driver's, per thread; registries are guarded by mutexes.
@@ -41,22 +42,21 @@
 namespace hflow {
 namespace rt {
 
-enum class CudaMemory { kManaged, kDevice };
-
 struct CudaOptions {
   ClusterConfig cluster = DefaultClusterConfig();
   // As SimOptions::default_device: overrides the cluster's; -1 disables the
   // implicit binding altogether.
   std::optional<int32_t> default_device;
-  CudaMemory memory = CudaMemory::kManaged;
   std::shared_ptr<CudaDriver> driver;  // required (LoadCudaDriver or a fake)
 };
 
 class CudaRuntime final : public DeviceRuntime {
  public:
   // Initializes the driver and maps the cluster's local devices to GPUs;
-  // kNotSupported when the driver sees no GPU, kInvalidArgument when the
-  // cluster lists more devices than there are GPUs or an unknown default.
+  // kNotSupported when the driver sees no GPU or a GPU on which the host
+  // may not touch managed memory while the GPU works (no concurrent
+  // managed access), kInvalidArgument when the cluster lists more devices
+  // than there are GPUs or an unknown default.
   static Status Create(CudaOptions options, std::shared_ptr<CudaRuntime>* out);
   ~CudaRuntime() override;
 
@@ -109,6 +109,7 @@ class CudaRuntime final : public DeviceRuntime {
     int32_t device = -1;  // kRegisteredHost for a host registration
   };
   static constexpr int32_t kRegisteredHost = -2;
+  static constexpr int32_t kRegistering = -3;  // claimed, not yet registered
 
   explicit CudaRuntime(CudaOptions options);
   Status Start();
@@ -127,16 +128,27 @@ class CudaRuntime final : public DeviceRuntime {
   Status BindImplicitly(Device* dev);
   // Retains dev's primary context for one more reference (from zero: a
   // context created, registered as dev's default). Requires dev->mu.
-  Status RetainPrimary(Device* dev, CUcontext* ctx);
+  Status RetainPrimary(Op op, Device* dev, CUcontext* ctx);
+  // Releases dev's primary context once nothing holds it (SetDevice
+  // references, an implicit binding, live memory). Requires dev->mu.
+  void ReleaseIfUnheld(Device* dev);
   void ReleasePrimary(Device* dev);
+  // Drops one memory hold (an allocation ended or failed).
+  void DropMemoryHold(Device* dev);
   // A failed driver call as a Status naming op, device and call; a sticky
-  // error marks the device lost (listeners run after the caller's locks).
+  // error marks the device lost and runs the listeners, so the caller must
+  // hold no runtime lock.
   Status DriverError(Op op, Device* dev, const char* call, CUresult r);
+  // The same without the loss, for calls made under a runtime lock (a
+  // sticky error repeats at the next call, which marks the loss).
+  Status DriverErrorLocked(Op op, Device* dev, const char* call, CUresult r);
   void MarkLost(Device* dev, const std::string& why);
   std::optional<ContextRec> FindContext(CUcontext ctx) const;
   // The live allocation or registration holding [p, p + bytes), if any.
   bool FindAllocation(const void* p, size_t bytes, int32_t* owner) const;
   Status HostContext(CUcontext* ctx);
+  // Sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on a new allocation.
+  Status MakeSynchronous(Device* dev, CUdeviceptr p);
 
   const CudaOptions options_;
   CudaDriver* const driver_;
@@ -150,7 +162,8 @@ class CudaRuntime final : public DeviceRuntime {
   std::map<uintptr_t, Allocation> allocs_ GUARDED_BY(allocs_mu_);
   // The primary context host registrations are made in (the first
   // device's), retained from the first registration to the end.
-  CUcontext host_ctx_ GUARDED_BY(allocs_mu_) = nullptr;
+  util::Mutex host_mu_;
+  CUcontext host_ctx_ GUARDED_BY(host_mu_) = nullptr;
 
   util::Mutex listeners_mu_;
   int next_listener_ GUARDED_BY(listeners_mu_) = 1;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -24,15 +25,14 @@ struct Made {
   std::shared_ptr<CudaRuntime> rt;
 };
 
-Made Make(const std::vector<int32_t>& ids, int gpus = -1,
-          CudaMemory memory = CudaMemory::kManaged) {
+Made Make(const std::vector<int32_t>& ids, int gpus = -1) {
   Made m;
   m.driver = std::make_shared<FakeCudaDriver>(
       gpus < 0 ? static_cast<int>(ids.size()) : gpus, 64u << 20);
   CudaOptions o;
   o.cluster = MakeLocalCluster(ids, 32u << 20);
   o.cluster.source = "test";
-  o.memory = memory;
+
   o.driver = m.driver;
   Status s = CudaRuntime::Create(std::move(o), &m.rt);
   EXPECT_TRUE(s.ok()) << s.ToString();
@@ -185,7 +185,9 @@ TEST(CudaRuntimeTest, UserContextsAndStaleHandles) {
   EXPECT_EQ(m.rt->DestroyContext(ctx).code(), StatusCode::kInvalidArgument);
   DeviceStats st;
   ASSERT_TRUE(m.rt->GetDeviceStats(3, &st).ok());
-  EXPECT_EQ(st.contexts_created, 2u);
+  // The user context, the primary the allocation was made in (released at
+  // its Free) and the primary SetDevice made again.
+  EXPECT_EQ(st.contexts_created, 3u);
   EXPECT_EQ(st.contexts_alive, 1u);
   EXPECT_EQ(st.default_context_refs, 1);
   ASSERT_TRUE(m.rt->ResetDevice(3).ok());
@@ -305,18 +307,120 @@ TEST(CudaRuntimeTest, HostRegistrationLeavesTheCallerUnbound) {
             StatusCode::kInvalidArgument);
 }
 
-TEST(CudaRuntimeTest, HostReadsManagedMemoryOnlyWithConcurrentAccess) {
+TEST(CudaRuntimeTest, RefusesGpusWithoutConcurrentManagedAccess) {
   EXPECT_TRUE(Make({2}).rt->HostAccessible(2));
   EXPECT_FALSE(Make({2}).rt->HostAccessible(3));
-  EXPECT_FALSE(Make({2}, 1, CudaMemory::kDevice).rt->HostAccessible(2));
   auto driver = std::make_shared<FakeCudaDriver>(1);
   driver->SetConcurrentManagedAccess(false);
   CudaOptions o;
   o.cluster = MakeLocalCluster({2});
   o.driver = driver;
   std::shared_ptr<CudaRuntime> rt;
-  ASSERT_TRUE(CudaRuntime::Create(o, &rt).ok());
-  EXPECT_FALSE(rt->HostAccessible(2));
+  Status s = CudaRuntime::Create(o, &rt);
+  EXPECT_EQ(s.code(), StatusCode::kNotSupported);
+  EXPECT_NE(s.message().find("no concurrent managed access"), std::string::npos)
+      << s.ToString();
+}
+
+// A host thread reads what a copy or a fill wrote as soon as the call
+// returns (the fake, like a GPU, lands writes into device memory later
+// unless the memory is marked synchronous).
+TEST(CudaRuntimeTest, CopiesAndFillsAreCompleteOnReturn) {
+  Made m = Make({2, 3});
+  ASSERT_TRUE(m.rt->SetDevice(2).ok());
+  void *a = nullptr, *b = nullptr;
+  ASSERT_TRUE(m.rt->Malloc(2, 4096, &a).ok());
+  ASSERT_TRUE(m.rt->Malloc(2, 4096, &b).ok());
+  ASSERT_TRUE(m.rt->Memset(2, a, 0x11, 4096).ok());
+  EXPECT_EQ(static_cast<unsigned char*>(a)[4095], 0x11);
+  std::vector<unsigned char> host(4096, 0x22);
+  ASSERT_TRUE(
+      m.rt->Memcpy(2, a, host.data(), 4096, MemcpyKind::kHostToDevice).ok());
+  EXPECT_EQ(static_cast<unsigned char*>(a)[0], 0x22);
+  ASSERT_TRUE(m.rt->Memcpy(2, b, a, 4096, MemcpyKind::kDeviceToDevice).ok());
+  EXPECT_EQ(static_cast<unsigned char*>(b)[100], 0x22);
+  ASSERT_TRUE(m.rt->Free(2, a).ok());
+  ASSERT_TRUE(m.rt->Free(2, b).ok());
+  ASSERT_TRUE(m.rt->ResetDevice(2).ok());
+}
+
+// Memory belongs to its device, as in the sim: it outlives the user
+// context it was allocated under and the last ResetDevice.
+TEST(CudaRuntimeTest, MemoryOutlivesContextsAndTheLastReset) {
+  Made m = Make({2, 3});
+  Context* user = nullptr;
+  ASSERT_TRUE(m.rt->CreateContext(3, &user).ok());
+  void* p = nullptr;
+  ASSERT_TRUE(m.rt->Malloc(3, 256, &p).ok());
+  ASSERT_TRUE(m.rt->Memset(3, p, 0x33, 256).ok());
+  EXPECT_EQ(m.rt->GetCurrentContext(), user);  // the caller's, still
+  ASSERT_TRUE(m.rt->DestroyContext(user).ok());
+  ASSERT_TRUE(m.rt->SetDevice(3).ok());
+  ASSERT_TRUE(m.rt->ResetDevice(3).ok());  // the last reference
+  EXPECT_EQ(m.driver->PrimaryRefs(1), 1);  // held by the memory
+  std::thread([&] {
+    ASSERT_TRUE(m.rt->SetDevice(3).ok());
+    std::vector<unsigned char> back(256);
+    ASSERT_TRUE(
+        m.rt->Memcpy(3, back.data(), p, 256, MemcpyKind::kDeviceToHost).ok());
+    EXPECT_EQ(back[255], 0x33);
+    ASSERT_TRUE(m.rt->Free(3, p).ok());
+    ASSERT_TRUE(m.rt->ResetDevice(3).ok());
+  }).join();
+  EXPECT_EQ(m.driver->PrimaryRefs(1), 0);
+  EXPECT_EQ(m.driver->AllocationsFreedWithContext(1), 0u);
+  ASSERT_TRUE(m.rt->SetCurrentContext(nullptr).ok());
+}
+
+TEST(CudaRuntimeTest, FreeOnALostDeviceGivesTheMemoryBack) {
+  Made m = Make({2, 3});
+  ASSERT_TRUE(m.rt->SetDevice(3).ok());
+  void* p = nullptr;
+  ASSERT_TRUE(m.rt->Malloc(3, 256, &p).ok());
+  m.driver->LoseDevice(1);
+  EXPECT_EQ(m.rt->Synchronize(3).code(), StatusCode::kDeviceLost);
+  EXPECT_TRUE(m.rt->Free(3, p).ok());
+  DeviceStats st;
+  ASSERT_TRUE(m.rt->GetDeviceStats(3, &st).ok());
+  EXPECT_EQ(st.live_allocations, 0u);
+  EXPECT_EQ(st.mem_used_bytes, 0u);
+}
+
+// A copy touching a lost peer names the peer and loses nothing else.
+TEST(CudaRuntimeTest, CopyToALostPeerNamesThePeer) {
+  Made m = Make({2, 3});
+  void *a = nullptr, *b = nullptr;
+  ASSERT_TRUE(m.rt->SetDevice(3).ok());
+  ASSERT_TRUE(m.rt->Malloc(3, 64, &b).ok());
+  m.driver->FailNext("CtxSynchronize", CUDA_ERROR_ECC_UNCORRECTABLE);
+  EXPECT_EQ(m.rt->Synchronize(3).code(), StatusCode::kDeviceLost);
+  ASSERT_TRUE(m.rt->SetDevice(2).ok());
+  ASSERT_TRUE(m.rt->Malloc(2, 64, &a).ok());
+  Status s = m.rt->Memcpy(2, b, a, 64, MemcpyKind::kDeviceToDevice);
+  EXPECT_EQ(s.code(), StatusCode::kDeviceLost);
+  EXPECT_NE(s.message().find("device 3 (GPU 1) is lost"), std::string::npos)
+      << s.ToString();
+  DeviceStats st;
+  ASSERT_TRUE(m.rt->GetDeviceStats(2, &st).ok());
+  EXPECT_FALSE(st.lost);
+  ASSERT_TRUE(m.rt->Free(2, a).ok());
+  ASSERT_TRUE(m.rt->ResetDevice(2).ok());
+}
+
+TEST(CudaRuntimeTest, TwoThreadsDestroyOneContextOnce) {
+  Made m = Make({2, 3});
+  Context* ctx = nullptr;
+  ASSERT_TRUE(m.rt->CreateContext(2, &ctx).ok());
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] { ok += m.rt->DestroyContext(ctx).ok(); });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 1);
+  DeviceStats st;
+  ASSERT_TRUE(m.rt->GetDeviceStats(2, &st).ok());
+  EXPECT_EQ(st.contexts_alive, 0u);
 }
 
 // What a runtime took from the driver goes back at its end, whichever
