@@ -48,7 +48,9 @@ void InstallRuntime(std::shared_ptr<DeviceRuntime> runtime);
 
 // How the process-wide runtime is chosen at initialization.
 struct RuntimeOptions {
-  std::string backend = "sim";  // "sim" (default); "cuda" needs HFLOW_WITH_CUDA
+  // "sim", "cuda" (where the build found the CUDA toolkit), or "": the
+  // cluster's "backend" field, else "sim" (ResolvedBackend).
+  std::string backend;
   ClusterConfig cluster = DefaultClusterConfig();
   // Overrides the cluster's default device; -1 means none.
   std::optional<int32_t> default_device;
@@ -57,6 +59,10 @@ struct RuntimeOptions {
   // "" lets $HFLOW_CTXCHECK decide. SameRuntime ignores it.
   std::string ctxcheck;
 };
+
+// The backend `options` name: their own, else their cluster's, else "sim".
+// Never fails.
+std::string ResolvedBackend(const RuntimeOptions& options);
 
 // Creates the runtime `options` describe and installs it (`*out`, if given,
 // shares it). Unknown backends and invalid clusters are rejected with

@@ -178,9 +178,9 @@ enum class RestartPolicy {
 
 struct Options {
   // The device runtime: "sim" (simulated devices) or "cuda" (NVIDIA GPUs,
-  // where the build found the CUDA toolkit). Left "sim", a cluster file's
-  // "backend" field applies.
-  std::string backend = "sim";
+  // where the build found the CUDA toolkit); "" (the default): the cluster
+  // file's "backend" field, else "sim".
+  std::string backend;
   ClusterConfig cluster = DefaultClusterConfig();
   std::optional<int32_t> default_device;  // -1: none
   int deploy_threads = 4;

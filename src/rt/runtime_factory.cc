@@ -14,10 +14,16 @@
 namespace hflow {
 namespace rt {
 
+std::string ResolvedBackend(const RuntimeOptions& options) {
+  if (!options.backend.empty()) return options.backend;
+  return options.cluster.backend.value_or("sim");
+}
+
 Status InitializeRuntime(const RuntimeOptions& options,
                          std::shared_ptr<DeviceRuntime>* out) {
   std::shared_ptr<DeviceRuntime> runtime;
-  if (options.backend == "sim") {
+  const std::string backend = ResolvedBackend(options);
+  if (backend == "sim") {
     SimOptions sim;
     sim.cluster = options.cluster;
     sim.default_device = options.default_device;
@@ -35,7 +41,7 @@ Status InitializeRuntime(const RuntimeOptions& options,
     std::shared_ptr<SimRuntime> s;
     HFLOW_RETURN_IF_ERROR(SimRuntime::Create(std::move(sim), &s));
     runtime = std::move(s);
-  } else if (options.backend == "cuda") {
+  } else if (backend == "cuda") {
 #ifdef HFLOW_HAVE_CUDA
     if (!options.ctxcheck.empty() && options.ctxcheck != "off") {
       return Status::NotSupported(
@@ -51,7 +57,7 @@ Status InitializeRuntime(const RuntimeOptions& options,
         "installed or use 'sim'");
 #endif
   } else {
-    return Status::InvalidArgument("device runtime '" + options.backend +
+    return Status::InvalidArgument("device runtime '" + backend +
                                    "' is unknown; use 'sim' or 'cuda'");
   }
   internal::InstallMadeRuntime(runtime, options);
@@ -88,7 +94,8 @@ std::optional<int32_t> ResolvedDefault(const RuntimeOptions& o) {
 }  // namespace
 
 bool SameRuntime(const RuntimeOptions& a, const RuntimeOptions& b) {
-  if (a.backend != b.backend || ResolvedDefault(a) != ResolvedDefault(b)) {
+  if (ResolvedBackend(a) != ResolvedBackend(b) ||
+      ResolvedDefault(a) != ResolvedDefault(b)) {
     return false;
   }
   std::vector<DeviceDesc> da = RuntimeDevices(a.cluster);

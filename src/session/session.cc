@@ -134,11 +134,7 @@ Status Initialize(const Options& options) {
   auto env = std::make_shared<Environment>();
   env->options = options;
   rt::RuntimeOptions ro;
-  // A cluster file's "backend" applies unless the program chose another
-  // than the default.
-  ro.backend = options.backend == "sim" && options.cluster.backend
-                   ? *options.cluster.backend
-                   : options.backend;
+  ro.backend = options.backend;  // "": the cluster's, else the sim
   ro.cluster = options.cluster;
   ro.default_device = options.default_device;
   ro.record_calls = options.record_calls;

@@ -119,11 +119,11 @@ int RunDevices(const ClusterArgs& args, bool json, std::ostream& out,
   }
   Labels labels;
   // As Initialize: the flag, else the cluster file's field, else the sim.
-  std::string chosen = !backend.empty() ? backend : cfg.backend.value_or("sim");
+  rt::RuntimeOptions ro;
+  ro.backend = backend;
+  ro.cluster = cfg;
+  const std::string chosen = rt::ResolvedBackend(ro);
   if (chosen != "sim") {
-    rt::RuntimeOptions ro;
-    ro.backend = chosen;
-    ro.cluster = cfg;
     std::shared_ptr<rt::DeviceRuntime> runtime;
     s = rt::InitializeRuntime(ro, &runtime);
     if (!s.ok()) {

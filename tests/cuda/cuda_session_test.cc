@@ -11,7 +11,9 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "acl/acl.h"
 #include "cuda/fake_cuda_driver.h"
+#include "hflow/ge_options.h"
 #include "hflow/hflow.h"
 #include "rt/cuda/cuda_runtime.h"
 #include "test_graphs.h"
@@ -140,7 +142,6 @@ TEST(CudaBackendTest, ClusterFileChoosesTheBackend) {
   ASSERT_TRUE(Finalize().ok());
   // A program that names a backend keeps it.
   o.backend = "sim";
-  o.cluster.backend = "sim";
   ASSERT_TRUE(Initialize(o).ok());
   EXPECT_STREQ(rt::CurrentRuntime()->Name(), "sim");
   ASSERT_TRUE(Finalize().ok());
@@ -158,6 +159,20 @@ TEST(CudaBackendTest, ClusterFileChoosesTheBackend) {
   EXPECT_NE(out.str().find("\"backend\":\"cuda\""), std::string::npos)
       << out.str();
   EXPECT_NE(out.str().find("Fake GPU 1"), std::string::npos);
+  // ACL reads the same file ($RESOURCE_CONFIG_PATH) to the same runtime,
+  // and Initialize then adopts the one ACL holds (one runtime for both).
+  setenv("RESOURCE_CONFIG_PATH", path, 1);
+  ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS);
+  rt::DeviceRuntime* acl_runtime = rt::CurrentRuntime();
+  EXPECT_STREQ(acl_runtime->Name(), "cuda");
+  Options from_file;
+  ASSERT_TRUE(ClusterConfigFromEnvironment(&from_file.cluster, nullptr).ok());
+  st = Initialize(from_file);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(rt::CurrentRuntime(), acl_runtime);
+  ASSERT_TRUE(Finalize().ok());
+  EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
+  unsetenv("RESOURCE_CONFIG_PATH");
   unlink(path);
   rt::SetCudaDriverForTesting(nullptr);
 }

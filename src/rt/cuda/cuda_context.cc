@@ -159,13 +159,14 @@ Status CudaRuntime::CreateContext(int32_t device, Context** out) {
 }
 
 Status CudaRuntime::DestroyContext(Context* handle) {
-  // The record is claimed (marked dead) before the driver call, so two
-  // threads destroying one context destroy it once.
+  // The record is claimed before the driver call, so two threads
+  // destroying one context destroy it once; it stays alive (threads bound
+  // to it keep their device) until the driver has destroyed it.
   int32_t device = -1;
   {
     util::MutexLock lock(contexts_mu_);
     auto it = handle ? contexts_.find(Cu(handle)) : contexts_.end();
-    if (it == contexts_.end() || !it->second.alive) {
+    if (it == contexts_.end() || !it->second.alive || it->second.destroying) {
       return Status::InvalidArgument(
           "DestroyContext: unknown or already destroyed context handle");
     }
@@ -174,16 +175,20 @@ Status CudaRuntime::DestroyContext(Context* handle) {
           "DestroyContext: the context is the default context of device " +
           std::to_string(it->second.device) + "; release it with ResetDevice");
     }
-    it->second.alive = false;
+    it->second.destroying = true;
     device = it->second.device;
   }
   Device* dev = FindDevice(device);
   CUresult r = driver_->CtxDestroy(Cu(handle));
-  if (r != CUDA_SUCCESS) {
-    {
-      util::MutexLock lock(contexts_mu_);
-      contexts_[Cu(handle)].alive = true;
+  {
+    util::MutexLock lock(contexts_mu_);
+    auto it = contexts_.find(Cu(handle));
+    if (it != contexts_.end()) {
+      it->second.destroying = false;
+      if (r == CUDA_SUCCESS) it->second.alive = false;
     }
+  }
+  if (r != CUDA_SUCCESS) {
     return DriverError(Op::kDestroyContext, dev, "cuCtxDestroy", r);
   }
   dev->contexts_alive.fetch_sub(1);

@@ -71,20 +71,37 @@ Status CudaRuntime::Malloc(int32_t device, size_t bytes, void** ptr) {
     }
     ++dev->memory_holds;
   }
+  // In the primary context whatever the caller has bound; the caller's
+  // binding is back before any error is reported (and listeners run).
   CUcontext caller = nullptr;
   driver_->CtxGetCurrent(&caller);
-  if (caller != primary) driver_->CtxSetCurrent(primary);
+  const char* call = "cuCtxSetCurrent";
+  CUresult r =
+      caller == primary ? CUDA_SUCCESS : driver_->CtxSetCurrent(primary);
   CUdeviceptr p = 0;
-  CUresult r = driver_->MemAllocManaged(&p, bytes, CU_MEM_ATTACH_GLOBAL);
-  Status st = r == CUDA_SUCCESS
-                  ? MakeSynchronous(dev, p)
-                  : DriverError(Op::kMalloc, dev, "cuMemAllocManaged", r);
-  if (r == CUDA_SUCCESS && !st.ok()) driver_->MemFree(p);
-  if (caller != primary) driver_->CtxSetCurrent(caller);
-  if (!st.ok()) {
+  bool allocated = false;
+  if (r == CUDA_SUCCESS) {
+    call = "cuMemAllocManaged";
+    r = driver_->MemAllocManaged(&p, bytes, CU_MEM_ATTACH_GLOBAL);
+    allocated = r == CUDA_SUCCESS;
+  }
+  if (allocated) {
+    const int on = 1;
+    call = "cuPointerSetAttribute";
+    r = driver_->PointerSetAttribute(&on, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, p);
+    if (r != CUDA_SUCCESS) driver_->MemFree(p);
+  }
+  CUresult restored =
+      caller == primary ? CUDA_SUCCESS : driver_->CtxSetCurrent(caller);
+  if (r == CUDA_SUCCESS && restored != CUDA_SUCCESS) {
+    driver_->MemFree(p);
+    r = restored;
+    call = "cuCtxSetCurrent (restoring the caller's context)";
+  }
+  if (r != CUDA_SUCCESS) {
     dev->mem_used.fetch_sub(bytes);
     DropMemoryHold(dev);
-    return st;
+    return DriverError(Op::kMalloc, dev, call, r);
   }
   RaisePeak(dev->mem_peak, used);
   dev->live_allocations.fetch_add(1);
@@ -96,24 +113,14 @@ Status CudaRuntime::Malloc(int32_t device, size_t bytes, void** ptr) {
   return Status::OK();
 }
 
-Status CudaRuntime::MakeSynchronous(Device* dev, CUdeviceptr p) {
-  const int on = 1;
-  CUresult r =
-      driver_->PointerSetAttribute(&on, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, p);
-  if (r != CUDA_SUCCESS) {
-    return DriverError(Op::kMalloc, dev, "cuPointerSetAttribute", r);
-  }
-  return Status::OK();
-}
-
 // On a lost device Free still gives the memory back and succeeds, as the
-// sim's does, so that cleanup after a loss returns everything; the driver's
-// sticky error then says nothing new.
+// sim's does, so that cleanup after a loss returns everything.
 Status CudaRuntime::Free(int32_t device, void* ptr) {
   Device* dev = nullptr;
   HFLOW_RETURN_IF_ERROR(LookupDevice(Op::kFree, device, &dev));
-  bool lost = dev->lost.load();
-  if (!lost) HFLOW_RETURN_IF_ERROR(EnterDeviceOp(Op::kFree, device, &dev));
+  Status enter = EnterDeviceOp(Op::kFree, device, &dev);
+  const bool lost = dev->lost.load();  // checked or lost meanwhile
+  if (!enter.ok() && !lost) return enter;
   size_t bytes = 0;
   {
     util::MutexLock lock(allocs_mu_);
@@ -126,13 +133,27 @@ Status CudaRuntime::Free(int32_t device, void* ptr) {
     bytes = it->second.bytes;
     allocs_.erase(it);
   }
-  CUresult r = driver_->MemFree(Dptr(ptr));
+  CUresult r = CUDA_SUCCESS;
+  if (lost) {
+    // The caller may be bound to nothing: free in the primary context,
+    // which this allocation's hold keeps alive; the driver's sticky
+    // error says nothing new.
+    CUcontext primary = nullptr, caller = nullptr;
+    {
+      util::MutexLock lock(dev->mu);
+      primary = dev->primary;
+    }
+    driver_->CtxGetCurrent(&caller);
+    driver_->CtxSetCurrent(primary);
+    driver_->MemFree(Dptr(ptr));
+    driver_->CtxSetCurrent(caller);
+  } else {
+    r = driver_->MemFree(Dptr(ptr));
+  }
   dev->mem_used.fetch_sub(bytes);
   dev->live_allocations.fetch_sub(1);
   DropMemoryHold(dev);
-  if (r != CUDA_SUCCESS && !lost) {
-    return DriverError(Op::kFree, dev, "cuMemFree", r);
-  }
+  if (r != CUDA_SUCCESS) return DriverError(Op::kFree, dev, "cuMemFree", r);
   return Status::OK();
 }
 

@@ -205,8 +205,11 @@ Status CudaRuntime::DeviceOfCurrent(Op op, CUcontext cur, int32_t* device) {
   CUdevice cu = 0;
   CUresult r = driver_->CtxGetDevice(&cu);
   if (r == CUDA_SUCCESS && rec) {
+    // Only a record still dead goes: a context made meanwhile at the same
+    // address has a live one.
     util::MutexLock lock(contexts_mu_);
-    contexts_.erase(cur);
+    auto it = contexts_.find(cur);
+    if (it != contexts_.end() && !it->second.alive) contexts_.erase(it);
   }
   if (r != CUDA_SUCCESS && rec) {
     return Status::NoContext(std::string(OpName(op)) +

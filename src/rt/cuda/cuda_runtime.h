@@ -103,6 +103,7 @@ class CudaRuntime final : public DeviceRuntime {
     int32_t device = -1;
     bool is_default = false;
     bool alive = true;
+    bool destroying = false;  // claimed by a DestroyContext in progress
   };
   struct Allocation {
     size_t bytes = 0;
@@ -147,8 +148,6 @@ class CudaRuntime final : public DeviceRuntime {
   // The live allocation or registration holding [p, p + bytes), if any.
   bool FindAllocation(const void* p, size_t bytes, int32_t* owner) const;
   Status HostContext(CUcontext* ctx);
-  // Sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on a new allocation.
-  Status MakeSynchronous(Device* dev, CUdeviceptr p);
 
   const CudaOptions options_;
   CudaDriver* const driver_;

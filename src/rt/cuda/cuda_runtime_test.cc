@@ -418,6 +418,7 @@ TEST(CudaRuntimeTest, TwoThreadsDestroyOneContextOnce) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 1);
+  EXPECT_EQ(m.driver->Calls("CtxDestroy"), 1u);  // the driver asked once
   DeviceStats st;
   ASSERT_TRUE(m.rt->GetDeviceStats(2, &st).ok());
   EXPECT_EQ(st.contexts_alive, 0u);
