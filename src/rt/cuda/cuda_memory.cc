@@ -138,15 +138,12 @@ Status CudaRuntime::Free(int32_t device, void* ptr) {
     // The caller may be bound to nothing: free in the primary context,
     // which this allocation's hold keeps alive; the driver's sticky
     // error says nothing new.
-    CUcontext primary = nullptr, caller = nullptr;
+    CUcontext primary = nullptr;
     {
       util::MutexLock lock(dev->mu);
       primary = dev->primary;
     }
-    driver_->CtxGetCurrent(&caller);
-    driver_->CtxSetCurrent(primary);
-    driver_->MemFree(Dptr(ptr));
-    driver_->CtxSetCurrent(caller);
+    InContext(primary, [&] { return driver_->MemFree(Dptr(ptr)); });
   } else {
     r = driver_->MemFree(Dptr(ptr));
   }
@@ -274,6 +271,19 @@ Status CudaRuntime::GetMemInfo(int32_t device, uint64_t* free_bytes,
   return Status::OK();
 }
 
+// Runs `call` with `ctx` current on this thread and the caller's binding
+// restored after, for the driver calls that act in a context of hflow's
+// choosing rather than the caller's.
+CUresult CudaRuntime::InContext(CUcontext ctx,
+                                const std::function<CUresult()>& call) {
+  CUcontext saved = nullptr;
+  driver_->CtxGetCurrent(&saved);
+  if (saved != ctx) driver_->CtxSetCurrent(ctx);
+  CUresult r = call();
+  if (saved != ctx) driver_->CtxSetCurrent(saved);
+  return r;
+}
+
 bool CudaRuntime::HostAccessible(int32_t device) const {
   Device* dev = FindDevice(device);
   return dev != nullptr && dev->host_accessible;
@@ -323,12 +333,10 @@ Status CudaRuntime::HostRegister(const void* ptr, size_t bytes) {
   CUcontext ctx = nullptr;
   Status st = HostContext(&ctx);
   if (st.ok()) {
-    CUcontext saved = nullptr;
-    driver_->CtxGetCurrent(&saved);
-    driver_->CtxSetCurrent(ctx);
-    CUresult r = driver_->MemHostRegister(const_cast<void*>(ptr), bytes,
-                                          CU_MEMHOSTREGISTER_PORTABLE);
-    driver_->CtxSetCurrent(saved);
+    CUresult r = InContext(ctx, [&] {
+      return driver_->MemHostRegister(const_cast<void*>(ptr), bytes,
+                                      CU_MEMHOSTREGISTER_PORTABLE);
+    });
     if (r != CUDA_SUCCESS) {
       st = DriverError(Op::kHostRegister, nullptr, "cuMemHostRegister", r);
     }
@@ -356,11 +364,9 @@ Status CudaRuntime::HostUnregister(const void* ptr) {
   CUcontext ctx = nullptr;
   Status st = HostContext(&ctx);
   if (st.ok()) {
-    CUcontext saved = nullptr;
-    driver_->CtxGetCurrent(&saved);
-    driver_->CtxSetCurrent(ctx);
-    CUresult r = driver_->MemHostUnregister(const_cast<void*>(ptr));
-    driver_->CtxSetCurrent(saved);
+    CUresult r = InContext(ctx, [&] {
+      return driver_->MemHostUnregister(const_cast<void*>(ptr));
+    });
     if (r != CUDA_SUCCESS) {
       st = DriverError(Op::kHostUnregister, nullptr, "cuMemHostUnregister", r);
     }

@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -148,6 +149,8 @@ class CudaRuntime final : public DeviceRuntime {
   // The live allocation or registration holding [p, p + bytes), if any.
   bool FindAllocation(const void* p, size_t bytes, int32_t* owner) const;
   Status HostContext(CUcontext* ctx);
+  // Runs `call` with `ctx` current, the caller's binding restored after.
+  CUresult InContext(CUcontext ctx, const std::function<CUresult()>& call);
 
   const CudaOptions options_;
   CudaDriver* const driver_;
