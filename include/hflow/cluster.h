@@ -40,6 +40,20 @@ struct ClusterNode {
   int32_t node_id = 0;
   bool is_local = false;
   std::vector<DeviceDesc> devices;
+  // Where the node's hflowd listens (GE's ipaddr and port); a node other
+  // than the local one is reached there. Empty / 0 when the file has none.
+  std::string ipaddr;
+  int32_t port = 0;
+};
+
+// The files of a multi-host cluster's credentials (hflow's "credentials"
+// field; paths relative to the cluster file are made absolute): a shared
+// token, and/or mutual TLS (CA, this side's certificate and key).
+struct ClusterCredentials {
+  std::string token_file;
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
 };
 
 struct ClusterConfig {
@@ -50,6 +64,7 @@ struct ClusterConfig {
   // The device runtime the file asks for ("sim" or "cuda", hflow's
   // "backend" field); unset: the program's choice (Options::backend).
   std::optional<std::string> backend;
+  ClusterCredentials credentials;
   std::string source;  // file name or "--devices" (for messages)
 
   // The local node (exactly one after a successful parse).
@@ -59,6 +74,8 @@ struct ClusterConfig {
   bool HasLocalDevice(int32_t device_id) const;
   // The resolved default device: explicit, else 0 when present, else none.
   std::optional<int32_t> ResolvedDefaultDevice() const;
+  // The nodes other than the local one (hosts reached through hflowd).
+  std::vector<const ClusterNode*> RemoteNodes() const;
 };
 
 // Parses JSON text in either form. `source` names the text in messages

@@ -196,9 +196,10 @@ Status ParseNode(const JsonFields& f, const Json& node, const std::string& path,
         path, "must be an object, got " + DescribeJson(node),
         "write {\"node_id\": 0, \"is_local\": true, \"item_list\": [...]}");
   }
-  HFLOW_RETURN_IF_ERROR(f.Keys(node, path, {"node_id", "is_local", "item_list"},
-                               {"node_type", "ipaddr", "port", "data_panel",
-                                "memory", "auth_lib_path", "deploy_res_path"}));
+  HFLOW_RETURN_IF_ERROR(
+      f.Keys(node, path, {"node_id", "is_local", "item_list", "ipaddr", "port"},
+             {"node_type", "data_panel", "memory", "auth_lib_path",
+              "deploy_res_path"}));
   out->node_id = static_cast<int32_t>(index);
   auto id_it = node.find("node_id");
   if (id_it != node.end()) {
@@ -207,6 +208,10 @@ Status ParseNode(const JsonFields& f, const Json& node, const std::string& path,
   const Json* items = nullptr;
   out->is_local = false;
   HFLOW_RETURN_IF_ERROR(f.OptBool(node, path, "is_local", &out->is_local));
+  HFLOW_RETURN_IF_ERROR(f.OptString(node, path, "ipaddr", &out->ipaddr));
+  int64_t port = 0;
+  HFLOW_RETURN_IF_ERROR(f.OptInt(node, path, "port", 1, &port, 65535));
+  out->port = static_cast<int32_t>(port);
   HFLOW_RETURN_IF_ERROR(f.OptArray(node, path, "item_list", &items));
   if (items == nullptr || items->empty()) {
     return f.Error(
@@ -271,9 +276,10 @@ Status ResolveLocal(const JsonFields& f, const std::string& path,
 }
 
 Status ParseGeForm(const JsonFields& f, const Json& root, ClusterConfig* cfg) {
-  HFLOW_RETURN_IF_ERROR(
-      f.Keys(root, "", {"cluster", "item_def", "default_device", "backend"},
-             {"node_def"}));
+  HFLOW_RETURN_IF_ERROR(f.Keys(
+      root, "",
+      {"cluster", "item_def", "default_device", "backend", "credentials"},
+      {"node_def"}));
   ItemDefs defs;
   HFLOW_RETURN_IF_ERROR(ParseItemDefs(f, root, &defs));
   const Json* clusters = nullptr;
@@ -310,6 +316,17 @@ Status ParseGeForm(const JsonFields& f, const Json& root, ClusterConfig* cfg) {
                          "])",
                      "give each host a distinct node_id");
     }
+    for (size_t j = 0; j < cfg->nodes.size(); ++j) {
+      const ClusterNode& o = cfg->nodes[j];
+      if (node.port != 0 && o.port == node.port && o.ipaddr == node.ipaddr) {
+        return f.Error(path + ".port",
+                       "node " + std::to_string(node.node_id) +
+                           " has the address of node " +
+                           std::to_string(o.node_id) + " (" + node.ipaddr +
+                           ":" + std::to_string(node.port) + ")",
+                       "give each host's hflowd its own ipaddr and port");
+      }
+    }
     cfg->nodes.push_back(std::move(node));
   }
   return ResolveLocal(f, "cluster[0].cluster_nodes", &cfg->nodes);
@@ -318,7 +335,8 @@ Status ParseGeForm(const JsonFields& f, const Json& root, ClusterConfig* cfg) {
 Status ParseCompactForm(const JsonFields& f, const Json& root,
                         ClusterConfig* cfg) {
   HFLOW_RETURN_IF_ERROR(f.Keys(
-      root, "", {"devices", "memory_bytes", "default_device", "backend"}));
+      root, "",
+      {"devices", "memory_bytes", "default_device", "backend", "credentials"}));
   const Json* devs = nullptr;
   HFLOW_RETURN_IF_ERROR(f.OptArray(root, "", "devices", &devs));
   if (devs->empty()) {
@@ -378,6 +396,37 @@ Status ParseBackend(const JsonFields& f, const Json& root, ClusterConfig* cfg) {
   return Status::OK();
 }
 
+// hflow's field in either form: the files of a multi-host cluster's
+// credentials, relative paths taken from the cluster file's folder.
+Status ParseCredentials(const JsonFields& f, const Json& root,
+                        std::string_view source, ClusterConfig* cfg) {
+  const Json* c = nullptr;
+  HFLOW_RETURN_IF_ERROR(f.OptObject(
+      root, "", "credentials", &c,
+      "write {\"token_file\": \"token\"} and/or TLS files (\"tls_ca\", "
+      "\"tls_cert\", \"tls_key\")"));
+  if (c == nullptr) return Status::OK();
+  HFLOW_RETURN_IF_ERROR(f.Keys(
+      *c, "credentials", {"token_file", "tls_ca", "tls_cert", "tls_key"}));
+  ClusterCredentials& out = cfg->credentials;
+  const std::filesystem::path dir =
+      std::filesystem::path(std::string(source)).parent_path();
+  struct Field {
+    const char* key;
+    std::string* value;
+  } fields[] = {{"token_file", &out.token_file},
+                {"tls_ca", &out.tls_ca},
+                {"tls_cert", &out.tls_cert},
+                {"tls_key", &out.tls_key}};
+  for (const Field& fl : fields) {
+    HFLOW_RETURN_IF_ERROR(f.OptString(*c, "credentials", fl.key, fl.value));
+    if (!fl.value->empty() && std::filesystem::path(*fl.value).is_relative()) {
+      *fl.value = (dir / *fl.value).string();
+    }
+  }
+  return Status::OK();
+}
+
 Status ParseDefaultDevice(const JsonFields& f, const Json& root,
                           ClusterConfig* cfg) {
   auto it = root.find("default_device");
@@ -419,6 +468,14 @@ bool ClusterConfig::HasLocalDevice(int32_t device_id) const {
   return false;
 }
 
+std::vector<const ClusterNode*> ClusterConfig::RemoteNodes() const {
+  std::vector<const ClusterNode*> out;
+  for (const ClusterNode& n : nodes) {
+    if (!n.is_local) out.push_back(&n);
+  }
+  return out;
+}
+
 std::optional<int32_t> ClusterConfig::ResolvedDefaultDevice() const {
   if (default_device) return default_device;
   if (HasLocalDevice(0)) return 0;
@@ -447,6 +504,7 @@ Status ParseClusterConfig(std::string_view json_text, std::string_view source,
                            : ParseCompactForm(f, root, &cfg));
   HFLOW_RETURN_IF_ERROR(ParseDefaultDevice(f, root, &cfg));
   HFLOW_RETURN_IF_ERROR(ParseBackend(f, root, &cfg));
+  HFLOW_RETURN_IF_ERROR(ParseCredentials(f, root, source, &cfg));
   *out = std::move(cfg);
   return Status::OK();
 }

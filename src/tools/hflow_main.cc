@@ -11,6 +11,9 @@
 
 #include "tools/ctxcheck_command.h"
 #include "tools/devices_command.h"
+#ifdef HFLOW_HAVE_NET
+#include "tools/hosts_command.h"
+#endif
 #include "tools/run_command.h"
 #include "tools/validate_command.h"
 
@@ -31,6 +34,9 @@ int main(int argc, char** argv) {
   hflow::tools::AddValidateCommand(&app);
   hflow::tools::AddRunCommand(&app);
   hflow::tools::AddCtxCheckCommand(&app);
+#ifdef HFLOW_HAVE_NET
+  hflow::tools::AddHostsCommand(&app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

@@ -1,0 +1,40 @@
+// The multi-host control protocol in plain C++ (net/proto/hflowd.proto is
+// its wire form; only net/*.cc see gRPC and the generated code): the
+// version both sides must share, and what a Hello asks and answers.
+//
+// Thread-safety: plain values.
+#ifndef HFLOW_NET_PROTOCOL_H_
+#define HFLOW_NET_PROTOCOL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hflow::net {
+
+// Raised on every incompatible change of hflowd.proto's meaning.
+inline constexpr uint32_t kProtocolVersion = 1;
+
+// What the driver says of itself and of the node it expects.
+struct HelloQuery {
+  int32_t node_id = 0;
+  std::vector<int32_t> devices;  // the cluster config's list for that node
+  std::string driver;            // "host:pid"
+};
+
+// What a daemon says of itself.
+struct HelloInfo {
+  uint32_t protocol_version = kProtocolVersion;
+  std::string hostname;
+  int32_t pid = 0;
+  std::string backend;
+  std::vector<int32_t> devices;
+  std::vector<std::string> labels;  // one per device
+  int32_t node_id = -1;             // -1: not given (hflowd --node-id)
+  std::string release;
+  uint64_t started_unix_ms = 0;
+};
+
+}  // namespace hflow::net
+
+#endif  // HFLOW_NET_PROTOCOL_H_
