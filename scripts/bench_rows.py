@@ -75,6 +75,11 @@ ROWS = [
     ("chain4_one_device_64B_isolated_vs_unbatched",
      "BM_Chain4Isolated/real_time", "BM_Chain4IsolatedUnbatched/real_time",
      "the same isolated chain with batched calls off", "msgs/s"),
+    # Issue 45: the data channel between hosts (bench/net_bench.cc), two
+    # processes on loopback, UCX on its TCP transport.
+    ("data_link_1MiB_loopback", "BM_DataLink1MiB/real_time",
+     "BM_TcpStream1MiB/real_time",
+     "a plain TCP stream of the same bytes between two processes", "GB/s"),
     ("hop_1MiB_two_devices_isolated", "BM_Hop1MiBIsolated/real_time",
      "BM_WorkerMemcpy1MiB/real_time", "single-thread memcpy", "GB/s"),
     ("worker_start", "BM_WorkerStart/real_time",
