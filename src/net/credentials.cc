@@ -90,6 +90,13 @@ Status LoadCredentials(const CredentialFiles& files, Credentials* out) {
     HFLOW_RETURN_IF_ERROR(ReadFile(files.tls_ca, "TLS CA file", &c.ca_pem));
     HFLOW_RETURN_IF_ERROR(
         ReadFile(files.tls_cert, "TLS certificate file", &c.cert_pem));
+    struct stat st {};
+    if (::stat(files.tls_key.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+      return Status::PermissionDenied(
+          "TLS key file " + files.tls_key +
+          ": group or others may read it; only its owner may (chmod 600 " +
+          files.tls_key + ")");
+    }
     HFLOW_RETURN_IF_ERROR(ReadFile(files.tls_key, "TLS key file", &c.key_pem));
   }
   *out = std::move(c);

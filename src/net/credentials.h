@@ -42,9 +42,9 @@ struct Credentials {
 };
 
 // Reads the files `files` names. Errors name the file and say what to do:
-// a missing or empty file; a token file that group or others may read
-// (chmod 600, as ssh demands of its keys); TLS files given only in part
-// (all three are needed).
+// a missing or empty file; a token or TLS key file that group or others
+// may read (chmod 600, as ssh demands of its keys); TLS files given only in
+// part (all three are needed).
 Status LoadCredentials(const CredentialFiles& files, Credentials* out);
 
 // Compares two tokens in time independent of where they differ.

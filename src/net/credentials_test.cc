@@ -74,6 +74,12 @@ TEST_F(CredentialsTest, TlsNeedsAllThreeFiles) {
   EXPECT_NE(s.message().find("got the CA the key only"), std::string::npos)
       << s.message();
   f.tls_cert = Write("c.pem", "CERT", 0644);
+  // A private key others may read is refused, as a token file is.
+  CredentialFiles open = f;
+  open.tls_key = Write("open.key", "KEY", 0644);
+  s = LoadCredentials(open, &c);
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(s.message().find("chmod 600 " + open.tls_key), std::string::npos);
   ASSERT_TRUE(LoadCredentials(f, &c).ok());
   EXPECT_EQ(c.ca_pem, "CA");
   EXPECT_EQ(c.cert_pem, "CERT");

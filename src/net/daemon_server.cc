@@ -206,11 +206,16 @@ Status DaemonServer::Start(const ServerOptions& options, DaemonHandler* handler,
   b.RegisterService(impl->service.get());
   // Another process on the same port must be an error, not a silent share.
   b.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  // Drivers ping idle connections to notice a stopped daemon (HostWatch).
+  // Drivers ping idle connections every 500 ms to notice a stopped daemon
+  // (HostWatch); pings faster than every 100 ms count as strikes, and a
+  // peer that keeps at it is cut off. The daemon pings too, so a driver
+  // that vanished without a word frees its Watch stream.
   b.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
                        100);
-  b.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  b.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 3);
   b.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  b.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
+  b.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2000);
   impl->server = b.BuildAndStart();
   if (impl->server == nullptr || port == 0) {
     return Status::FailedPrecondition(

@@ -11,17 +11,23 @@
 // - Zero copy on receipt: the sink says where each payload goes
 //   (DataSink::Allocate, e.g. a message buffer of the destination device)
 //   and UCX writes it there; large payloads are not staged.
-// - Admission: the first message on a link is a hello carrying the
-//   session key (DataLinkOptions::key, handed out over the authenticated
-//   control channel); a link without the right key is closed before
-//   anything else it sent is read.
+// - Order: a link delivers messages in the order they were sent, small
+//   and large alike.
+// - Admission: both sides prove they hold the session key
+//   (DataLinkOptions::key, handed out over the authenticated control
+//   channel) without sending it (net/data_link_auth.h); a link that has
+//   not proved it within connect_timeout_ms, or sends anything else first,
+//   is closed, and nothing it sent reaches a sink.
 // - Addresses: UCX accepts a listen address only if an interface has it
 //   exactly (127.0.0.1, not 127.0.0.2), and the endpoint listens only
 //   there.
 //
-// Thread-safety: Send and Grant may be called from any thread; sink
-// callbacks run on the endpoint's thread and must not block (they must
-// not call Send on a link of the same endpoint waiting for a credit).
+// Thread-safety: Send, Grant, Listen and Connect may be called from any
+// thread but the endpoint's own: sink callbacks and Send's `done` run on
+// it and must not block, and a blocking call made there (Connect, Listen,
+// a Send that has to wait for a credit) fails with kFailedPrecondition
+// instead of deadlocking. Destroy an endpoint before the sinks it uses,
+// and never from one of its callbacks.
 #ifndef HFLOW_NET_DATA_LINK_H_
 #define HFLOW_NET_DATA_LINK_H_
 
@@ -53,6 +59,9 @@ class DataSink {
   // The whole message is in place. Grant the credit when it is consumed.
   virtual void Deliver(DataLink* link, std::string header, void* data,
                        size_t size) = 0;
+  // A buffer Allocate gave that will not be delivered (the link failed
+  // while it was being filled, or before earlier messages completed).
+  virtual void Discard(DataLink* link, void* data) {}
   // The link failed or its peer closed it: no more calls for it.
   virtual void Closed(DataLink* link, const Status& why) = 0;
 };
@@ -64,7 +73,8 @@ class DataLink {
   // called once UCX no longer reads `data` (on the endpoint's thread, or
   // here on an error before sending); the caller keeps `data` alive until
   // then. Errors: kTimeout with no credit in time, naming the link;
-  // kDeviceLost once the link has failed.
+  // kDeviceLost once the link has failed; kInvalidArgument for a header
+  // larger than UCX carries (a few KiB).
   virtual Status Send(std::string header, const void* data, size_t size,
                       int32_t timeout_ms,
                       std::function<void(const Status&)> done) = 0;
@@ -80,7 +90,8 @@ class DataLink {
 
 class DataEndpoint {
  public:
-  // `name` names the endpoint's thread's purpose in messages.
+  // kInvalidArgument for a key shorter than 16 bytes or no credits;
+  // kNotSupported when UCX cannot start.
   static Status Create(const DataLinkOptions& options,
                        std::unique_ptr<DataEndpoint>* out);
   virtual ~DataEndpoint() = default;  // closes every link, joins the thread

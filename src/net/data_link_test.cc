@@ -101,6 +101,8 @@ void MakePair(Pair* p, DataSink* server_sink, DataSink* client_sink,
   Status s = p->client->Connect(p->bound, client_sink, &p->link);
   if (client_key == kKey) {
     ASSERT_TRUE(s.ok()) << s.ToString();
+  } else {
+    EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s.ToString();
   }
 }
 
@@ -194,21 +196,69 @@ TEST(DataLinkTest, ManySendersOnOneLinkLoseNothing) {
   }
 }
 
-TEST(DataLinkTest, AnotherKeyIsRefusedBeforeAnythingIsRead) {
+TEST(DataLinkTest, AnotherKeyIsRefusedOnBothSides) {
   RecordingSink server_sink, client_sink;
+  const std::string other = "another-key-0123456789abcdef";
+  // A client with another key: the server cannot prove the client's key,
+  // so the client refuses it, and the server's owner never sees a link.
   Pair p;
-  MakePair(&p, &server_sink, &client_sink, 16, "another-key-0123456789abcdef");
+  MakePair(&p, &server_sink, &client_sink, 16, other);
   EXPECT_EQ(p.link, nullptr);
-  EXPECT_EQ(p.accepted.load(), nullptr);  // the sink was never handed out
-  DataLink* link = nullptr;
+  EXPECT_EQ(p.accepted.load(), nullptr);
   DataLinkOptions o;
-  o.key = "another-key-0123456789abcdef";
+  o.key = other;
   std::unique_ptr<DataEndpoint> e;
   ASSERT_TRUE(DataEndpoint::Create(o, &e).ok());
+  DataLink* link = nullptr;
   Status s = e->Connect(p.bound, &client_sink, &link);
   EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s.ToString();
-  EXPECT_NE(s.message().find("the peer refused the link"), std::string::npos);
+  EXPECT_NE(s.message().find("the peer could not prove the session key"),
+            std::string::npos)
+      << s.message();
   EXPECT_EQ(server_sink.count(), 0u);
+  EXPECT_EQ(p.accepted.load(), nullptr);
+  // Keys too short to be secrets are refused up front.
+  o.key = "short";
+  Status c = DataEndpoint::Create(o, &e);
+  EXPECT_EQ(c.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(c.message().find("at least 16 bytes"), std::string::npos);
+}
+
+TEST(DataLinkTest, PipelinedLargeAndSmallMessagesKeepTheirOrder) {
+  RecordingSink server_sink, client_sink;
+  Pair p;
+  MakePair(&p, &server_sink, &client_sink, /*credits=*/32);
+  // Rendezvous (large) and eager (small) messages in flight together: a
+  // small one must not overtake a large one sent before it.
+  std::vector<std::vector<char>> sent;
+  for (int i = 0; i < 24; ++i) {
+    sent.push_back(Pattern(i % 3 == 0 ? (3 << 20) + i : 10 + i, i));
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  int done = 0;
+  for (size_t i = 0; i < sent.size(); ++i) {
+    ASSERT_TRUE(p.link
+                    ->Send(std::to_string(i), sent[i].data(), sent[i].size(),
+                           5000,
+                           [&](const Status& st) {
+                             EXPECT_TRUE(st.ok()) << st.ToString();
+                             std::lock_guard<std::mutex> lock(mu);
+                             ++done;
+                             cv.notify_all();
+                           })
+                    .ok());
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(20),
+                            [&] { return done == int(sent.size()); }));
+  }
+  ASSERT_TRUE(server_sink.WaitFor(sent.size()));
+  for (size_t i = 0; i < sent.size(); ++i) {
+    EXPECT_EQ(server_sink.headers_[i], std::to_string(i));
+    EXPECT_TRUE(server_sink.payloads_[i] == sent[i]) << i;
+  }
 }
 
 TEST(DataLinkTest, NothingListeningFailsFastNamingTheAddress) {

@@ -7,6 +7,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -230,13 +231,21 @@ struct HostWatch::Impl {
     if (stopping) return;
     lock.unlock();
     ctx.TryCancel();
-    on_lost(Status::DeviceLost(client->where + " was lost: " + why));
+    // A copy runs: on_lost may destroy the watch (its destructor then
+    // leaves this thread detached), and nothing of *this is touched after.
+    const auto report = on_lost;
+    const std::string where = client->where;
+    report(Status::DeviceLost(where + " was lost: " + why));
   }
 };
 
 std::unique_ptr<HostWatch> HostClient::Watch(
     uint32_t interval_ms, uint32_t lost_after_ms,
     std::function<void(const Status&)> on_lost) {
+  // Beats come at least every 10 ms and at most every 10 s (the daemon
+  // clamps); a loss needs more than one interval without them.
+  interval_ms = std::clamp<uint32_t>(interval_ms, 10, 10000);
+  lost_after_ms = std::max(lost_after_ms, 2 * interval_ms);
   auto impl = std::make_unique<HostWatch::Impl>();
   impl->client = impl_;
   impl->on_lost = std::move(on_lost);
@@ -260,7 +269,13 @@ HostWatch::~HostWatch() {
   }
   impl_->ctx.TryCancel();
   impl_->reader.join();
-  impl_->monitor.join();
+  // Destroyed from its own on_lost: the monitor thread returns right after
+  // the callback without touching the watch, so it is left to finish.
+  if (std::this_thread::get_id() == impl_->monitor.get_id()) {
+    impl_->monitor.detach();
+  } else {
+    impl_->monitor.join();
+  }
 }
 
 uint64_t HostWatch::beats() const {

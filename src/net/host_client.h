@@ -48,10 +48,12 @@ class HostClient {
   Status Heartbeat(uint64_t* sequence);
   Status DeviceReports(std::vector<DeviceReport>* out);
 
-  // Opens a heartbeat stream (a beat every interval_ms); `on_lost` is
-  // called once, from the watch's thread, when the stream ends or no beat
-  // came for lost_after_ms, with kDeviceLost naming the host and why. Not
-  // called after the watch is destroyed.
+  // Opens a heartbeat stream (a beat every interval_ms, 10 ms to 10 s);
+  // `on_lost` is called once, from the watch's thread, when the stream ends
+  // or no beat came for lost_after_ms (at least two intervals), with
+  // kDeviceLost naming the host and why. Not called after the watch is
+  // destroyed; it may destroy the watch itself, but must not wait for a
+  // lock held by a thread destroying it.
   std::unique_ptr<HostWatch> Watch(uint32_t interval_ms, uint32_t lost_after_ms,
                                    std::function<void(const Status&)> on_lost);
 
