@@ -147,9 +147,9 @@ struct Server {
   void ExpectServesHonestClients() {
     DataLinkOptions o;
     o.key = kKey;
+    CountingSink client_sink;  // outlives the endpoint that calls it
     std::unique_ptr<DataEndpoint> client;
     ASSERT_TRUE(DataEndpoint::Create(o, &client).ok());
-    CountingSink client_sink;
     DataLink* link = nullptr;
     ASSERT_TRUE(client->Connect(bound, &client_sink, &link).ok());
     const int before = sink.delivered;
