@@ -11,7 +11,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -180,23 +180,28 @@ class Daemon {
   std::string log() const { return ReadText(log_); }
 
  private:
+  // fork + exec rather than posix_spawn: the child asks for SIGKILL when
+  // the test process dies (PR_SET_PDEATHSIG), so a test that crashes or is
+  // killed by its sanitizer leaves no daemon behind. Only async-signal-safe
+  // calls between fork and exec.
   static pid_t Spawn(const std::vector<std::string>& args,
                      const std::string& log) {
     std::vector<char*> argv;
     for (const std::string& a : args)
       argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, log.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = -1;
-    if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) != 0) {
-      pid = -1;
-    }
-    posix_spawn_file_actions_destroy(&fa);
-    return pid;
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid != 0) return pid;  // the test, or -1
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the test died already
+    const int out = ::open("/dev/null", O_WRONLY);
+    const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0 || err < 0) ::_exit(127);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    ::execve(argv[0], argv.data(), environ);
+    ::_exit(127);
   }
 
   pid_t pid_ = -1;
