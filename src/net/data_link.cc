@@ -23,8 +23,10 @@ namespace {
 
 // Empty polls before the thread sleeps. Few: on two cores the sender, both
 // endpoint threads and UCX's async threads share them, and spinning takes
-// the CPU the peer needs (1 MiB stream, two processes: 2.3-2.4 GB/s at
-// 4-16 polls, 2.0 at 64, 1.3-1.5 at 256 and more).
+// the CPU the peer needs (1 MiB stream between two processes, measured
+// with a third process busy on one of the two cores: 2.3-2.4 GB/s at 4-16
+// polls, 2.0 at 64, 1.3-1.5 at 256 and more; at 8 on a quiet machine,
+// 4.8 GB/s).
 constexpr int kSpinPolls = 8;
 // The longest sleep: UCX's keepalive and the admission sweep run from the
 // loop, so a peer that vanished without a word is still noticed.
