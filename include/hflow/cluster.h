@@ -44,6 +44,9 @@ struct ClusterNode {
   // than the local one is reached there. Empty / 0 when the file has none.
   std::string ipaddr;
   int32_t port = 0;
+
+  // The node's device ids, in config order.
+  std::vector<int32_t> DeviceIds() const;
 };
 
 // The files of a multi-host cluster's credentials (hflow's "credentials"
@@ -90,6 +93,9 @@ Status LoadClusterConfigFile(const std::string& path, ClusterConfig* out);
 // Parses "2,3,4,5" or ranges "2~5" (and mixes: "0,3~4,7") into a one-node
 // local cluster.
 Status ParseDeviceList(std::string_view list, ClusterConfig* out);
+
+// "2,3,4,5": device ids as ParseDeviceList reads them (for messages).
+std::string FormatDeviceList(const std::vector<int32_t>& ids);
 
 // Four simulated devices 0,1,2,3 (the default without any config).
 ClusterConfig DefaultClusterConfig();

@@ -26,15 +26,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string JoinIds(const std::vector<int32_t>& ids) {
-  std::string r;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (i) r += ",";
-    r += std::to_string(ids[i]);
-  }
-  return r;
-}
-
 using util::DescribeJson;
 using util::JsonFields;
 
@@ -437,7 +428,7 @@ Status ParseDefaultDevice(const JsonFields& f, const Json& root,
     return f.Error("default_device",
                    "device " + std::to_string(id) +
                        " is not a device of the local node (" +
-                       JoinIds(cfg->LocalDeviceIds()) + ")",
+                       FormatDeviceList(cfg->LocalDeviceIds()) + ")",
                    "choose one of the local devices or omit the field");
   }
   cfg->default_device = id;
@@ -445,42 +436,6 @@ Status ParseDefaultDevice(const JsonFields& f, const Json& root,
 }
 
 }  // namespace
-
-const ClusterNode& ClusterConfig::LocalNode() const {
-  for (const ClusterNode& n : nodes) {
-    if (n.is_local) return n;
-  }
-  // Only a default-constructed config has no local node; it has no devices.
-  static const ClusterNode kEmpty;
-  return kEmpty;
-}
-
-std::vector<int32_t> ClusterConfig::LocalDeviceIds() const {
-  std::vector<int32_t> ids;
-  for (const DeviceDesc& d : LocalNode().devices) ids.push_back(d.device_id);
-  return ids;
-}
-
-bool ClusterConfig::HasLocalDevice(int32_t device_id) const {
-  for (const DeviceDesc& d : LocalNode().devices) {
-    if (d.device_id == device_id) return true;
-  }
-  return false;
-}
-
-std::vector<const ClusterNode*> ClusterConfig::RemoteNodes() const {
-  std::vector<const ClusterNode*> out;
-  for (const ClusterNode& n : nodes) {
-    if (!n.is_local) out.push_back(&n);
-  }
-  return out;
-}
-
-std::optional<int32_t> ClusterConfig::ResolvedDefaultDevice() const {
-  if (default_device) return default_device;
-  if (HasLocalDevice(0)) return 0;
-  return std::nullopt;
-}
 
 Status ParseClusterConfig(std::string_view json_text, std::string_view source,
                           ClusterConfig* out) {

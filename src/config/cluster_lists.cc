@@ -1,7 +1,8 @@
-// Device lists ("0,3~4,7", the --devices flag), memory sizes ("32GB",
-// "[DDR:32GB]") and the built-in clusters; the JSON cluster config is
-// parsed in cluster_config.cc. Rejections are kInvalidArgument in the
-// wording of util::FieldError: "--devices: <item>: <problem>; <hint>".
+// Device lists ("0,3~4,7", the --devices flag, and back), memory sizes
+// ("32GB", "[DDR:32GB]"), the built-in clusters and ClusterConfig's
+// accessors; the JSON cluster config is parsed in cluster_config.cc. Rejections
+// are kInvalidArgument in the wording of util::FieldError: "--devices: <item>:
+// <problem>; <hint>".
 //
 // Thread-safety: all functions are reentrant; they touch no shared state.
 #include <cctype>
@@ -184,6 +185,57 @@ Status ParseMemorySize(std::string_view text, uint64_t* bytes) {
   }
   *bytes = value << unit->second;
   return Status::OK();
+}
+
+// ---- ClusterConfig's accessors ----
+
+const ClusterNode& ClusterConfig::LocalNode() const {
+  for (const ClusterNode& n : nodes) {
+    if (n.is_local) return n;
+  }
+  // Only a default-constructed config has no local node; it has no devices.
+  static const ClusterNode kEmpty;
+  return kEmpty;
+}
+
+std::vector<int32_t> ClusterNode::DeviceIds() const {
+  std::vector<int32_t> ids;
+  for (const DeviceDesc& d : devices) ids.push_back(d.device_id);
+  return ids;
+}
+
+std::vector<int32_t> ClusterConfig::LocalDeviceIds() const {
+  return LocalNode().DeviceIds();
+}
+
+bool ClusterConfig::HasLocalDevice(int32_t device_id) const {
+  for (const DeviceDesc& d : LocalNode().devices) {
+    if (d.device_id == device_id) return true;
+  }
+  return false;
+}
+
+std::vector<const ClusterNode*> ClusterConfig::RemoteNodes() const {
+  std::vector<const ClusterNode*> out;
+  for (const ClusterNode& n : nodes) {
+    if (!n.is_local) out.push_back(&n);
+  }
+  return out;
+}
+
+std::optional<int32_t> ClusterConfig::ResolvedDefaultDevice() const {
+  if (default_device) return default_device;
+  if (HasLocalDevice(0)) return 0;
+  return std::nullopt;
+}
+
+std::string FormatDeviceList(const std::vector<int32_t>& ids) {
+  std::string r;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) r += ",";
+    r += std::to_string(ids[i]);
+  }
+  return r;
 }
 
 }  // namespace hflow

@@ -6,16 +6,6 @@
 #include "daemon/daemon_service.h"
 
 namespace hflow::daemon {
-namespace {
-
-std::string JoinIds(const std::vector<int32_t>& ids) {
-  std::string s;
-  for (int32_t id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
-  return s;
-}
-
-}  // namespace
-
 DaemonService::DaemonService(net::HelloInfo identity,
                              std::function<void(const std::string&)> log)
     : identity_(std::move(identity)), log_(std::move(log)) {}
@@ -23,7 +13,8 @@ DaemonService::DaemonService(net::HelloInfo identity,
 net::HelloInfo DaemonService::Hello(const net::HelloQuery& query,
                                     const std::string& peer) {
   log_("hello from driver " + query.driver + " (" + peer + ") for node " +
-       std::to_string(query.node_id) + ", devices " + JoinIds(query.devices));
+       std::to_string(query.node_id) + ", devices " +
+       FormatDeviceList(query.devices));
   return identity_;
 }
 

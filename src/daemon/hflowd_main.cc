@@ -84,11 +84,7 @@ int Serve(const Args& a) {
   net::ServerOptions so;
   Status s = net::ParseHostAddress(a.listen, true, "--listen", &so.listen);
   if (s.ok()) s = net::LoadCredentials(a.creds, &so.credentials);
-  if (s.ok() && so.credentials.Empty()) {
-    s = Status::InvalidArgument(
-        "hflowd serves only clients with the cluster's credentials: give "
-        "--token-file FILE, or --tls-ca, --tls-cert and --tls-key");
-  }
+  if (s.ok()) s = net::RequireCredentials(so.credentials);
   Options opts;
   if (s.ok()) s = ParseDeviceList(a.devices, &opts.cluster);
   if (!s.ok()) {

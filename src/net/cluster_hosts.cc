@@ -21,12 +21,6 @@ std::string NodePath(const ClusterConfig& cluster, const ClusterNode& node) {
          "]";
 }
 
-std::string JoinIds(const std::vector<int32_t>& ids) {
-  std::string s;
-  for (int32_t id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
-  return s.empty() ? "none" : s;
-}
-
 std::string DriverName() {
   char host[256] = {};
   ::gethostname(host, sizeof(host) - 1);
@@ -50,7 +44,7 @@ Status Match(const ClusterConfig& cluster, const ClusterNode& node,
       return Status::FailedPrecondition(
           NodePath(cluster, node) + ".item_list[" + std::to_string(i) +
           "].device_id: device " + std::to_string(d) + " is not served by " +
-          where + ", which serves " + JoinIds(info.devices) +
+          where + ", which serves " + FormatDeviceList(info.devices) +
           "; start hflowd there with --devices listing it, or remove it "
           "from the node's item_list");
     }
@@ -75,7 +69,7 @@ void Probe(const ClusterConfig& cluster, const ClusterNode& node,
   if (!p->status.ok()) return;
   HelloQuery q;
   q.node_id = node.node_id;
-  for (const DeviceDesc& d : node.devices) q.devices.push_back(d.device_id);
+  q.devices = node.DeviceIds();
   q.driver = DriverName();
   const auto t0 = std::chrono::steady_clock::now();
   p->status = client->Hello(q, &p->info);

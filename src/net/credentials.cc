@@ -29,15 +29,22 @@ Status ReadFile(const std::string& path, std::string_view what,
   return Status::OK();
 }
 
-Status ReadToken(const std::string& path, std::string* token) {
+// A secret (token, private key): only its owner may read the file, as ssh
+// demands of its keys.
+Status ReadSecretFile(const std::string& path, std::string_view what,
+                      std::string* out) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
     return Status::PermissionDenied(
-        "token file " + path +
+        std::string(what) + " " + path +
         ": group or others may read it; only its owner may (chmod 600 " + path +
         ")");
   }
-  HFLOW_RETURN_IF_ERROR(ReadFile(path, "token file", token));
+  return ReadFile(path, what, out);
+}
+
+Status ReadToken(const std::string& path, std::string* token) {
+  HFLOW_RETURN_IF_ERROR(ReadSecretFile(path, "token file", token));
   // One line; surrounding whitespace (an editor's newline) is not part of it.
   const size_t b = token->find_first_not_of(" \t\r\n");
   const size_t e = token->find_last_not_of(" \t\r\n");
@@ -90,14 +97,8 @@ Status LoadCredentials(const CredentialFiles& files, Credentials* out) {
     HFLOW_RETURN_IF_ERROR(ReadFile(files.tls_ca, "TLS CA file", &c.ca_pem));
     HFLOW_RETURN_IF_ERROR(
         ReadFile(files.tls_cert, "TLS certificate file", &c.cert_pem));
-    struct stat st {};
-    if (::stat(files.tls_key.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
-      return Status::PermissionDenied(
-          "TLS key file " + files.tls_key +
-          ": group or others may read it; only its owner may (chmod 600 " +
-          files.tls_key + ")");
-    }
-    HFLOW_RETURN_IF_ERROR(ReadFile(files.tls_key, "TLS key file", &c.key_pem));
+    HFLOW_RETURN_IF_ERROR(
+        ReadSecretFile(files.tls_key, "TLS key file", &c.key_pem));
   }
   *out = std::move(c);
   return Status::OK();

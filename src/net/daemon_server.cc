@@ -178,6 +178,13 @@ std::shared_ptr<grpc::ServerCredentials> ServerCreds(const Credentials& c) {
 
 }  // namespace
 
+Status RequireCredentials(const Credentials& credentials) {
+  if (!credentials.Empty()) return Status::OK();
+  return Status::InvalidArgument(
+      "hflowd serves only clients with the cluster's credentials: give "
+      "--token-file FILE, or --tls-ca, --tls-cert and --tls-key");
+}
+
 struct DaemonServer::Impl {
   HostAddress bound;
   std::unique_ptr<Service> service;
@@ -192,11 +199,7 @@ DaemonServer::~DaemonServer() { Shutdown(); }
 
 Status DaemonServer::Start(const ServerOptions& options, DaemonHandler* handler,
                            std::unique_ptr<DaemonServer>* out) {
-  if (options.credentials.Empty()) {
-    return Status::InvalidArgument(
-        "hflowd serves only clients with the cluster's credentials: give "
-        "--token-file FILE, or --tls-ca, --tls-cert and --tls-key");
-  }
+  HFLOW_RETURN_IF_ERROR(RequireCredentials(options.credentials));
   auto impl = std::make_unique<Impl>();
   impl->service = std::make_unique<Service>(options, handler);
   grpc::ServerBuilder b;

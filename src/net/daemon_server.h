@@ -38,6 +38,10 @@ struct ServerOptions {
   uint32_t protocol_version = kProtocolVersion;  // tests only
 };
 
+// kInvalidArgument, saying what to give, when `credentials` are empty: a
+// daemon serves only clients with the cluster's credentials.
+Status RequireCredentials(const Credentials& credentials);
+
 class DaemonServer {
  public:
   // Starts serving. Errors: kInvalidArgument without credentials;

@@ -51,6 +51,18 @@ struct HostClient::Impl {
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::Hflowd::Stub> stub;
 
+  // One unary call with the driver's protocol version, a deadline and the
+  // token; the daemon's failure named by `where`.
+  template <typename Req, typename Rep>
+  Status Unary(grpc::Status (v1::Hflowd::Stub::*method)(grpc::ClientContext*,
+                                                        const Req&, Rep*),
+               Req* req, Rep* rep) {
+    req->set_protocol_version(opts.protocol_version);
+    grpc::ClientContext ctx;
+    Prepare(&ctx);
+    return FromGrpc((stub.get()->*method)(&ctx, *req, rep), where);
+  }
+
   // A call's context: deadline and token.
   void Prepare(grpc::ClientContext* ctx) const {
     // gRPC takes system_clock deadlines only.
@@ -119,15 +131,11 @@ Status HostClient::Connect(const HostAddress& address, const ClientOptions& o,
 
 Status HostClient::Hello(const HelloQuery& query, HelloInfo* out) {
   v1::HelloRequest req;
-  req.set_protocol_version(impl_->opts.protocol_version);
   req.set_node_id(query.node_id);
   for (int32_t d : query.devices) req.add_devices(d);
   req.set_driver(query.driver);
   v1::HelloReply rep;
-  grpc::ClientContext ctx;
-  impl_->Prepare(&ctx);
-  HFLOW_RETURN_IF_ERROR(
-      FromGrpc(impl_->stub->Hello(&ctx, req, &rep), impl_->where));
+  HFLOW_RETURN_IF_ERROR(impl_->Unary(&v1::Hflowd::Stub::Hello, &req, &rep));
   if (rep.protocol_version() != impl_->opts.protocol_version) {
     return Status::FailedPrecondition(
         impl_->where + ": protocol mismatch: hflowd speaks protocol " +
@@ -151,24 +159,17 @@ Status HostClient::Hello(const HelloQuery& query, HelloInfo* out) {
 
 Status HostClient::Heartbeat(uint64_t* sequence) {
   v1::HeartbeatRequest req;
-  req.set_protocol_version(impl_->opts.protocol_version);
   v1::HeartbeatReply rep;
-  grpc::ClientContext ctx;
-  impl_->Prepare(&ctx);
-  HFLOW_RETURN_IF_ERROR(
-      FromGrpc(impl_->stub->Heartbeat(&ctx, req, &rep), impl_->where));
+  HFLOW_RETURN_IF_ERROR(impl_->Unary(&v1::Hflowd::Stub::Heartbeat, &req, &rep));
   *sequence = rep.sequence();
   return Status::OK();
 }
 
 Status HostClient::DeviceReports(std::vector<DeviceReport>* out) {
   v1::DeviceReportsRequest req;
-  req.set_protocol_version(impl_->opts.protocol_version);
   v1::DeviceReportsReply rep;
-  grpc::ClientContext ctx;
-  impl_->Prepare(&ctx);
   HFLOW_RETURN_IF_ERROR(
-      FromGrpc(impl_->stub->DeviceReports(&ctx, req, &rep), impl_->where));
+      impl_->Unary(&v1::Hflowd::Stub::DeviceReports, &req, &rep));
   out->clear();
   for (const auto& d : rep.devices()) out->push_back(FromWire(d));
   return Status::OK();

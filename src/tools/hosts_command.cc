@@ -14,18 +14,6 @@
 namespace hflow::tools {
 namespace {
 
-std::string JoinIds(const std::vector<int32_t>& ids) {
-  std::string s;
-  for (int32_t id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
-  return s;
-}
-
-std::vector<int32_t> ConfigIds(const ClusterNode& n) {
-  std::vector<int32_t> ids;
-  for (const DeviceDesc& d : n.devices) ids.push_back(d.device_id);
-  return ids;
-}
-
 void PrintJson(const ClusterConfig& cfg,
                const std::vector<net::HostProbe>& probes, std::ostream& out) {
   nlohmann::json hosts = nlohmann::json::array();
@@ -34,7 +22,7 @@ void PrintJson(const ClusterConfig& cfg,
     nlohmann::json h = {{"node_id", n.node_id}, {"local", n.is_local}};
     if (n.is_local) {
       h["ok"] = true;
-      h["devices"] = ConfigIds(n);
+      h["devices"] = n.DeviceIds();
     } else {
       const net::HostProbe& p = probes[next++];
       h["address"] = p.address.host.empty()
@@ -69,7 +57,7 @@ void PrintTable(const ClusterConfig& cfg,
     out << std::setw(6) << n.node_id;
     if (n.is_local) {
       out << std::setw(24) << "(this host)" << std::setw(10) << "local"
-          << "devices " << JoinIds(ConfigIds(n)) << "\n";
+          << "devices " << FormatDeviceList(n.DeviceIds()) << "\n";
       continue;
     }
     const net::HostProbe& p = probes[next++];
@@ -82,8 +70,9 @@ void PrintTable(const ClusterConfig& cfg,
     char rtt[32];
     std::snprintf(rtt, sizeof(rtt), "%.1f ms", p.hello_ms);
     out << std::setw(10) << "ok" << p.info.hostname << " pid " << p.info.pid
-        << ", " << p.info.backend << ", devices " << JoinIds(p.info.devices)
-        << ", hflow " << p.info.release << ", hello " << rtt << "\n";
+        << ", " << p.info.backend << ", devices "
+        << FormatDeviceList(p.info.devices) << ", hflow " << p.info.release
+        << ", hello " << rtt << "\n";
   }
 }
 
