@@ -7,8 +7,11 @@
 
 namespace hflow::daemon {
 DaemonService::DaemonService(net::HelloInfo identity,
-                             std::function<void(const std::string&)> log)
-    : identity_(std::move(identity)), log_(std::move(log)) {}
+                             std::function<void(const std::string&)> log,
+                             InstanceHost* instances)
+    : identity_(std::move(identity)),
+      log_(std::move(log)),
+      instances_(instances) {}
 
 net::HelloInfo DaemonService::Hello(const net::HelloQuery& query,
                                     const std::string& peer) {
@@ -20,6 +23,17 @@ net::HelloInfo DaemonService::Hello(const net::HelloQuery& query,
 
 Status DaemonService::DeviceReports(std::vector<DeviceReport>* out) {
   return hflow::DeviceReports(out);
+}
+
+Status DaemonService::Call(net::InstanceCall* call, net::InstanceReply* reply) {
+  if (instances_ == nullptr) {
+    return Status::NotSupported("this hflowd hosts no instances");
+  }
+  return instances_->Call(call, reply);
+}
+
+void DaemonService::SessionEnded(const std::string& session) {
+  if (instances_ != nullptr) instances_->EndSession(session);
 }
 
 }  // namespace hflow::daemon

@@ -1,5 +1,6 @@
-// What hflowd serves: its identity (node, devices, backend) and the
-// device reports of the hflow runtime it initialized over its devices. The
+// What hflowd serves: its identity (node, devices, backend), the device
+// reports of the hflow runtime it initialized over its devices, and the
+// instances it hosts for drivers (InstanceHost). The
 // gRPC side (net::DaemonServer) calls it; it never sees gRPC.
 //
 // Thread-safety: Hello and DeviceReports may run concurrently on gRPC's
@@ -11,6 +12,7 @@
 #include <functional>
 #include <string>
 
+#include "daemon/instance_host.h"
 #include "net/daemon_server.h"
 
 namespace hflow::daemon {
@@ -19,16 +21,21 @@ class DaemonService final : public net::DaemonHandler {
  public:
   // `identity` is what Hello answers (the protocol version is the
   // server's); `log` takes one line at a time.
+  // `instances` (may be null: none hosted) serves the instance calls.
   DaemonService(net::HelloInfo identity,
-                std::function<void(const std::string&)> log);
+                std::function<void(const std::string&)> log,
+                InstanceHost* instances = nullptr);
 
   net::HelloInfo Hello(const net::HelloQuery& query,
                        const std::string& peer) override;
   Status DeviceReports(std::vector<DeviceReport>* out) override;
+  Status Call(net::InstanceCall* call, net::InstanceReply* reply) override;
+  void SessionEnded(const std::string& session) override;
 
  private:
   const net::HelloInfo identity_;
   const std::function<void(const std::string&)> log_;
+  InstanceHost* const instances_;
 };
 
 }  // namespace hflow::daemon

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "daemon/daemon_service.h"
+#include "daemon/instance_host.h"
 #include "hflow/rt.h"
 #include "hflow/session.h"
 #include "net/daemon_server.h"
@@ -101,12 +102,17 @@ int Serve(const Args& a) {
   rt::RuntimeOptions ro;
   ro.backend = a.backend;
   ro.cluster = opts.cluster;
-  DaemonService service(Identity(a, rt::ResolvedBackend(ro)), Log);
+  // The instances drivers place here run on the runtime Initialize made.
+  auto instances = std::make_unique<InstanceHost>(
+      rt::GetInstalledRuntime().runtime, opts.cluster.LocalDeviceIds(), Log);
+  DaemonService service(Identity(a, rt::ResolvedBackend(ro)), Log,
+                        instances.get());
   so.log = Log;
   std::unique_ptr<net::DaemonServer> server;
   s = net::DaemonServer::Start(so, &service, &server);
   if (!s.ok()) {
     Log(s.message());
+    instances.reset();
     (void)Finalize();
     return 1;
   }
@@ -137,6 +143,7 @@ int Serve(const Args& a) {
   server->Wait();
   signals.join();
   server.reset();
+  instances.reset();  // unloads what is left, before the runtime goes
   Status fin = Finalize();
   if (!fin.ok()) Log("finalize: " + fin.ToString());
   Log("stopped");

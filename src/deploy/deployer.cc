@@ -203,7 +203,9 @@ Status Deployment::LoadOne(DeployedInstance* inst,
   inst->loaded = true;
   std::unique_ptr<flow_func::Instance> udf;
   bool own = false;
-  if (Isolated(*inst, &own)) {
+  if (inst->plan.Remote()) {
+    HFLOW_RETURN_IF_ERROR(CreateOnHost(*inst, &udf).WithContext(where));
+  } else if (Isolated(*inst, &own)) {
     HFLOW_RETURN_IF_ERROR(CreateRemote(*inst, own, &udf).WithContext(where));
   } else {
     std::unique_ptr<flow_func::UdfInstance> local;
@@ -372,6 +374,7 @@ Status Deployment::Undeploy() {
         "joined, and the deployment is kept for the rest of the process"));
   }
   instances_.clear();
+  hosts_.reset();  // ends the sessions: the daemons unload what is left
   tasks.clear();
   for (size_t i = 0; i < queue_ids_.size(); ++i) {
     if (queue_ids_[i] == 0) continue;
@@ -407,6 +410,7 @@ Status Deploy(const Plan& plan, services::ExchangeService* svc,
   if (s.ok()) s = d->CreateQueues();
   // Outputs are wired before instances: each instance's Init may emit.
   if (s.ok() && options.outputs) options.outputs->Attach(d.get());
+  if (s.ok()) s = d->OpenHosts();
   if (s.ok()) s = d->LoadInstances();
   d->model_holds_.clear();  // every instance has its model now
   if (s.ok()) s = d->WatchDeviceLoss();

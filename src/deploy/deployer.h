@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "deploy/planner.h"
+#include "deploy/remote_hosts.h"
 #include "flow_func/udf_builder.h"
 #include "flow_func/udf_instance.h"
 #include "rt/device_binding.h"
@@ -211,6 +212,10 @@ class Deployment {
                  std::shared_ptr<worker::SharedWorker>* out);
   // Starts failing the graph when one of its devices is lost.
   Status WatchDeviceLoss();
+  // Connects to the hosts of the plan's remote instances (none: nothing).
+  Status OpenHosts();
+  Status CreateOnHost(const DeployedInstance& inst,
+                      std::unique_ptr<flow_func::Instance>* out);
 
   Plan plan_;
   services::ExchangeService* svc_;
@@ -250,6 +255,9 @@ class Deployment {
       seats_;
   mutable std::mutex fail_mu_;
   Status failure_;  // guarded by fail_mu_
+  // The other hosts the plan places instances on (OpenHosts); goes after
+  // the instances, which end the session on each daemon.
+  std::unique_ptr<RemoteHosts> hosts_;
 };
 
 Status Deploy(const Plan& plan, services::ExchangeService* svc,

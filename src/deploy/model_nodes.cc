@@ -17,6 +17,7 @@
 #include "deploy/deployer.h"
 #include "flow_func/udf_library.h"
 #include "model/model_config.h"
+#include "util/beside_library.h"
 
 namespace hflow {
 namespace deploy {
@@ -29,24 +30,10 @@ using ReleaseFn = void (*)(void*);
 }  // namespace
 
 Status FindModelLibrary(std::string* path) {
-  if (const char* env = std::getenv("HFLOW_MODEL_LIBRARY"); env && *env) {
-    *path = env;
+  std::string tried;
+  if (util::FindBesideLibhflow(model::kModelLibrary, "HFLOW_MODEL_LIBRARY",
+                               path, &tried)) {
     return Status::OK();
-  }
-  Dl_info info{};
-  std::string tried = "nothing: libhflow's folder is unknown";
-  if (dladdr(reinterpret_cast<void*>(&FindModelLibrary), &info) != 0 &&
-      info.dli_fname != nullptr) {
-    std::error_code ec;
-    const auto lib = std::filesystem::canonical(info.dli_fname, ec);
-    if (!ec) {
-      const auto p = lib.parent_path() / model::kModelLibrary;
-      if (access(p.c_str(), R_OK) == 0) {
-        *path = p.string();
-        return Status::OK();
-      }
-      tried = p.string();
-    }
   }
   return Status::NotFound(
       std::string("model nodes need ") + model::kModelLibrary +

@@ -112,15 +112,28 @@ Status MakePlan(const GraphDef& graph, const ClusterConfig& cluster,
   }
   Plan plan;
   plan.graph = graph;
+  plan.cluster = cluster;
   plan.options = options;
   size_t rr = 0;  // round-robin cursor over local devices
   std::map<std::string, std::vector<int32_t>> placed;
-  auto add_instances = [&](const NodeDef* n, const std::vector<int32_t>& devs) {
-    placed[n->name] = devs;
-    for (size_t r = 0; r < devs.size(); ++r) {
-      plan.instances.push_back(
-          InstancePlan{n->name, int32_t(r), int32_t(devs.size()), devs[r]});
+  // A replica's place: its device in this process (for a replica on
+  // another host: the local device that keeps its queues, Note [Instances
+  // on other hosts]) and, on another host, that host's node and device.
+  struct Place {
+    int32_t device = 0;
+    int32_t host = -1;
+    int32_t host_device = -1;
+  };
+  auto add_instances = [&](const NodeDef* n, const std::vector<Place>& at) {
+    std::vector<int32_t> devs;
+    for (size_t r = 0; r < at.size(); ++r) {
+      devs.push_back(at[r].device);
+      InstancePlan p{n->name, int32_t(r), int32_t(at.size()), at[r].device};
+      p.host = at[r].host;
+      p.host_device = at[r].host_device;
+      plan.instances.push_back(std::move(p));
     }
+    placed[n->name] = devs;
   };
   std::vector<const NodeDef*> colocated;
   for (const NodeDef* n : TopologicalOrder(graph)) {
@@ -128,28 +141,27 @@ Status MakePlan(const GraphDef& graph, const ClusterConfig& cluster,
       colocated.push_back(n);
       continue;
     }
-    std::vector<int32_t> devices;
+    std::vector<Place> at;
     auto it = deploy.placement.find(n->name);
     if (it != deploy.placement.end()) {
       for (const LogicDevice& d : it->second) {
         if (d.node != cluster.LocalNode().node_id) {
-          return Status::NotSupported(
-              "plan: node '" + n->name + "' is placed on cluster node " +
-              std::to_string(d.node) + ", but only the local node (" +
-              std::to_string(cluster.LocalNode().node_id) +
-              ") runs instances in this version");
+          at.push_back(Place{local[rr++ % local.size()], d.node, d.device});
+        } else {
+          at.push_back(Place{d.device});
         }
-        devices.push_back(d.device);
       }
     } else {
-      devices.push_back(local[rr++ % local.size()]);
+      at.push_back(Place{local[rr++ % local.size()]});
     }
-    add_instances(n, devices);
+    add_instances(n, at);
   }
-  // Nodes hflow inserted run on the first device of the node they serve.
+  // Nodes hflow inserted run on the first device of the node they serve,
+  // in this process.
   for (const NodeDef* n : colocated) {
     auto it = placed.find(n->colocate_with);
-    add_instances(n, {it != placed.end() ? it->second.front() : local.front()});
+    add_instances(
+        n, {Place{it != placed.end() ? it->second.front() : local.front()}});
   }
   // A queue per (consumer instance, input), then per graph output.
   for (const InstancePlan& inst : plan.instances) {
@@ -251,7 +263,11 @@ std::string Plan::ToText() const {
          << (!n->pp.function.empty()         ? n->pp.function
              : !n->pp.compile_config.empty() ? n->pp.compile_config
                                              : n->pp.funcs.front().name)
-         << ")\n";
+         << ")";
+      if (i.Remote()) {
+        os << " on cluster node " << i.host << " device " << i.host_device;
+      }
+      os << "\n";
     }
     for (const auto& q : queues) {
       if (q.device != d) continue;

@@ -33,7 +33,15 @@ struct InstancePlan {
   std::string node;
   int32_t replica = 0;
   int32_t replicas = 1;
+  // The local device whose executor calls it and holds its input queues.
   int32_t device = 0;
+  // A replica on another host (Note [Instances on other hosts] in
+  // deploy/remote_hosts.cc): that cluster node and its device there; -1:
+  // this host's.
+  int32_t host = -1;
+  int32_t host_device = -1;
+
+  bool Remote() const { return host >= 0; }
 };
 
 struct QueuePlan {
@@ -65,6 +73,9 @@ struct Plan {
   std::vector<InstancePlan> instances;  // node order, then replica
   std::vector<QueuePlan> queues;
   std::vector<int32_t> devices;  // devices used, ascending
+  // The cluster it was planned for (its hosts and credentials, for
+  // instances on other hosts).
+  ClusterConfig cluster;
 
   // Indexes into instances/queues.
   std::vector<size_t> InstancesOf(const std::string& node) const;

@@ -2,6 +2,7 @@
 // Thread-safety: as documented there.
 #include "flow_func/mbuf_msg.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "flow_func/flow_func_defines.h"
@@ -199,6 +200,33 @@ Status MsgAllocator::Copy(const MbufFlowMsg& msg,
   }
   HFLOW_RETURN_IF_ERROR(
       svc_->CopyMbuf(msg.mbuf(), device_, group_, member_, &m));
+  *out = MbufFlowMsg::FromMbuf(std::move(m));
+  return Status::OK();
+}
+
+// As ExchangeService::CopyInto: the payload moves to the new block's
+// alignment offset; the slack allocated for alignment covers both.
+Status MsgAllocator::FromHost(const services::MbufHead& head, const void* data,
+                              uint64_t size,
+                              std::shared_ptr<MbufFlowMsg>* out) {
+  services::MbufPtr m;
+  HFLOW_RETURN_IF_ERROR(AllocMbuf(size, &m));
+  uint64_t from = head.data_offset, to = 0;
+  if (head.align > 1) {
+    const auto p = reinterpret_cast<uintptr_t>(m->data());
+    to = (head.align - p % head.align) % head.align;
+  }
+  const uint64_t n = size - std::min<uint64_t>(size, std::max(from, to));
+  if (n > 0) {
+    const char* src = static_cast<const char*>(data) + from;
+    if (svc_ != nullptr) {
+      HFLOW_RETURN_IF_ERROR(svc_->WriteMbuf(m, src, n, to));
+    } else {
+      std::memcpy(static_cast<char*>(m->data()) + to, src, n);
+    }
+  }
+  m->head() = head;
+  m->head().data_offset = to;
   *out = MbufFlowMsg::FromMbuf(std::move(m));
   return Status::OK();
 }

@@ -145,6 +145,11 @@ class MsgAllocator {
                        std::shared_ptr<MbufFlowMsg>* out);
   // A new message on this device with `msg`'s head and data.
   Status Copy(const MbufFlowMsg& msg, std::shared_ptr<MbufFlowMsg>* out);
+  // A new message on this device with `head` and the data part of `size`
+  // bytes at `data`, host memory (a message that came from another host);
+  // its payload re-aligned to head.align in the new block.
+  Status FromHost(const services::MbufHead& head, const void* data,
+                  uint64_t size, std::shared_ptr<MbufFlowMsg>* out);
 
   int32_t device() const { return device_; }
 

@@ -87,6 +87,35 @@ class Service final : public v1::Hflowd::Service {
       if (!sent) break;
       cv_.wait_for(lock, interval, [&] { return stopping_; });
     }
+    lock.unlock();
+    // The stream kept the session's instances: whoever ended it (the
+    // driver, its death, a lost connection, this daemon's stop), they go.
+    if (!req->session().empty()) {
+      Log("session " + req->session() + " of " + ctx->peer() + " ended");
+      handler_->SessionEnded(req->session());
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Call(grpc::ServerContext* ctx, const v1::CallRequest* req,
+                    v1::CallReply* rep) override {
+    grpc::Status admitted = Admit(ctx, req->protocol_version(), "Call");
+    if (!admitted.ok()) return admitted;
+    InstanceCall call;
+    call.session = req->session();
+    call.instance = req->instance();
+    call.request = req->request();
+    call.payloads.assign(req->payloads().begin(), req->payloads().end());
+    InstanceReply reply;
+    Status s = handler_->Call(&call, &reply);
+    if (!s.ok()) {
+      // hflow's code travels whole (gRPC's codes would lose kNoContext).
+      rep->set_error_code(static_cast<int32_t>(s.code()));
+      rep->set_error(s.message());
+      return grpc::Status::OK;
+    }
+    rep->set_reply(std::move(reply.reply));
+    for (std::string& p : reply.payloads) rep->add_payloads(std::move(p));
     return grpc::Status::OK;
   }
 
@@ -219,6 +248,10 @@ Status DaemonServer::Start(const ServerOptions& options, DaemonHandler* handler,
   b.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   b.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
   b.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2000);
+  // A Call carries its messages' data: as large as the driver's largest
+  // message (Options::max_message_bytes), not gRPC's 4 MiB default.
+  b.SetMaxReceiveMessageSize(-1);
+  b.SetMaxSendMessageSize(-1);
   impl->server = b.BuildAndStart();
   if (impl->server == nullptr || port == 0) {
     return Status::FailedPrecondition(

@@ -29,6 +29,16 @@ class DaemonHandler {
   virtual ~DaemonHandler() = default;
   virtual HelloInfo Hello(const HelloQuery& query, const std::string& peer) = 0;
   virtual Status DeviceReports(std::vector<DeviceReport>* out) = 0;
+  // A call of an instance hosted for a driver's session (rpc Call); its
+  // error goes back to the driver as the status (its code kept). May
+  // move from `call`.
+  virtual Status Call(InstanceCall* call, InstanceReply* reply) {
+    (void)call;
+    (void)reply;
+    return Status::NotSupported("this daemon hosts no instances");
+  }
+  // The Watch stream that kept `session` ended: unload what it loaded.
+  virtual void SessionEnded(const std::string& session) { (void)session; }
 };
 
 struct ServerOptions {

@@ -63,11 +63,14 @@ struct HostClient::Impl {
     return FromGrpc((stub.get()->*method)(&ctx, *req, rep), where);
   }
 
-  // A call's context: deadline and token.
-  void Prepare(grpc::ClientContext* ctx) const {
+  // A call's context: deadline (`timeout_ms` < 0: none) and token.
+  void Prepare(grpc::ClientContext* ctx, int32_t timeout_ms = 0) const {
+    if (timeout_ms == 0) timeout_ms = opts.call_timeout_ms;
     // gRPC takes system_clock deadlines only.
-    ctx->set_deadline(std::chrono::system_clock::now() +
-                      std::chrono::milliseconds(opts.call_timeout_ms));
+    if (timeout_ms > 0) {
+      ctx->set_deadline(std::chrono::system_clock::now() +
+                        std::chrono::milliseconds(timeout_ms));
+    }
     if (opts.credentials.HasToken()) {
       ctx->AddMetadata(kTokenMetadataKey, opts.credentials.token);
     }
@@ -94,6 +97,9 @@ Status HostClient::Connect(const HostAddress& address, const ClientOptions& o,
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+  // Instance calls carry messages as large as the graph's largest.
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
   impl->channel = grpc::CreateCustomChannel(address.ToString(),
                                             ChannelCreds(o.credentials), args);
   const auto deadline = std::chrono::system_clock::now() +
@@ -175,6 +181,32 @@ Status HostClient::DeviceReports(std::vector<DeviceReport>* out) {
   return Status::OK();
 }
 
+Status HostClient::Call(InstanceCall* call, InstanceReply* reply,
+                        int32_t timeout_ms) {
+  v1::CallRequest req;
+  req.set_protocol_version(impl_->opts.protocol_version);
+  req.set_session(call->session);
+  req.set_instance(call->instance);
+  req.set_request(std::move(call->request));
+  for (std::string& p : call->payloads) req.add_payloads(std::move(p));
+  call->payloads.clear();
+  v1::CallReply rep;
+  grpc::ClientContext ctx;
+  impl_->Prepare(&ctx, timeout_ms);
+  HFLOW_RETURN_IF_ERROR(
+      FromGrpc(impl_->stub->Call(&ctx, req, &rep), impl_->where));
+  if (rep.error_code() != 0) {
+    return Status(static_cast<StatusCode>(rep.error_code()),
+                  impl_->where + ": " + rep.error());
+  }
+  reply->reply = std::move(*rep.mutable_reply());
+  reply->payloads.clear();
+  for (std::string& p : *rep.mutable_payloads()) {
+    reply->payloads.push_back(std::move(p));
+  }
+  return Status::OK();
+}
+
 // ---- HostWatch --------------------------------------------------------
 
 struct HostWatch::Impl {
@@ -191,11 +223,12 @@ struct HostWatch::Impl {
   grpc::Status end_status;
   std::thread reader, monitor;
 
-  void Read(uint32_t interval_ms) {
+  void Read(uint32_t interval_ms, const std::string& session) {
     util::SetCurrentThreadName("hflow-hostbeat");
     v1::WatchRequest req;
     req.set_protocol_version(client->opts.protocol_version);
     req.set_interval_ms(interval_ms);
+    req.set_session(session);
     auto stream = client->stub->Watch(&ctx, req);
     v1::HeartbeatReply beat;
     while (stream->Read(&beat)) {
@@ -242,7 +275,7 @@ struct HostWatch::Impl {
 
 std::unique_ptr<HostWatch> HostClient::Watch(
     uint32_t interval_ms, uint32_t lost_after_ms,
-    std::function<void(const Status&)> on_lost) {
+    std::function<void(const Status&)> on_lost, const std::string& session) {
   // Beats come at least every 10 ms and at most every 10 s (the daemon
   // clamps); a loss needs more than one interval without them.
   interval_ms = std::clamp<uint32_t>(interval_ms, 10, 10000);
@@ -255,7 +288,8 @@ std::unique_ptr<HostWatch> HostClient::Watch(
     impl->ctx.AddMetadata(kTokenMetadataKey, impl_->opts.credentials.token);
   }
   HostWatch::Impl* raw = impl.get();
-  raw->reader = std::thread([raw, interval_ms] { raw->Read(interval_ms); });
+  raw->reader = std::thread(
+      [raw, interval_ms, session] { raw->Read(interval_ms, session); });
   raw->monitor = std::thread([raw] { raw->Monitor(); });
   return std::make_unique<HostWatch>(std::move(impl));
 }

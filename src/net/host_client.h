@@ -54,8 +54,18 @@ class HostClient {
   // kDeviceLost naming the host and why. Not called after the watch is
   // destroyed; it may destroy the watch itself, but must not wait for a
   // lock held by a thread destroying it.
+  // `session` (non-empty): the stream keeps that session's instances on
+  // the daemon, which unloads them when it ends.
   std::unique_ptr<HostWatch> Watch(uint32_t interval_ms, uint32_t lost_after_ms,
-                                   std::function<void(const Status&)> on_lost);
+                                   std::function<void(const Status&)> on_lost,
+                                   const std::string& session = "");
+
+  // One call of an instance the daemon hosts (moves from `call`);
+  // `timeout_ms` < 0: no deadline (a UDF's Proc may take any time; a
+  // stopped or dead daemon still ends it, through the connection's
+  // keepalive), 0: ClientOptions::call_timeout_ms. The daemon's refusal
+  // comes back with its own code, named by Where().
+  Status Call(InstanceCall* call, InstanceReply* reply, int32_t timeout_ms);
 
   // "hflowd at 127.0.0.2:7000 (node 1)".
   const std::string& Where() const;

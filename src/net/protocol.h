@@ -13,7 +13,9 @@
 namespace hflow::net {
 
 // Raised on every incompatible change of hflowd.proto's meaning.
-inline constexpr uint32_t kProtocolVersion = 1;
+// 2: Call and sessions (WatchRequest.session); a version-1 daemon would
+// answer a Call as an unknown method.
+inline constexpr uint32_t kProtocolVersion = 2;
 
 // What the driver says of itself and of the node it expects.
 struct HelloQuery {
@@ -33,6 +35,21 @@ struct HelloInfo {
   int32_t node_id = -1;             // -1: not given (hflowd --node-id)
   std::string release;
   uint64_t started_unix_ms = 0;
+};
+
+// One call of an instance a daemon hosts for a driver (rpc Call): a
+// serialized hflow.worker.v1.HostMessage and the data parts of its
+// messages (Msg.offset indexes `payloads`). net carries them opaquely.
+struct InstanceCall {
+  std::string session;  // the driver's deployment ("host:pid:n")
+  uint64_t instance = 0;
+  std::string request;
+  std::vector<std::string> payloads;
+};
+// The answer: a serialized hflow.worker.v1.WorkerMessage and its data.
+struct InstanceReply {
+  std::string reply;
+  std::vector<std::string> payloads;
 };
 
 }  // namespace hflow::net

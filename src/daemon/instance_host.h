@@ -1,0 +1,73 @@
+// InstanceHost: the UDF instances hflowd runs for drivers. A driver's
+// deployer places a node on a device of this host; its instance is loaded
+// here (the UDF library from the path the driver names, which must exist
+// on this host too), and each of its calls arrives as an rpc Call carrying
+// a worker-protocol message (Load, Proc, Reset, Unload) and the data parts
+// of the call's messages. The driver keeps the queues and the routing; a
+// Proc's outputs go back in its reply.
+//
+// Every handler binds the instance's device at its entry, on the gRPC
+// thread that runs it, and restores that thread's binding on the way out
+// (invariant: bind at one obvious point), so a UDF's Init, Proc, reset and
+// destructors always run bound, on whatever devices the daemon serves.
+//
+// Instances belong to a session (the driver's deployment): EndSession
+// unloads every one of it, which the server calls when the session's
+// Watch stream ends, so a driver that dies leaves nothing behind.
+//
+// Thread-safety: any method from any thread. One instance's calls are
+// serialized by its own mutex (the driver serializes them anyway); the
+// table of instances has a mutex of its own, never held over user code.
+#ifndef HFLOW_DAEMON_INSTANCE_HOST_H_
+#define HFLOW_DAEMON_INSTANCE_HOST_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hflow/status.h"
+#include "net/protocol.h"
+#include "rt/device_binding.h"
+
+namespace hflow::daemon {
+
+class InstanceHost {
+ public:
+  // Serves `devices` of `runtime` (the daemon's); `log` takes one line.
+  InstanceHost(std::shared_ptr<rt::DeviceRuntime> runtime,
+               std::vector<int32_t> devices,
+               std::function<void(const std::string&)> log);
+  ~InstanceHost();  // unloads every instance still loaded
+
+  // One call (net::DaemonHandler::Call): moves from `call`.
+  Status Call(net::InstanceCall* call, net::InstanceReply* reply);
+  // Unloads the session's instances (their destructors run bound).
+  void EndSession(const std::string& session);
+  // Instances loaded now (all sessions).
+  size_t Loaded() const;
+
+  struct Hosted;
+
+ private:
+  using Key = std::pair<std::string, uint64_t>;  // session, instance
+  std::shared_ptr<Hosted> Find(const Key& key) const;
+  Status Load(const Key& key, const std::string& request,
+              net::InstanceReply* reply);
+  void Unload(std::shared_ptr<Hosted> h);
+  std::string Devices() const;
+
+  const std::function<void(const std::string&)> log_;
+  const std::vector<int32_t> devices_;
+  rt::DeviceContexts contexts_;
+  mutable std::mutex mu_;
+  std::map<Key, std::shared_ptr<Hosted>> hosted_;
+};
+
+}  // namespace hflow::daemon
+
+#endif  // HFLOW_DAEMON_INSTANCE_HOST_H_

@@ -1,0 +1,262 @@
+// One graph on several hosts, end to end with real hflowd processes on
+// loopback addresses (127.0.0.2 and .3) and GE's multi-node numa_config:
+//
+//   x ── id (this host) ── f1 (Fragile, node 1) ── f2 (Fragile, node 2) ── out
+//
+// Fragile answers [2x, pid]: out = [4x, pid of node 2's daemon], so each
+// test sees where the code ran. Every transaction comes back once; the
+// daemons' device reports show no implicit binding (every handler bound
+// its device); a daemon killed or stopped mid-stream fails the graph
+// within 2 s naming the host, node and transaction, and the session goes
+// on; RemoveGraph and the driver's end leave nothing loaded on any host;
+// wrong credentials and a device the daemon does not serve fail the build
+// naming the host. On device sets without device 0 and with it.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hflow/hflow.h"
+#include "hosts_test_util.h"
+#include "net/host_client.h"
+#include "test_graphs.h"
+#include "test_util.h"
+#include "worker_test_util.h"
+
+namespace hflow {
+namespace {
+
+using ::hflow::testing::I64;
+using testing::Daemon;
+using testing::MultiHostConfig;
+using testing::TempDir;
+using Clock = std::chrono::steady_clock;
+
+class HostsGraphTest : public ::testing::TestWithParam<std::vector<int32_t>> {
+ protected:
+  void SetUp() override {
+    (void)Finalize();
+    token_ = testing::MakeTokenFile(dir_, "token");
+    const std::string devices = FormatDeviceList(GetParam());
+    ASSERT_TRUE(a_.Start(dir_, "a", Args("127.0.0.2:0", devices, 1)));
+    ASSERT_TRUE(b_.Start(dir_, "b", Args("127.0.0.3:0", devices, 2)));
+  }
+  void TearDown() override { (void)Finalize(); }
+
+  std::vector<std::string> Args(const std::string& listen,
+                                const std::string& devices, int node) const {
+    return {"--listen",     listen, "--devices", devices,
+            "--token-file", token_, "--node-id", std::to_string(node)};
+  }
+
+  // Initializes hflow over this host (GetParam()) and the two daemons,
+  // with `creds` (default: the daemons' token).
+  void Init(const std::string& creds = "") {
+    const std::vector<int32_t>& d = GetParam();
+    const std::string config = MultiHostConfig(
+        d, {{&a_, d}, {&b_, d}},
+        creds.empty() ? "{\"token_file\":\"" + token_ + "\"}" : creds);
+    Options o;
+    ASSERT_TRUE(ParseClusterConfig(config, "cluster.json", &o.cluster).ok());
+    Status s = Initialize(o);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  // The graph above: f1 on node 1's device d1, f2 on node 2's device d2.
+  FlowGraph Graph(int32_t d1, int32_t d2, const std::string& mode = "pass",
+                  int64_t at = 0) {
+    const std::string config = testing::FragileConfig(dir_.path(), false);
+    FlowData x("x", 0);
+    FlowNode id = testing::FuncNode("id", "_BuiltIn_Identity");
+    id.SetInput(0, x);
+    auto frag = [&](const std::string& name, const std::string& m) {
+      FunctionPp pp(name + "_pp");
+      pp.SetCompileConfig(config);
+      pp.SetInitParam("mode", m);
+      pp.SetInitParam("at", at);
+      FlowNode n(name, 1, 1);
+      n.AddPp(pp);
+      return n;
+    };
+    FlowNode f1 = frag("f1", "pass");
+    f1.SetInput(0, id, 0);
+    FlowNode f2 = frag("f2", mode);
+    f2.SetInput(0, f1, 0);
+    FlowGraph g("spread");
+    g.SetInputs({x}).SetOutputs({f2});
+    const std::string local = std::to_string(GetParam().front());
+    g.SetDeployInfo(R"({"deploy_info": [)"
+                    R"({"flow_node_name": "id", "logic_device_id": "0:0:)" +
+                    local +
+                    R"("}, {"flow_node_name": "f1", "logic_device_id": "0:1:)" +
+                    std::to_string(d1) +
+                    R"("}, {"flow_node_name": "f2", "logic_device_id": "0:2:)" +
+                    std::to_string(d2) + R"("}]})");
+    return g;
+  }
+
+  void Feed(Session& s, uint32_t graph, int64_t v) {
+    FlowInfo in;
+    in.transaction_id = uint64_t(v);
+    Status st = s.FeedData(graph, {I64(v)}, in, 10000);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+
+  // The daemon's implicit bindings over its devices (must stay 0).
+  uint64_t ImplicitBindings(const Daemon& d) {
+    net::HostAddress addr;
+    EXPECT_TRUE(net::ParseHostAddress(d.address(), true, "test", &addr).ok());
+    net::ClientOptions co;
+    EXPECT_TRUE(
+        net::LoadCredentials({token_, "", "", ""}, &co.credentials).ok());
+    std::unique_ptr<net::HostClient> c;
+    Status st = net::HostClient::Connect(addr, co, &c);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    if (!st.ok()) return ~0ull;
+    std::vector<DeviceReport> reports;
+    EXPECT_TRUE(c->DeviceReports(&reports).ok());
+    uint64_t n = 0;
+    for (const DeviceReport& r : reports) n += r.implicit_bindings;
+    EXPECT_FALSE(reports.empty());
+    return n;
+  }
+
+  TempDir dir_;
+  std::string token_;
+  Daemon a_, b_;
+};
+
+TEST_P(HostsGraphTest, SpreadGraphRunsEveryTransactionOnceOnItsHosts) {
+  Init();
+  const std::vector<int32_t>& d = GetParam();
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, Graph(d.back(), d.front())).ok());
+  Status st = s.BuildGraph(1);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  constexpr int kN = 40;
+  std::thread feeder([&] {
+    for (int v = 1; v <= kN; ++v) Feed(s, 1, v);
+  });
+  std::set<uint64_t> seen;
+  for (int i = 0; i < kN; ++i) {
+    std::vector<Tensor> out;
+    FlowInfo info;
+    st = s.FetchData(1, &out, &info, 10000);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(info.ret_code, 0);
+    if (!st.ok() || info.ret_code != 0) break;
+    const std::vector<int64_t> r = out.at(0).As<int64_t>();
+    EXPECT_EQ(r.at(0), 4 * int64_t(info.transaction_id));
+    EXPECT_EQ(r.at(1), b_.pid()) << "f2 must run in node 2's daemon";
+    EXPECT_TRUE(seen.insert(info.transaction_id).second)
+        << "transaction " << info.transaction_id << " came back twice";
+  }
+  feeder.join();
+  EXPECT_EQ(seen.size(), size_t(kN));
+  EXPECT_EQ(ImplicitBindings(a_), 0u);
+  EXPECT_EQ(ImplicitBindings(b_), 0u);
+  // RemoveGraph unloads everything on both hosts.
+  ASSERT_TRUE(s.RemoveGraph(1).ok());
+  for (const Daemon* dm : {&a_, &b_}) {
+    EXPECT_TRUE(testing::WaitFor(
+        [&] {
+          return dm->log().find("session ") != std::string::npos &&
+                 dm->log().find(" ended") != std::string::npos;
+        },
+        std::chrono::milliseconds(5000)))
+        << dm->log();
+    EXPECT_NE(dm->log().find("loaded node '"), std::string::npos);
+  }
+}
+
+// A daemon killed (SIGKILL) or stopped (SIGSTOP) mid-stream fails the
+// graph within 2 s naming the host; the session goes on.
+TEST_P(HostsGraphTest, LostDaemonFailsTheGraphNamingTheHost) {
+  for (int sig : {SIGKILL, SIGSTOP}) {
+    SCOPED_TRACE(sig == SIGKILL ? "SIGKILL" : "SIGSTOP");
+    Daemon& victim = sig == SIGKILL ? a_ : b_;
+    Init();
+    const std::vector<int32_t>& d = GetParam();
+    {
+      Session s;
+      ASSERT_TRUE(s.AddGraph(1, Graph(d.front(), d.back())).ok());
+      Status st = s.BuildGraph(1);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      Feed(s, 1, 1);
+      std::vector<Tensor> out;
+      FlowInfo info;
+      ASSERT_TRUE(s.FetchData(1, &out, &info, 10000).ok());
+      victim.Signal(sig);
+      const auto t0 = Clock::now();
+      Feed(s, 1, 2);
+      st = s.FetchData(1, &out, &info, 10000);
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          Clock::now() - t0)
+                          .count();
+      EXPECT_FALSE(st.ok() && info.ret_code == 0);
+      EXPECT_LE(ms, 2500) << st.ToString();
+      const std::string text = st.ToString();
+      EXPECT_NE(text.find(victim.host()), std::string::npos) << text;
+      EXPECT_NE(text.find("cluster node"), std::string::npos) << text;
+      // The session is usable: the graph goes, a local one runs.
+      EXPECT_TRUE(s.RemoveGraph(1).ok());
+      FlowGraph local = testing::ChainGraph(
+          "local", {{"id", "_BuiltIn_Identity", {GetParam().front()}}});
+      ASSERT_TRUE(s.AddGraph(2, local).ok());
+      ASSERT_TRUE(s.BuildGraph(2).ok());
+      Feed(s, 2, 5);
+      ASSERT_TRUE(s.FetchData(2, &out, &info, 10000).ok());
+      EXPECT_EQ(out.at(0).As<int64_t>().at(0), 5);
+    }
+    ASSERT_TRUE(Finalize().ok());
+    victim.Kill(SIGKILL);
+    const std::string devices = FormatDeviceList(GetParam());
+    ASSERT_TRUE(victim.Start(
+        dir_, sig == SIGKILL ? "a2" : "b2",
+        Args(victim.host() + ":0", devices, sig == SIGKILL ? 1 : 2)));
+  }
+}
+
+TEST_P(HostsGraphTest, WrongTokenFailsTheBuildNamingTheHost) {
+  const std::string wrong = testing::MakeTokenFile(
+      dir_, "wrong", "some-other-token-0123456789abcdef");
+  Init("{\"token_file\":\"" + wrong + "\"}");
+  Session s;
+  const std::vector<int32_t>& d = GetParam();
+  ASSERT_TRUE(s.AddGraph(1, Graph(d.front(), d.back())).ok());
+  Status st = s.BuildGraph(1);
+  EXPECT_EQ(st.code(), StatusCode::kPermissionDenied) << st.ToString();
+  EXPECT_NE(st.message().find("127.0.0."), std::string::npos) << st.ToString();
+  EXPECT_NE(a_.log().find("wrong token"), std::string::npos) << a_.log();
+}
+
+TEST_P(HostsGraphTest, DeviceTheDaemonDoesNotServeFailsTheBuild) {
+  // Node 1's config lists a device its daemon was not started with.
+  const std::vector<int32_t>& d = GetParam();
+  std::vector<int32_t> more = d;
+  more.push_back(9);
+  const std::string config = MultiHostConfig(
+      d, {{&a_, more}, {&b_, d}}, "{\"token_file\":\"" + token_ + "\"}");
+  Options o;
+  ASSERT_TRUE(ParseClusterConfig(config, "cluster.json", &o.cluster).ok());
+  ASSERT_TRUE(Initialize(o).ok());
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, Graph(9, d.back())).ok());
+  Status st = s.BuildGraph(1);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("not device 9"), std::string::npos)
+      << st.ToString();
+  EXPECT_NE(st.message().find(a_.host()), std::string::npos) << st.ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(DeviceSets, HostsGraphTest,
+                         ::testing::Values(std::vector<int32_t>{2, 3, 4, 5},
+                                           std::vector<int32_t>{3, 6, 7},
+                                           std::vector<int32_t>{0, 1, 2}));
+
+}  // namespace
+}  // namespace hflow
