@@ -13,6 +13,7 @@
 // naming the host. On device sets without device 0 and with it.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <set>
@@ -251,6 +252,85 @@ TEST_P(HostsGraphTest, DeviceTheDaemonDoesNotServeFailsTheBuild) {
   EXPECT_NE(st.message().find("not device 9"), std::string::npos)
       << st.ToString();
   EXPECT_NE(st.message().find(a_.host()), std::string::npos) << st.ToString();
+}
+
+// A load that fails on one host (f2's Init fails on node 2) fails the
+// build naming the node and host, and rolls back what loaded elsewhere.
+TEST_P(HostsGraphTest, FailedLoadRollsBackEveryHost) {
+  Init();
+  const std::vector<int32_t>& d = GetParam();
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, Graph(d.front(), d.back(), "fail", 0)).ok());
+  Status st = s.BuildGraph(1);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("node 'f2'"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("cluster node 2"), std::string::npos)
+      << st.message();
+  // Whatever node 1 loaded, it unloaded; both sessions end.
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos;
+         at = text.find(what, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  for (const Daemon* dm : {&a_, &b_}) {
+    EXPECT_TRUE(testing::WaitFor(
+        [&] {
+          const std::string log = dm->log();
+          return count(log, "loaded node '") ==
+                     count(log, "unloading node '") &&
+                 log.find(" ended") != std::string::npos;
+        },
+        std::chrono::milliseconds(5000)))
+        << dm->log();
+  }
+}
+
+// A driver killed with SIGKILL mid-stream leaves nothing loaded: its
+// heartbeat stream ends with its connection, and the daemon unloads the
+// session. The driver is `hflow run` on a graph file, feeding for ever.
+TEST_P(HostsGraphTest, KilledDriverLeavesNothingOnTheHost) {
+  const std::vector<int32_t>& d = GetParam();
+  const std::string cluster =
+      dir_.Write("cluster.json",
+                 MultiHostConfig(d, {{&a_, d}, {&b_, d}},
+                                 "{\"token_file\":\"" + token_ + "\"}"),
+                 0644);
+  const std::string config = testing::FragileConfig(dir_.path(), false);
+  const std::string graph = dir_.Write(
+      "graph.json",
+      R"({"name":"remote","inputs":["x"],"nodes":[{"name":"frag",)"
+      R"("inputs":["x"],"outputs":1,"function":"Fragile",)"
+      R"("compile_config":")" +
+          config +
+          R"(","init_params":{"mode":"pass","at":0}}],"outputs":["frag:0"],)"
+          R"("deploy":{"deploy_info":[{"flow_node_name":"frag",)"
+          R"("logic_device_id":"0:1:)" +
+          std::to_string(d.back()) + R"("}]}})",
+      0644);
+  const pid_t driver = testing::SpawnChild(
+      {HFLOW_CLI_PATH, "run", graph, "--cluster", cluster, "--input",
+       "x=int64:3", "--repeat", "100000000", "--output", "/dev/null"},
+      dir_.path() + "/driver.log");
+  ASSERT_GT(driver, 0);
+  const bool loaded = testing::WaitFor(
+      [&] { return a_.log().find("loaded node 'frag'") != std::string::npos; },
+      std::chrono::milliseconds(20000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::kill(driver, SIGKILL);
+  int status = 0;
+  ::waitpid(driver, &status, 0);
+  ASSERT_TRUE(loaded) << a_.log()
+                      << testing::ReadText(dir_.path() + "/driver.log");
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        return a_.log().find("unloading 1 instance(s) of ended session") !=
+               std::string::npos;
+      },
+      std::chrono::milliseconds(3000)))
+      << a_.log();
 }
 
 INSTANTIATE_TEST_SUITE_P(DeviceSets, HostsGraphTest,

@@ -94,6 +94,32 @@ inline bool MakeTlsFiles(const TempDir& dir, const std::string& prefix,
   return std::system(cmd.c_str()) == 0;
 }
 
+// Starts `args` (argv[0] a path) with stderr to `log` and stdout to
+// /dev/null; its pid, or -1.
+// fork + exec rather than posix_spawn: the child asks for SIGKILL when
+// the test process dies (PR_SET_PDEATHSIG), so a test that crashes or is
+// killed by its sanitizer leaves no child behind. Only async-signal-safe
+// calls between fork and exec.
+inline pid_t SpawnChild(const std::vector<std::string>& args,
+                        const std::string& log) {
+  std::vector<char*> argv;
+  for (const std::string& a : args)
+    argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;  // the test, or -1
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);  // the test died already
+  const int out = ::open("/dev/null", O_WRONLY);
+  const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (out < 0 || err < 0) ::_exit(127);
+  ::dup2(out, 1);
+  ::dup2(err, 2);
+  ::execve(argv[0], argv.data(), environ);
+  ::_exit(127);
+}
+
 // One hflowd process. Start returns false (and says why through gtest)
 // when it does not come up within 20 s.
 class Daemon {
@@ -180,28 +206,9 @@ class Daemon {
   std::string log() const { return ReadText(log_); }
 
  private:
-  // fork + exec rather than posix_spawn: the child asks for SIGKILL when
-  // the test process dies (PR_SET_PDEATHSIG), so a test that crashes or is
-  // killed by its sanitizer leaves no daemon behind. Only async-signal-safe
-  // calls between fork and exec.
   static pid_t Spawn(const std::vector<std::string>& args,
                      const std::string& log) {
-    std::vector<char*> argv;
-    for (const std::string& a : args)
-      argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid != 0) return pid;  // the test, or -1
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the test died already
-    const int out = ::open("/dev/null", O_WRONLY);
-    const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (out < 0 || err < 0) ::_exit(127);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    ::execve(argv[0], argv.data(), environ);
-    ::_exit(127);
+    return SpawnChild(args, log);
   }
 
   pid_t pid_ = -1;

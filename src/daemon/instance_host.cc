@@ -136,6 +136,8 @@ Status InstanceHost::Call(net::InstanceCall* call, net::InstanceReply* reply) {
         std::lock_guard<std::mutex> l(mu_);
         hosted_.erase(key);
       }
+      log_("unloading node '" + h->node + "' (instance " +
+           std::to_string(key.second) + " of session " + key.first + ")");
       Unload(std::move(h));
       *out.mutable_done() = ToDone(Status::OK());
       break;
