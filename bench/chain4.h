@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,15 +29,17 @@ constexpr int kWindow = 32;  // messages in flight, as the timed rows
 
 // x ─ n0 ─ n1 ─ … ─ out: `nodes` nodes running `function`, node i on
 // devices[i % devices.size()].
-inline FlowGraph Chain(const std::string& name, int nodes,
-                       const std::string& function,
-                       const std::vector<int>& devices) {
+// x ─ n0 ─ … ─ out: node i's pp set by `set_pp` (its function or
+// compile config), placed at logic device places[i % size] ("0:N:D").
+inline FlowGraph ChainAt(const std::string& name, int nodes,
+                         const std::function<void(FunctionPp&)>& set_pp,
+                         const std::vector<std::string>& places) {
   FlowData x("x", 0);
   std::vector<FlowNode> chain;
   std::string deploy = R"({"deploy_info": [)";
   for (int i = 0; i < nodes; ++i) {
     FunctionPp pp("pp" + std::to_string(i));
-    pp.SetFunction(function);
+    set_pp(pp);
     chain.emplace_back("n" + std::to_string(i), 1, 1);
     if (i == 0) {
       chain.back().SetInput(0, x);
@@ -45,13 +48,28 @@ inline FlowGraph Chain(const std::string& name, int nodes,
     }
     chain.back().AddPp(pp);
     deploy += std::string(i ? "," : "") + R"({"flow_node_name": "n)" +
-              std::to_string(i) + R"(", "logic_device_id": "0:0:)" +
-              std::to_string(devices[i % devices.size()]) + "\"}";
+              std::to_string(i) + R"(", "logic_device_id": ")" +
+              places[i % places.size()] + "\"}";
   }
   FlowGraph g(name);
   g.SetInputs({x}).SetOutputs({chain.back()});
   g.SetDeployInfo(deploy + "]}");
   return g;
+}
+
+// This host's devices as logic devices ("0:0:D").
+inline std::vector<std::string> LocalPlaces(const std::vector<int>& devices) {
+  std::vector<std::string> places;
+  for (int d : devices) places.push_back("0:0:" + std::to_string(d));
+  return places;
+}
+
+inline FlowGraph Chain(const std::string& name, int nodes,
+                       const std::string& function,
+                       const std::vector<int>& devices) {
+  return ChainAt(
+      name, nodes, [&](FunctionPp& pp) { pp.SetFunction(function); },
+      LocalPlaces(devices));
 }
 
 inline FlowGraph Chain4OneDevice() {

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "chain4.h"
 #include "hflow/hflow.h"
 
 namespace {
@@ -61,28 +62,10 @@ std::string Config(bool heavy) {
 // x ─ n0 ─ … ─ out, node i on devices[i % size], every node BenchPass.
 hflow::FlowGraph Chain(const std::string& name, int nodes, bool heavy,
                        const std::vector<int>& devices) {
-  hflow::FlowData x("x", 0);
-  std::vector<hflow::FlowNode> chain;
-  std::string deploy = R"({"deploy_info": [)";
   const std::string config = Config(heavy);
-  for (int i = 0; i < nodes; ++i) {
-    hflow::FunctionPp pp("pp" + std::to_string(i));
-    pp.SetCompileConfig(config);
-    chain.emplace_back("n" + std::to_string(i), 1, 1);
-    if (i == 0) {
-      chain.back().SetInput(0, x);
-    } else {
-      chain.back().SetInput(0, chain[i - 1], 0);
-    }
-    chain.back().AddPp(pp);
-    deploy += std::string(i ? "," : "") + R"({"flow_node_name": "n)" +
-              std::to_string(i) + R"(", "logic_device_id": "0:0:)" +
-              std::to_string(devices[i % devices.size()]) + "\"}";
-  }
-  hflow::FlowGraph g(name);
-  g.SetInputs({x}).SetOutputs({chain.back()});
-  g.SetDeployInfo(deploy + "]}");
-  return g;
+  return hflow::bench::ChainAt(
+      name, nodes, [&](hflow::FunctionPp& pp) { pp.SetCompileConfig(config); },
+      hflow::bench::LocalPlaces(devices));
 }
 
 // The session of the benchmarks, under udf_isolation or not: switching

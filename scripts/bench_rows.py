@@ -80,6 +80,17 @@ ROWS = [
     ("data_link_1MiB_loopback", "BM_DataLink1MiB/real_time",
      "BM_TcpStream1MiB/real_time",
      "a plain TCP stream of the same bytes between two processes", "GB/s"),
+    # Issue 45: graphs across hosts (bench/hosts_bench.cc), three hflowd on
+    # loopback.
+    ("hop_1MiB_cross_host", "BM_Hop1MiBCrossHost/real_time",
+     "BM_TcpStream1MiB/real_time",
+     "a plain TCP stream of the same bytes between two processes", "GB/s"),
+    ("chain4_cross_host_64B", "BM_Chain4CrossHost/real_time",
+     "BM_Chain4OneHost/real_time",
+     "the same chain and UDF library on this host", "msgs/s"),
+    ("deploy_32_instances_3_hosts", "BM_Deploy32ThreeHosts/real_time",
+     "BM_Deploy32OneHost/real_time",
+     "the same 32-node graph deployed on this host", "time"),
     ("hop_1MiB_two_devices_isolated", "BM_Hop1MiBIsolated/real_time",
      "BM_WorkerMemcpy1MiB/real_time", "single-thread memcpy", "GB/s"),
     ("worker_start", "BM_WorkerStart/real_time",

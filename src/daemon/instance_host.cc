@@ -67,59 +67,32 @@ Status InstanceHost::Call(net::InstanceCall* call, net::InstanceReply* reply) {
   switch (m.body_case()) {
     case v1::HostMessage::kProc: {
       std::lock_guard<std::mutex> l(h->call_mu);
-      const v1::Proc& p = m.proc();
-      if (p.func() >= h->udf->funcs().size()) {
-        return Status::InvalidArgument(h->What() + ": Proc of function " +
-                                       std::to_string(p.func()) +
-                                       ", which it does not have");
-      }
-      std::vector<std::shared_ptr<FlowFunc::FlowMsg>> inputs;
-      for (const v1::Msg& w : p.inputs()) {
-        if (w.offset() >= call->payloads.size() ||
-            call->payloads[w.offset()].size() != w.size()) {
-          return Status::InvalidArgument(
-              h->What() +
-              ": a Proc input whose data part is missing or of "
-              "another size than its head says (truncated)");
-        }
-        services::MbufHead head;
-        HFLOW_RETURN_IF_ERROR(worker::HeadFromWire(w.head(), &head)
-                                  .WithContext(h->What() + ": "));
-        const std::string& data = call->payloads[w.offset()];
-        std::shared_ptr<flow_func::MbufFlowMsg> in;
-        HFLOW_RETURN_IF_ERROR(
-            h->allocator->FromHost(head, data.data(), data.size(), &in)
-                .WithContext(h->What() + ": an input: "));
-        inputs.push_back(std::move(in));
-      }
-      h->outputs.clear();
-      h->raised.clear();
-      h->has_pending = p.has_pending();
-      h->pending = p.pending();
-      int32_t rc = FlowFunc::FLOW_FUNC_FAILED;
-      Status s = h->thread->Run([&](const rt::ScopedDevice& bound) {
-        h->caller = std::this_thread::get_id();
-        h->in_proc = true;
-        rc = h->udf->Proc(bound, p.func(), inputs, p.trans());
-        h->in_proc = false;
-        return Status::OK();
-      });
-      HFLOW_RETURN_IF_ERROR(s.WithContext(h->What() + ": "));
-      v1::ProcDone* done = out.mutable_proc_done();
-      done->set_rc(rc);
-      for (auto& r : h->raised) *done->add_raised() = std::move(r);
-      for (auto& [index, mb] : h->outputs) {
-        done->add_output_index(index);
-        v1::Msg* w = done->add_outputs();
-        worker::HeadToWire(mb->head(), w->mutable_head());
-        w->set_offset(reply->payloads.size());
-        w->set_size(mb->size());
-        reply->payloads.emplace_back(static_cast<const char*>(mb->data()),
-                                     mb->size());
-      }
-      h->outputs.clear();
-      h->raised.clear();
+      std::vector<const v1::Proc*> procs = {&m.proc()};
+      std::vector<v1::WorkerMessage> outs(1);
+      HFLOW_RETURN_IF_ERROR(Procs(h.get(), procs, call, reply, &outs));
+      outs[0].set_id(m.id());
+      out = std::move(outs[0]);
       break;
+    }
+    case v1::HostMessage::kBatch: {
+      // A driver's batched calls (its executor's ProcBatch): Procs only,
+      // run in order on one hand-over to the instance's thread.
+      std::lock_guard<std::mutex> l(h->call_mu);
+      std::vector<const v1::Proc*> procs;
+      for (const v1::HostMessage& one : m.batch().msgs()) {
+        if (!one.has_proc()) {
+          return Status::InvalidArgument(h->What() +
+                                         ": a Batch holds only Procs here");
+        }
+        procs.push_back(&one.proc());
+      }
+      std::vector<v1::WorkerMessage> outs(procs.size());
+      HFLOW_RETURN_IF_ERROR(Procs(h.get(), procs, call, reply, &outs));
+      for (int i = 0; i < m.batch().msgs_size(); ++i) {
+        outs[i].set_id(m.batch().msgs(i).id());
+        reply->replies.push_back(outs[i].SerializeAsString());
+      }
+      return Status::OK();
     }
     case v1::HostMessage::kReset: {
       std::lock_guard<std::mutex> l(h->call_mu);

@@ -34,6 +34,11 @@
 #include "net/protocol.h"
 #include "rt/device_binding.h"
 
+namespace hflow::worker::v1 {
+class Proc;
+class WorkerMessage;
+}  // namespace hflow::worker::v1
+
 namespace hflow::daemon {
 
 class InstanceHost {
@@ -59,6 +64,12 @@ class InstanceHost {
   Status Load(const Key& key, const std::string& request,
               net::InstanceReply* reply);
   void Unload(std::shared_ptr<Hosted> h);
+  // Runs `procs` on `h` (its call_mu held) in order, each input from
+  // `call`'s payloads, each reply (a ProcDone) into `outs`, their outputs'
+  // data into `reply`'s payloads (instance_proc.cc).
+  Status Procs(Hosted* h, const std::vector<const worker::v1::Proc*>& procs,
+               net::InstanceCall* call, net::InstanceReply* reply,
+               std::vector<worker::v1::WorkerMessage>* outs);
   std::string Devices() const;
 
   const std::function<void(const std::string&)> log_;

@@ -149,6 +149,47 @@ int32_t MbufFlowMsg::GetRawData(void*& data, uint64_t& size) const {
   return FlowFunc::FLOW_FUNC_SUCCESS;
 }
 
+Status CheckHeadFits(const services::MbufHead& h, uint64_t size) {
+  auto claims = [&](const std::string& what, uint64_t bytes) {
+    return Status::InvalidArgument(
+        "a message whose head says " + what + " of " + std::to_string(bytes) +
+        " bytes lies at offset " + std::to_string(h.data_offset) +
+        ", but its data part has " + std::to_string(size) +
+        " (truncated or corrupt)");
+  };
+  if (h.data_offset > size) return claims("data", 0);
+  const uint64_t avail = size - h.data_offset;
+  switch (static_cast<MsgType>(h.msg_type)) {
+    case MsgType::MSG_TYPE_TENSOR_DATA: {
+      if (h.null_data) return Status::OK();
+      const int64_t n = ElementCount(services::ToVector(h.shape));
+      const uint64_t bytes =
+          n < 0 ? kTooLarge
+                : TensorBytes(static_cast<TensorDataType>(h.dtype), n);
+      if (bytes > avail) return claims("a tensor", bytes);
+      return Status::OK();
+    }
+    case MsgType::MSG_TYPE_TENSOR_LIST:
+      for (const auto& d : h.tensor_list) {
+        const int64_t n = ElementCount(d.shape);
+        const uint64_t need =
+            n < 0 ? kTooLarge
+                  : TensorBytes(static_cast<TensorDataType>(d.dtype), n);
+        if (need > d.bytes || d.offset > avail || d.bytes > avail - d.offset) {
+          return claims("a listed tensor", need);
+        }
+      }
+      return Status::OK();
+    default:
+      // Raw bytes (GetRawData): the 1-D shape is their count.
+      if (!h.shape.empty() &&
+          (h.shape[0] < 0 || static_cast<uint64_t>(h.shape[0]) > avail)) {
+        return claims("raw data", static_cast<uint64_t>(h.shape[0]));
+      }
+      return Status::OK();
+  }
+}
+
 MsgAllocator::MsgAllocator(services::ExchangeService* svc, int32_t device,
                            std::string group, std::string member,
                            MsgLimits limits)

@@ -115,6 +115,13 @@ uint64_t TensorBytes(FlowFunc::TensorDataType dtype, int64_t count);
 // Element count of a shape; -1 for a negative dimension or on overflow.
 int64_t ElementCount(const std::vector<int64_t>& shape);
 
+// Whether a data part of `size` bytes holds everything `head` says lies
+// in it (its tensor, each tensor of a list, a raw message's bytes), so
+// that no view over it reads past its end: the check for a message that
+// came from another process or host, whose head is its sender's word.
+// kInvalidArgument saying what the head claims against what came.
+Status CheckHeadFits(const services::MbufHead& head, uint64_t size);
+
 // What a UDF's allocations may take and how long they wait for memory.
 struct MsgLimits {
   std::string node;  // named in errors

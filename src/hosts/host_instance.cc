@@ -97,12 +97,9 @@ Status HostInstance::Init(const rt::ScopedDevice&) {
   return Status::OK();
 }
 
-int32_t HostInstance::Proc(
-    const rt::ScopedDevice&, size_t index,
-    const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
-    uint64_t trans) {
-  v1::HostMessage m;
-  v1::Proc* p = m.mutable_proc();
+void HostInstance::AddProc(
+    size_t index, const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
+    uint64_t trans, v1::Proc* p, std::vector<std::string>* payloads) const {
   p->set_func(static_cast<uint32_t>(index));
   p->set_trans(trans);
   int32_t code = 0;
@@ -111,33 +108,96 @@ int32_t HostInstance::Proc(
     p->mutable_pending()->set_code(code);
     p->mutable_pending()->set_user_context_id(ctx);
   }
-  std::vector<std::string> payloads;
   for (const auto& in : inputs) {
     // Device memory is host memory on the backends that run this (sim).
     const auto& msg = static_cast<const flow_func::MbufFlowMsg&>(*in);
     const services::MbufPtr& mb = msg.mbuf();
     v1::Msg* w = p->add_inputs();
     worker::HeadToWire(mb->head(), w->mutable_head());
-    w->set_offset(payloads.size());
+    w->set_offset(payloads->size());
     w->set_size(mb->size());
-    payloads.emplace_back(static_cast<const char*>(mb->data()), mb->size());
+    payloads->emplace_back(static_cast<const char*>(mb->data()), mb->size());
   }
+}
+
+void HostInstance::Lost(const Status& s, uint64_t trans) const {
+  // The graph cannot go on without this instance: fail it, naming the
+  // host, the node and the transaction.
+  if (link_->on_lost) {
+    link_->on_lost(Status::DeviceLost(What() + ": transaction " +
+                                      std::to_string(trans) + ": " +
+                                      s.message()));
+  }
+}
+
+int32_t HostInstance::Proc(
+    const rt::ScopedDevice&, size_t index,
+    const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
+    uint64_t trans) {
+  v1::HostMessage m;
+  std::vector<std::string> payloads;
+  AddProc(index, inputs, trans, m.mutable_proc(), &payloads);
   phase_ = 2;
   std::string reply;
   std::vector<std::string> out;
   Status s = Send(m.SerializeAsString(), std::move(payloads), -1, &reply, &out);
   phase_ = 0;
   if (!s.ok()) {
-    // The graph cannot go on without this instance: fail it, naming the
-    // host, the node and the transaction.
-    if (link_->on_lost) {
-      link_->on_lost(Status::DeviceLost(What() + ": transaction " +
-                                        std::to_string(trans) + ": " +
-                                        s.message()));
-    }
+    Lost(s, trans);
     return FLOW_FUNC_FAILED;
   }
   return Deliver(reply, out);
+}
+
+// Note [Batched calls to a host]
+// A call to another host costs a round trip, and the executor calls one
+// instance at a time: one message per round trip would bound a node on
+// another host to a few thousand messages a second whatever its work.
+// The executor hands the input sets waiting for it, up to BatchLimit, to
+// ProcBatch, which sends them as one Batch of Procs in one Call; the
+// daemon runs them in order on the instance's thread and answers one
+// ProcDone each, delivered here in order, each inside its scope, as the
+// same calls one by one would be. A failed Call fails every call of the
+// batch (the graph fails with it).
+void HostInstance::ProcBatch(const rt::ScopedDevice& bound, size_t index,
+                             std::vector<flow_func::ProcCall>* calls,
+                             const flow_func::DeliverScope& scope) {
+  if (calls->size() == 1) {
+    flow_func::ProcCall& c = (*calls)[0];
+    scope(0, [&] { c.rc = Proc(bound, index, *c.inputs, c.trans); });
+    return;
+  }
+  v1::HostMessage m;
+  std::vector<std::string> payloads;
+  for (flow_func::ProcCall& c : *calls) {
+    AddProc(index, *c.inputs, c.trans,
+            m.mutable_batch()->add_msgs()->mutable_proc(), &payloads);
+  }
+  phase_ = 2;
+  net::InstanceCall call;
+  call.session = link_->session;
+  call.instance = id_;
+  call.request = m.SerializeAsString();
+  call.payloads = std::move(payloads);
+  net::InstanceReply r;
+  Status s = link_->client->Call(&call, &r, -1);
+  phase_ = 0;
+  if (s.ok() && r.replies.size() != calls->size()) {
+    s = Status::Internal("the daemon answered " +
+                         std::to_string(r.replies.size()) + " of a batch of " +
+                         std::to_string(calls->size()) + " calls");
+  }
+  for (size_t i = 0; i < calls->size(); ++i) {
+    flow_func::ProcCall& c = (*calls)[i];
+    scope(i, [&] {
+      if (!s.ok()) {
+        if (i == 0) Lost(s, c.trans);
+        c.rc = FLOW_FUNC_FAILED;
+        return;
+      }
+      c.rc = Deliver(r.replies[i], r.payloads);
+    });
+  }
 }
 
 int32_t HostInstance::Deliver(const std::string& reply,
@@ -166,6 +226,7 @@ int32_t HostInstance::Deliver(const std::string& reply,
       s = Status::Internal("an output whose data part is missing");
     }
     if (s.ok()) s = worker::HeadFromWire(w.head(), &head);
+    if (s.ok()) s = flow_func::CheckHeadFits(head, w.size());
     std::shared_ptr<flow_func::MbufFlowMsg> msg;
     if (s.ok()) {
       const std::string& data = payloads[w.offset()];

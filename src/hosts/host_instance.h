@@ -19,6 +19,7 @@
 #include "deploy/remote_hosts.h"
 #include "flow_func/instance.h"
 #include "net/host_client.h"
+#include "worker/proto/worker.pb.h"
 
 namespace hflow::hosts {
 
@@ -41,6 +42,12 @@ class HostInstance final : public flow_func::Instance {
   int32_t Proc(const rt::ScopedDevice& bound, size_t index,
                const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
                uint64_t trans = 0) override;
+  // Up to kMaxBatch calls in one round trip (Note [Batched calls to a
+  // host] in host_instance.cc).
+  size_t BatchLimit() const override { return kMaxBatch; }
+  void ProcBatch(const rt::ScopedDevice& bound, size_t index,
+                 std::vector<flow_func::ProcCall>* calls,
+                 const flow_func::DeliverScope& scope) override;
   int32_t ProcQueues(const rt::ScopedDevice& bound, size_t index,
                      const std::vector<std::shared_ptr<FlowFunc::FlowMsgQueue>>&
                          queues) override;
@@ -53,6 +60,8 @@ class HostInstance final : public flow_func::Instance {
   bool CopiesInputs() const override { return true; }
 
  private:
+  static constexpr size_t kMaxBatch = 16;
+
   // "node 'n' (replica r) on cluster node h device d".
   std::string What() const;
   // Sends `request` (a serialized HostMessage) and its payloads; the
@@ -62,6 +71,14 @@ class HostInstance final : public flow_func::Instance {
               std::vector<std::string>* reply_payloads);
   // A Done reply's status.
   Status Done(const std::string& reply) const;
+  // The Proc of function `index` on `inputs` into `p`, their data
+  // appended to `payloads`.
+  void AddProc(size_t index,
+               const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
+               uint64_t trans, worker::v1::Proc* p,
+               std::vector<std::string>* payloads) const;
+  // A failed call: the graph fails, naming host, node and transaction.
+  void Lost(const Status& s, uint64_t trans) const;
   // A ProcDone's raises and outputs delivered; the UDF's code.
   int32_t Deliver(const std::string& reply,
                   const std::vector<std::string>& payloads);

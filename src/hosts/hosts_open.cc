@@ -7,7 +7,9 @@
 // host's loss once, from its own thread.
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "deploy/remote_hosts.h"
@@ -54,6 +56,27 @@ class Hosts final : public deploy::RemoteHosts {
   std::atomic<uint64_t> next_id_{1};
 };
 
+// The connections of this process's deployments, by daemon, node and
+// credentials: a deployment reuses the connection (and its TLS session)
+// of one before it while that one lives, instead of a new handshake.
+std::shared_ptr<net::HostClient> CachedClient(
+    const std::string& key,
+    const std::function<Status(std::shared_ptr<net::HostClient>*)>& connect,
+    Status* status) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<net::HostClient>> cache;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    if (auto c = cache[key].lock()) return c;
+  }
+  std::shared_ptr<net::HostClient> c;
+  *status = connect(&c);
+  if (!status->ok()) return nullptr;
+  std::lock_guard<std::mutex> l(mu);
+  cache[key] = c;
+  return c;
+}
+
 Status Hosts::Connect(const deploy::RemoteHostsOptions& o,
                       const net::Credentials& creds, const ClusterNode& node,
                       const std::vector<int32_t>& devices,
@@ -63,8 +86,18 @@ Status Hosts::Connect(const deploy::RemoteHostsOptions& o,
   net::ClientOptions co;
   co.credentials = creds;
   co.name = "cluster node " + std::to_string(node.node_id);
-  std::unique_ptr<net::HostClient> client;
-  HFLOW_RETURN_IF_ERROR(net::HostClient::Connect(address, co, &client));
+  Status connected;
+  std::shared_ptr<net::HostClient> client = CachedClient(
+      address.ToString() + "|" + co.name + "|" + creds.Describe() + "|" +
+          creds.token + creds.cert_pem,
+      [&](std::shared_ptr<net::HostClient>* c) {
+        std::unique_ptr<net::HostClient> made;
+        HFLOW_RETURN_IF_ERROR(net::HostClient::Connect(address, co, &made));
+        *c = std::move(made);
+        return Status::OK();
+      },
+      &connected);
+  HFLOW_RETURN_IF_ERROR(connected);
   net::HelloQuery q;
   q.node_id = node.node_id;
   q.devices = node.DeviceIds();

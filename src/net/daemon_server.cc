@@ -115,6 +115,7 @@ class Service final : public v1::Hflowd::Service {
       return grpc::Status::OK;
     }
     rep->set_reply(std::move(reply.reply));
+    for (std::string& r : reply.replies) rep->add_replies(std::move(r));
     for (std::string& p : reply.payloads) rep->add_payloads(std::move(p));
     return grpc::Status::OK;
   }
@@ -252,6 +253,8 @@ Status DaemonServer::Start(const ServerOptions& options, DaemonHandler* handler,
   // message (Options::max_message_bytes), not gRPC's 4 MiB default.
   b.SetMaxReceiveMessageSize(-1);
   b.SetMaxSendMessageSize(-1);
+  b.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 16 << 20);
+  b.AddChannelArgument(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, 4 << 20);
   impl->server = b.BuildAndStart();
   if (impl->server == nullptr || port == 0) {
     return Status::FailedPrecondition(

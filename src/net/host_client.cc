@@ -97,9 +97,13 @@ Status HostClient::Connect(const HostAddress& address, const ClientOptions& o,
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
-  // Instance calls carry messages as large as the graph's largest.
+  // Instance calls carry messages as large as the graph's largest, and
+  // a 1 MiB message should not wait out HTTP/2's default 64 KiB window
+  // growing round trip by round trip.
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 16 << 20);
+  args.SetInt(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, 4 << 20);
   impl->channel = grpc::CreateCustomChannel(address.ToString(),
                                             ChannelCreds(o.credentials), args);
   const auto deadline = std::chrono::system_clock::now() +
@@ -200,6 +204,10 @@ Status HostClient::Call(InstanceCall* call, InstanceReply* reply,
                   impl_->where + ": " + rep.error());
   }
   reply->reply = std::move(*rep.mutable_reply());
+  reply->replies.clear();
+  for (std::string& r : *rep.mutable_replies()) {
+    reply->replies.push_back(std::move(r));
+  }
   reply->payloads.clear();
   for (std::string& p : *rep.mutable_payloads()) {
     reply->payloads.push_back(std::move(p));

@@ -46,9 +46,12 @@ struct InstanceCall {
   std::string request;
   std::vector<std::string> payloads;
 };
-// The answer: a serialized hflow.worker.v1.WorkerMessage and its data.
+// The answer: a serialized hflow.worker.v1.WorkerMessage and its data;
+// for a request that is a Batch, one WorkerMessage per message of it in
+// `replies` (their Msg.offset index the one `payloads`).
 struct InstanceReply {
   std::string reply;
+  std::vector<std::string> replies;
   std::vector<std::string> payloads;
 };
 
