@@ -93,8 +93,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   call.instance = parsed && m.has_load() ? 2 : 1;
   call.request = request;
   if (parsed && m.has_proc()) {
+    uint64_t total = 0;  // no giant buffers: 4 MiB in all
     for (const v1::Msg& in : m.proc().inputs()) {
-      if (in.size() > (1u << 20)) break;  // no giant buffers
+      total += in.size();
+      if (in.size() > (1u << 20) || total > (4u << 20)) break;
       call.payloads.emplace_back(in.size(), '\x5a');
     }
     if (size % 2 == 1 && !call.payloads.empty()) call.payloads.pop_back();

@@ -55,6 +55,16 @@ Status InstanceHost::Call(net::InstanceCall* call, net::InstanceReply* reply) {
   if (m.body_case() == v1::HostMessage::kLoad) {
     return Load(key, call->request, reply);
   }
+  if (m.body_case() == v1::HostMessage::kStop) {
+    // The driver's deployment ends as a whole: everything of the session
+    // unloads before the answer.
+    EndSession(call->session);
+    v1::WorkerMessage out;
+    out.set_id(m.id());
+    *out.mutable_done() = ToDone(Status::OK());
+    Reply(out, reply);
+    return Status::OK();
+  }
   std::shared_ptr<Hosted> h = Find(key);
   if (h == nullptr) {
     return Status::NotFound("hflowd: instance " + std::to_string(key.second) +
@@ -141,7 +151,11 @@ void InstanceHost::EndSession(const std::string& session) {
     log_("unloading " + std::to_string(ended.size()) +
          " instance(s) of ended session " + session);
   }
-  for (auto& h : ended) Unload(std::move(h));
+  for (auto& h : ended) {
+    log_("unloading node '" + h->node + "' (instance " +
+         std::to_string(h->key.second) + " of session " + session + ")");
+    Unload(std::move(h));
+  }
 }
 
 // The user's destructors run on the instance's thread, bound, after any

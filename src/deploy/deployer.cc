@@ -343,6 +343,7 @@ Status Deployment::Undeploy() {
   auto note = [&first](const Status& s) {
     if (first.ok() && !s.ok()) first = s;
   };
+  if (hosts_) hosts_->Closing();  // their sessions end as a whole, below
   rt::ThreadPool::DeviceTasks tasks;
   std::vector<size_t> unloading;  // instance index per task
   for (size_t i = 0; i < instances_.size(); ++i) {
@@ -374,7 +375,7 @@ Status Deployment::Undeploy() {
         "joined, and the deployment is kept for the rest of the process"));
   }
   instances_.clear();
-  hosts_.reset();  // ends the sessions: the daemons unload what is left
+  hosts_.reset();  // ends the sessions: each daemon unloads its instances
   tasks.clear();
   for (size_t i = 0; i < queue_ids_.size(); ++i) {
     if (queue_ids_[i] == 0) continue;

@@ -6,6 +6,8 @@
 // deploy pool tasks, concurrently (RemoteHosts::Create is thread-safe).
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "deploy/deployer.h"
 
 namespace hflow {
@@ -22,6 +24,7 @@ Status Deployment::OpenHosts() {
   }
   if (o.devices.empty()) return Status::OK();
   o.cluster = plan_.cluster;
+  o.stop_timeout_ms = opts_.stop_timeout_ms;
   char host[256] = {0};
   (void)gethostname(host, sizeof host - 1);
   o.session = std::string(host) + ":" + std::to_string(getpid()) + ":" +

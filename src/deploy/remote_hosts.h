@@ -43,6 +43,10 @@ class RemoteHosts {
   // The instance on its host, not yet Init'ed (Init loads it there).
   virtual Status Create(RemoteInstanceSpec spec,
                         std::unique_ptr<flow_func::Instance>* out) = 0;
+  // The whole deployment is going: its instances need not unload one by
+  // one (a round trip each); the destructor ends each host's session, in
+  // parallel, and returns once every host has unloaded what it had.
+  virtual void Closing() {}
 };
 
 struct RemoteHostsOptions {
@@ -54,6 +58,8 @@ struct RemoteHostsOptions {
   std::string session;
   // Told once per lost host, from a watch thread: kDeviceLost naming it.
   std::function<void(const Status&)> on_lost;
+  // How long the end of a session may wait for a host (-1: for ever).
+  int32_t stop_timeout_ms = -1;
 };
 
 // Loads libhflow_hosts.so ($HFLOW_HOSTS_LIBRARY, else beside libhflow)

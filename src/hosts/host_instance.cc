@@ -22,7 +22,7 @@ HostInstance::HostInstance(std::shared_ptr<HostLink> link, uint64_t id,
     : link_(std::move(link)), id_(id), spec_(std::move(spec)) {}
 
 HostInstance::~HostInstance() {
-  if (!loaded_) return;
+  if (!loaded_ || link_->closing) return;
   v1::HostMessage m;
   m.mutable_unload();
   std::string reply;

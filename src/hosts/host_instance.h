@@ -30,6 +30,9 @@ struct HostLink {
   std::string session;
   // Fails the deployment (RemoteHostsOptions::on_lost).
   std::function<void(const Status&)> on_lost;
+  // The deployment is going whole (RemoteHosts::Closing): the session's
+  // end unloads its instances, which skip their own Unload.
+  std::atomic<bool> closing{false};
 };
 
 class HostInstance final : public flow_func::Instance {

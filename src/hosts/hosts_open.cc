@@ -20,15 +20,32 @@
 namespace hflow::hosts {
 namespace {
 
-// Beats every 200 ms; a host silent for 1 s is lost, so a graph fails
+// Beats every 200 ms; a host silent for 1.5 s is lost, so a graph fails
 // within the 2 s its users may wait for (the connection's keepalive ends
-// a call in flight to a stopped daemon within about as long).
+// a call in flight to a stopped daemon within about as long), while a
+// busy host that is late by a beat or seven is not.
 constexpr uint32_t kBeatMs = 200;
-constexpr uint32_t kLostAfterMs = 1000;
+constexpr uint32_t kLostAfterMs = 1500;
 
 class Hosts final : public deploy::RemoteHosts {
  public:
-  ~Hosts() override { watches_.clear(); }  // ends the sessions
+  // Ends the session on every host at once, waiting for their unloads,
+  // then the watches (whose end would also end them).
+  ~Hosts() override {
+    std::vector<std::thread> ends;
+    for (auto& [node, link] : links_) {
+      ends.emplace_back([this, link = link] {
+        util::SetCurrentThreadName("hflow-hostend");
+        EndSession(*link, stop_timeout_ms_);
+      });
+    }
+    for (auto& t : ends) t.join();
+    watches_.clear();
+  }
+
+  void Closing() override {
+    for (auto& [node, link] : links_) link->closing = true;
+  }
 
   Status Open(const deploy::RemoteHostsOptions& o);
 
@@ -51,8 +68,20 @@ class Hosts final : public deploy::RemoteHosts {
                         const std::vector<int32_t>& devices,
                         std::shared_ptr<net::HostClient>* out);
 
+  // A Stop for the session (instance 0): the daemon unloads all of it.
+  static void EndSession(const HostLink& link, int32_t timeout_ms) {
+    worker::v1::HostMessage m;
+    m.mutable_stop();
+    net::InstanceCall call;
+    call.session = link.session;
+    call.request = m.SerializeAsString();
+    net::InstanceReply reply;
+    (void)link.client->Call(&call, &reply, timeout_ms);  // gone: ended
+  }
+
   std::map<int32_t, std::shared_ptr<HostLink>> links_;
   std::vector<std::unique_ptr<net::HostWatch>> watches_;
+  int32_t stop_timeout_ms_ = -1;
   std::atomic<uint64_t> next_id_{1};
 };
 
@@ -128,6 +157,7 @@ Status Hosts::Connect(const deploy::RemoteHostsOptions& o,
 }
 
 Status Hosts::Open(const deploy::RemoteHostsOptions& o) {
+  stop_timeout_ms_ = o.stop_timeout_ms;
   net::Credentials creds;
   HFLOW_RETURN_IF_ERROR(net::LoadClusterCredentials(o.cluster, &creds));
   std::vector<int32_t> nodes;
