@@ -34,7 +34,11 @@ namespace {
 
 namespace v1 = hflow::worker::v1;
 
-constexpr const char* kSession = "fuzz";
+// Each input its own session: an ended session takes no new Loads.
+std::string Session() {
+  static uint64_t n = 0;
+  return "fuzz:" + std::to_string(++n);
+}
 
 hflow::daemon::InstanceHost& Host() {
   static hflow::daemon::InstanceHost* host = [] {
@@ -49,8 +53,8 @@ hflow::daemon::InstanceHost& Host() {
   return *host;
 }
 
-// Loads the echo instance as instance `id` of the fuzz session.
-void LoadEcho(uint64_t id) {
+// Loads the echo instance as instance `id` of `session`.
+void LoadEcho(const std::string& session, uint64_t id) {
   v1::HostMessage m;
   v1::Load* load = m.mutable_load();
   load->set_node("echo");
@@ -65,7 +69,7 @@ void LoadEcho(uint64_t id) {
   f->add_outputs_index(0);
   f->set_library(HFLOW_FUZZ_ECHO_UDF);
   hflow::net::InstanceCall call;
-  call.session = kSession;
+  call.session = session;
   call.instance = id;
   call.request = m.SerializeAsString();
   hflow::net::InstanceReply reply;
@@ -87,9 +91,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   hflow::daemon::InstanceHost& host = Host();
-  LoadEcho(1);
+  const std::string session = Session();
+  LoadEcho(session, 1);
   hflow::net::InstanceCall call;
-  call.session = kSession;
+  call.session = session;
   call.instance = parsed && m.has_load() ? 2 : 1;
   call.request = request;
   if (parsed && m.has_proc()) {
@@ -114,6 +119,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   }
-  host.EndSession(kSession);
+  host.EndSession(session);
   return 0;
 }

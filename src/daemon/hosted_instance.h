@@ -7,6 +7,7 @@
 #ifndef HFLOW_DAEMON_HOSTED_INSTANCE_H_
 #define HFLOW_DAEMON_HOSTED_INSTANCE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -37,8 +38,13 @@ struct InstanceHost::Hosted {
   std::shared_ptr<flow_func::MsgAllocator> allocator;
   // The Proc in progress: its caller, the outputs its UDF set, what it
   // raised, and the exception the driver saw at its start.
-  bool in_proc = false;
+  // Read by the UDF's callbacks from whatever thread calls them; the
+  // caller is the instance's thread, set once before Init.
+  std::atomic<bool> in_proc{false};
   std::thread::id caller;
+  // Inputs a Proc of each function takes at least (the driver's word is
+  // checked).
+  std::vector<size_t> inputs_of;
   std::vector<std::pair<uint32_t, services::MbufPtr>> outputs;
   std::vector<worker::v1::Raised> raised;
   bool has_pending = false;

@@ -106,6 +106,9 @@ Status InstanceHost::Call(net::InstanceCall* call, net::InstanceReply* reply) {
     }
     case v1::HostMessage::kReset: {
       std::lock_guard<std::mutex> l(h->call_mu);
+      if (h->thread == nullptr) {
+        return Status::NotFound(h->What() + ": unloaded");
+      }
       bool recreated = false;
       *out.mutable_done() =
           ToDone(h->thread->Run([&](const rt::ScopedDevice& bound) {
@@ -138,6 +141,12 @@ void InstanceHost::EndSession(const std::string& session) {
   std::vector<std::shared_ptr<Hosted>> ended;
   {
     std::lock_guard<std::mutex> l(mu_);
+    // A Load of the session still in progress must not outlive it.
+    if (ended_.insert(session).second) ended_order_.push_back(session);
+    if (ended_order_.size() > kEndedKept) {
+      ended_.erase(ended_order_.front());
+      ended_order_.pop_front();
+    }
     for (auto it = hosted_.begin(); it != hosted_.end();) {
       if (it->first.first == session) {
         ended.push_back(std::move(it->second));

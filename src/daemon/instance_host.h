@@ -22,10 +22,12 @@
 #define HFLOW_DAEMON_INSTANCE_HOST_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,8 +77,13 @@ class InstanceHost {
   const std::function<void(const std::string&)> log_;
   const std::vector<int32_t> devices_;
   rt::DeviceContexts contexts_;
+  // Sessions that ended, the most recent kEndedKept (a driver never
+  // reuses a session's name): a Load for one is refused.
+  static constexpr size_t kEndedKept = 4096;
   mutable std::mutex mu_;
   std::map<Key, std::shared_ptr<Hosted>> hosted_;
+  std::set<std::string> ended_;          // under mu_
+  std::deque<std::string> ended_order_;  // under mu_, oldest first
 };
 
 }  // namespace hflow::daemon

@@ -118,6 +118,11 @@ Status Create(const v1::Load& load, InstanceHost::Hosted* h,
     *user_context_id = h->pending.user_context_id();
     return true;
   };
+  for (const flow_func::FuncDesc& f : funcs) {
+    h->inputs_of.push_back(f.inputs_index.empty() ? load.input_num()
+                                                  : f.inputs_index.size());
+  }
+  h->caller = std::this_thread::get_id();  // its thread, for its life
   HFLOW_RETURN_IF_ERROR(flow_func::UdfInstance::Create(
       std::move(funcs), std::move(env), &h->udf));
   return h->udf->Init(bound);
@@ -141,6 +146,13 @@ Status InstanceHost::Load(const Key& key, const std::string& request,
         " only (--devices); place the node on one of them, or start "
         "hflowd with the devices the cluster config lists for its node");
   }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (ended_.count(key.first) != 0) {
+      return Status::FailedPrecondition("hflowd: session " + key.first +
+                                        " has ended; deploy the graph again");
+    }
+  }
   if (Find(key) != nullptr) {
     return Status::AlreadyExists(h->What() + ": instance " +
                                  std::to_string(key.second) + " of session " +
@@ -158,9 +170,18 @@ Status InstanceHost::Load(const Key& key, const std::string& request,
   out.set_id(m.id());
   *out.mutable_done() = ToDone(s.WithContext(h->What() + ": "));
   if (s.ok()) {
-    std::lock_guard<std::mutex> l(mu_);
-    if (!hosted_.emplace(key, h).second) {
-      return Status::AlreadyExists(h->What() + ": loaded twice at once");
+    std::unique_lock<std::mutex> l(mu_);
+    if (ended_.count(key.first) != 0 || !hosted_.emplace(key, h).second) {
+      const bool ended = ended_.count(key.first) != 0;
+      l.unlock();
+      Unload(std::move(h));  // its destructors run now, bound
+      if (ended) {
+        return Status::FailedPrecondition("hflowd: session " + key.first +
+                                          " ended while its Load ran");
+      }
+      return Status::AlreadyExists("hflowd: instance " +
+                                   std::to_string(key.second) + " of session " +
+                                   key.first + " loaded twice at once");
     }
     log_("loaded node '" + h->node + "' (instance " +
          std::to_string(key.second) + " of session " + key.first +

@@ -25,10 +25,19 @@ using Inputs = std::vector<std::shared_ptr<FlowFunc::FlowMsg>>;
 // memory, re-aligned as its head asks.
 Status MakeInputs(InstanceHost::Hosted* h, const v1::Proc& p,
                   const net::InstanceCall& call, Inputs* out) {
-  if (p.func() >= h->udf->funcs().size()) {
+  if (p.func() >= h->inputs_of.size()) {
     return Status::InvalidArgument(h->What() + ": Proc of function " +
                                    std::to_string(p.func()) +
                                    ", which it does not have");
+  }
+  // Fewer inputs than the function takes would have its UDF read past
+  // them (the driver's executor gives each of its inputs; a node's input
+  // map may give one more than once).
+  if (size_t(p.inputs_size()) < h->inputs_of[p.func()]) {
+    return Status::InvalidArgument(h->What() + ": a Proc with " +
+                                   std::to_string(p.inputs_size()) +
+                                   " inputs for a function that takes " +
+                                   std::to_string(h->inputs_of[p.func()]));
   }
   for (const v1::Msg& w : p.inputs()) {
     if (w.offset() >= call.payloads.size() ||
@@ -65,13 +74,15 @@ struct Result {
 Status InstanceHost::Procs(Hosted* h, const std::vector<const v1::Proc*>& procs,
                            net::InstanceCall* call, net::InstanceReply* reply,
                            std::vector<v1::WorkerMessage>* outs) {
+  if (h->thread == nullptr) {  // unloaded while this call waited
+    return Status::NotFound(h->What() + ": unloaded");
+  }
   std::vector<Inputs> inputs(procs.size());
   for (size_t i = 0; i < procs.size(); ++i) {
     HFLOW_RETURN_IF_ERROR(MakeInputs(h, *procs[i], *call, &inputs[i]));
   }
   std::vector<Result> results(procs.size());
   Status s = h->thread->Run([&](const rt::ScopedDevice& bound) {
-    h->caller = std::this_thread::get_id();
     for (size_t i = 0; i < procs.size(); ++i) {
       const v1::Proc& p = *procs[i];
       h->outputs.clear();

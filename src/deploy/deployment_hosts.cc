@@ -57,6 +57,13 @@ Status Deployment::CreateOnHost(const DeployedInstance& inst,
           " can run on another host yet; place the node on this host");
     }
   }
+  // The instance reads its inputs' data as host memory to send them.
+  if (!svc_->runtime()->HostAccessible(inst.plan.device)) {
+    return Status::NotSupported(
+        "node '" + inst.plan.node + "' is placed on " + on +
+        ", and the messages of this backend's devices are not host memory "
+        "the call can carry yet; run the driver on simulated devices");
+  }
   RemoteInstanceSpec spec;
   spec.host = inst.plan.host;
   spec.device = inst.plan.host_device;

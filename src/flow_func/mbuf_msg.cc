@@ -250,14 +250,28 @@ Status MsgAllocator::Copy(const MbufFlowMsg& msg,
 Status MsgAllocator::FromHost(const services::MbufHead& head, const void* data,
                               uint64_t size,
                               std::shared_ptr<MbufFlowMsg>* out) {
+  // The head is its sender's word: an alignment hflow never makes (not a
+  // power of two, or above 4096) would place the payload off its block.
+  if (head.align > 1 &&
+      (head.align > 4096 || (head.align & (head.align - 1)) != 0)) {
+    return Status::InvalidArgument("a message aligned to " +
+                                   std::to_string(head.align) +
+                                   " bytes (a power of two up to 4096)");
+  }
+  const uint64_t from = std::min<uint64_t>(head.data_offset, size);
+  const uint64_t n = size - from;
   services::MbufPtr m;
-  HFLOW_RETURN_IF_ERROR(AllocMbuf(size, &m));
-  uint64_t from = head.data_offset, to = 0;
+  HFLOW_RETURN_IF_ERROR(AllocMbuf(n + Slack(head.align), &m));
+  uint64_t to = 0;
   if (head.align > 1) {
     const auto p = reinterpret_cast<uintptr_t>(m->data());
     to = (head.align - p % head.align) % head.align;
   }
-  const uint64_t n = size - std::min<uint64_t>(size, std::max(from, to));
+  if (to + n > m->size()) {
+    return Status::Internal(
+        "FromHost: a block of " + std::to_string(m->size()) + " bytes for " +
+        std::to_string(n) + " aligned to " + std::to_string(head.align));
+  }
   if (n > 0) {
     const char* src = static_cast<const char*>(data) + from;
     if (svc_ != nullptr) {
