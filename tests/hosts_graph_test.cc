@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <thread>
@@ -334,6 +335,125 @@ TEST_P(HostsGraphTest, KilledDriverLeavesNothingOnTheHost) {
       },
       std::chrono::milliseconds(int(3000 * kSlack))))
       << a_.log();
+}
+
+// Files whose names start with `prefix` in `dir`.
+size_t FilesIn(const std::string& dir, const std::string& prefix) {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().filename().string().rfind(prefix, 0) == 0) ++n;
+  }
+  return n;
+}
+
+// More instances on one host than this host has devices (so more than
+// the driver's deploy threads): their Inits meet, so they ran side by
+// side (Note [Loads side by side] in daemon/instance_load.cc), and so do
+// their destructors at RemoveGraph (Note [Unloading side by side] in
+// daemon/instance_host.cc). One after the other, the first would wait for
+// the others in vain (5 s) and no "met-" file would appear for it.
+TEST_P(HostsGraphTest, AHostsInstancesLoadAndUnloadSideBySide) {
+  Init();
+  const std::vector<int32_t>& d = GetParam();
+  const int n = int(d.size()) + 2;
+  const std::string meet = dir_.path() + "/meet";
+  std::filesystem::create_directories(meet + "/init");
+  std::filesystem::create_directories(meet + "/dtor");
+  const std::string config = testing::FragileConfig(dir_.path(), false);
+  FlowData x("x", 0);
+  FlowNode prev = testing::FuncNode("id", "_BuiltIn_Identity");
+  prev.SetInput(0, x);
+  std::string deploy = R"({"deploy_info": [{"flow_node_name": "id", )"
+                       R"("logic_device_id": "0:0:)" +
+                       std::to_string(d.front()) + "\"}";
+  for (int i = 0; i < n; ++i) {
+    const std::string name = "m" + std::to_string(i);
+    FunctionPp pp(name + "_pp");
+    pp.SetCompileConfig(config);
+    pp.SetInitParam("meet_dir", meet);
+    pp.SetInitParam("meet_count", int64_t(n));
+    FlowNode m(name, 1, 1);
+    m.AddPp(pp);
+    m.SetInput(0, prev, 0);
+    prev = m;
+    deploy += R"(, {"flow_node_name": ")" + name +
+              R"(", "logic_device_id": "0:1:)" +
+              std::to_string(d[size_t(i) % d.size()]) + "\"}";
+  }
+  FlowGraph g("meeting");
+  g.SetInputs({x}).SetOutputs({prev});
+  g.SetDeployInfo(deploy + "]}");
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, g).ok());
+  Status st = s.BuildGraph(1);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(FilesIn(meet + "/init", "met-"), size_t(n)) << a_.log();
+  Feed(s, 1, 1);
+  std::vector<Tensor> out;
+  FlowInfo info;
+  ASSERT_TRUE(s.FetchData(1, &out, &info, 10000).ok());
+  EXPECT_EQ(out.at(0).As<int64_t>().at(0), int64_t(1) << n);
+  EXPECT_EQ(out.at(0).As<int64_t>().at(1), a_.pid());
+  ASSERT_TRUE(s.RemoveGraph(1).ok());
+  EXPECT_EQ(FilesIn(meet + "/dtor", "met-"), size_t(n)) << a_.log();
+}
+
+// The peers of the sessions that ended in `log` ("session S of P ended").
+std::vector<std::string> SessionPeers(const std::string& log) {
+  std::vector<std::string> peers;
+  const std::string of = " of ", ended = " ended";
+  for (size_t at = log.find("session "); at != std::string::npos;
+       at = log.find("session ", at + 1)) {
+    const size_t line_end = log.find('\n', at);
+    const std::string line = log.substr(at, line_end - at);
+    const size_t o = line.find(of);
+    if (o == std::string::npos || line.size() < ended.size() ||
+        line.compare(line.size() - ended.size(), ended.size(), ended) != 0) {
+      continue;
+    }
+    peers.push_back(
+        line.substr(o + of.size(), line.size() - ended.size() - o - of.size()));
+  }
+  return peers;
+}
+
+// A second deployment on the same hosts reuses the first one's connection
+// (Note [Connections outlive deployments] in hosts/hosts_open.cc): both
+// sessions end from the same peer address. A daemon restarted at the same
+// address is reached by a new connection, not the dead one's.
+TEST_P(HostsGraphTest, ConnectionsOutliveDeploymentsButNotTheirDaemon) {
+  Init();
+  const std::vector<int32_t>& d = GetParam();
+  Session s;
+  for (uint32_t id : {1u, 2u}) {
+    ASSERT_TRUE(s.AddGraph(id, Graph(d.front(), d.back())).ok());
+    Status st = s.BuildGraph(id);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_TRUE(s.RemoveGraph(id).ok());
+  }
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return SessionPeers(a_.log()).size() >= 2; },
+                       std::chrono::milliseconds(int(3000 * kSlack))))
+      << a_.log();
+  const std::vector<std::string> peers = SessionPeers(a_.log());
+  EXPECT_EQ(peers.at(0), peers.at(1)) << a_.log();
+  // The daemon dies and another starts at its address.
+  const std::string address = a_.address();
+  a_.Kill(SIGKILL);
+  ASSERT_TRUE(
+      a_.Start(dir_, "a2", Args(address, FormatDeviceList(GetParam()), 1)));
+  ASSERT_EQ(a_.address(), address);
+  ASSERT_TRUE(s.AddGraph(3, Graph(d.front(), d.back())).ok());
+  Status st = s.BuildGraph(3);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  Feed(s, 3, 7);
+  std::vector<Tensor> out;
+  FlowInfo info;
+  st = s.FetchData(3, &out, &info, 10000);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(out.at(0).As<int64_t>().at(0), 28);
+  EXPECT_NE(a_.log().find("loaded node 'f1'"), std::string::npos) << a_.log();
 }
 
 INSTANTIATE_TEST_SUITE_P(DeviceSets, HostsGraphTest,

@@ -28,7 +28,9 @@ InstanceHost::~InstanceHost() {
     std::lock_guard<std::mutex> l(mu_);
     all.swap(hosted_);
   }
-  for (auto& [key, h] : all) Unload(h);
+  std::vector<std::shared_ptr<Hosted>> hs;
+  for (auto& [key, h] : all) hs.push_back(std::move(h));
+  Unload(std::move(hs));
 }
 
 size_t InstanceHost::Loaded() const {
@@ -52,8 +54,16 @@ Status InstanceHost::Call(net::InstanceCall* call, net::InstanceReply* reply) {
         "of another release); run the same hflow release on every host");
   }
   const Key key(call->session, call->instance);
-  if (m.body_case() == v1::HostMessage::kLoad) {
-    return Load(key, call->request, reply);
+  if (m.body_case() == v1::HostMessage::kLoad) return Load(key, m, reply);
+  if (m.body_case() == v1::HostMessage::kBatch && m.batch().msgs_size() > 0 &&
+      m.batch().msgs(0).has_load()) {
+    for (const v1::HostMessage& one : m.batch().msgs()) {
+      if (!one.has_load()) {
+        return Status::InvalidArgument(
+            "hflowd: a Batch mixes Loads with other requests");
+      }
+    }
+    return LoadBatch(call->session, m.batch(), reply);
   }
   if (m.body_case() == v1::HostMessage::kStop) {
     // The driver's deployment ends as a whole: everything of the session
@@ -124,7 +134,7 @@ Status InstanceHost::Call(net::InstanceCall* call, net::InstanceReply* reply) {
       }
       log_("unloading node '" + h->node + "' (instance " +
            std::to_string(key.second) + " of session " + key.first + ")");
-      Unload(std::move(h));
+      Unload({std::move(h)});
       *out.mutable_done() = ToDone(Status::OK());
       break;
     }
@@ -163,20 +173,29 @@ void InstanceHost::EndSession(const std::string& session) {
   for (auto& h : ended) {
     log_("unloading node '" + h->node + "' (instance " +
          std::to_string(h->key.second) + " of session " + session + ")");
-    Unload(std::move(h));
   }
+  Unload(std::move(ended));
 }
-
-// The user's destructors run on the instance's thread, bound, after any
-// call in progress; then the thread ends.
-void InstanceHost::Unload(std::shared_ptr<Hosted> h) {
-  std::lock_guard<std::mutex> l(h->call_mu);
-  if (h->thread == nullptr) return;
-  (void)h->thread->Run([&](const rt::ScopedDevice&) {
-    h->udf.reset();
-    return Status::OK();
-  });
-  h->thread.reset();
+// Note [Unloading side by side]
+// A session's end unloads all its instances on this daemon, and the
+// driver's undeploy waits for it: one destructor after the other would
+// make undeploy as slow as the sum of them. Each instance's destructor is
+// handed to its own thread as its last task (after any call in progress,
+// which holds call_mu), all of them first, and only then are the threads
+// joined, so they run side by side, each bound to its device. A call that
+// comes later finds the instance unloaded (thread == nullptr).
+void InstanceHost::Unload(std::vector<std::shared_ptr<Hosted>> hs) {
+  std::vector<std::unique_ptr<InstanceThread>> ending;
+  for (auto& h : hs) {
+    std::lock_guard<std::mutex> l(h->call_mu);
+    if (h->thread == nullptr) continue;
+    h->thread->Finish([h](const rt::ScopedDevice&) {
+      h->udf.reset();
+      return Status::OK();
+    });
+    ending.push_back(std::move(h->thread));
+  }
+  ending.clear();  // joins each after its destructor ran
 }
 
 }  // namespace hflow::daemon

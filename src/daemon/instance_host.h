@@ -37,6 +37,10 @@
 #include "rt/device_binding.h"
 
 namespace hflow::worker::v1 {
+class Batch;
+class Done;
+class HostMessage;
+class Load;
 class Proc;
 class WorkerMessage;
 }  // namespace hflow::worker::v1
@@ -63,9 +67,23 @@ class InstanceHost {
  private:
   using Key = std::pair<std::string, uint64_t>;  // session, instance
   std::shared_ptr<Hosted> Find(const Key& key) const;
-  Status Load(const Key& key, const std::string& request,
+  // One instance in the making (instance_load.cc).
+  struct Loading {
+    Key key;
+    std::shared_ptr<Hosted> h;
+  };
+  Status Load(const Key& key, const worker::v1::HostMessage& m,
               net::InstanceReply* reply);
-  void Unload(std::shared_ptr<Hosted> h);
+  // A Batch of Loads, side by side (Note [Loads side by side]).
+  Status LoadBatch(const std::string& session, const worker::v1::Batch& batch,
+                   net::InstanceReply* reply);
+  Status BeginLoad(const Key& key, const worker::v1::Load& load, Loading* out);
+  // Waits for the load `BeginLoad` started: its result in `done`; an
+  // error only for a load that succeeded but cannot stay (session ended,
+  // loaded twice), unloaded again.
+  Status EndLoad(Loading* loading, worker::v1::Done* done);
+  // Unloads `hs` side by side (Note [Unloading side by side]).
+  void Unload(std::vector<std::shared_ptr<Hosted>> hs);
   // Runs `procs` on `h` (its call_mu held) in order, each input from
   // `call`'s payloads, each reply (a ProcDone) into `outs`, their outputs'
   // data into `reply`'s payloads (instance_proc.cc).

@@ -130,11 +130,13 @@ Status Create(const v1::Load& load, InstanceHost::Hosted* h,
 
 }  // namespace
 
-Status InstanceHost::Load(const Key& key, const std::string& request,
-                          net::InstanceReply* reply) {
-  v1::HostMessage m;
-  m.ParseFromString(request);  // parsed once already by Call
-  const v1::Load& load = m.load();
+// Everything of an instance runs on its own thread, bound to its device
+// from the start: the library's static initialisers, the UDF's
+// constructor and Init included. BeginLoad checks the Load, starts the
+// thread and hands it the load; EndLoad waits for it and enters the
+// instance in the table, or unloads it.
+Status InstanceHost::BeginLoad(const Key& key, const v1::Load& load,
+                               Loading* out) {
   auto h = std::make_shared<Hosted>();
   h->key = key;
   h->device = load.device();
@@ -158,38 +160,85 @@ Status InstanceHost::Load(const Key& key, const std::string& request,
                                  std::to_string(key.second) + " of session " +
                                  key.first + " is loaded already");
   }
-  // Everything of the instance runs on its own thread, bound to its
-  // device from the start: the library's static initialisers, the UDF's
-  // constructor and Init included.
   h->thread = std::make_unique<InstanceThread>(
       &contexts_, h->device, "hflowd-i" + std::to_string(key.second));
-  Status s = h->thread->Run([&](const rt::ScopedDevice& bound) {
-    return Create(load, h.get(), bound);
+  Hosted* raw = h.get();
+  h->thread->Post([&load, raw](const rt::ScopedDevice& bound) {
+    return Create(load, raw, bound);
   });
+  out->key = key;
+  out->h = std::move(h);
+  return Status::OK();
+}
+
+Status InstanceHost::EndLoad(Loading* loading, v1::Done* done) {
+  std::shared_ptr<Hosted> h = std::move(loading->h);
+  const Key& key = loading->key;
+  Status s = h->thread->Wait();
+  *done = ToDone(s.WithContext(h->What() + ": "));
+  if (!s.ok()) {
+    Unload({std::move(h)});  // its destructors run now, bound
+    return Status::OK();
+  }
+  std::unique_lock<std::mutex> l(mu_);
+  if (ended_.count(key.first) != 0 || !hosted_.emplace(key, h).second) {
+    const bool ended = ended_.count(key.first) != 0;
+    l.unlock();
+    Unload({std::move(h)});  // its destructors run now, bound
+    if (ended) {
+      return Status::FailedPrecondition("hflowd: session " + key.first +
+                                        " ended while its Load ran");
+    }
+    return Status::AlreadyExists("hflowd: instance " +
+                                 std::to_string(key.second) + " of session " +
+                                 key.first + " loaded twice at once");
+  }
+  l.unlock();
+  log_("loaded node '" + h->node + "' (instance " + std::to_string(key.second) +
+       " of session " + key.first + ") on device " + std::to_string(h->device));
+  return Status::OK();
+}
+
+Status InstanceHost::Load(const Key& key, const v1::HostMessage& m,
+                          net::InstanceReply* reply) {
+  Loading loading;
+  HFLOW_RETURN_IF_ERROR(BeginLoad(key, m.load(), &loading));
   v1::WorkerMessage out;
   out.set_id(m.id());
-  *out.mutable_done() = ToDone(s.WithContext(h->What() + ": "));
-  if (s.ok()) {
-    std::unique_lock<std::mutex> l(mu_);
-    if (ended_.count(key.first) != 0 || !hosted_.emplace(key, h).second) {
-      const bool ended = ended_.count(key.first) != 0;
-      l.unlock();
-      Unload(std::move(h));  // its destructors run now, bound
-      if (ended) {
-        return Status::FailedPrecondition("hflowd: session " + key.first +
-                                          " ended while its Load ran");
-      }
-      return Status::AlreadyExists("hflowd: instance " +
-                                   std::to_string(key.second) + " of session " +
-                                   key.first + " loaded twice at once");
-    }
-    log_("loaded node '" + h->node + "' (instance " +
-         std::to_string(key.second) + " of session " + key.first +
-         ") on device " + std::to_string(h->device));
-  } else {
-    Unload(std::move(h));  // its destructors run now, bound
-  }
+  HFLOW_RETURN_IF_ERROR(EndLoad(&loading, out.mutable_done()));
   Reply(out, reply);
+  return Status::OK();
+}
+
+// Note [Loads side by side]
+// A deployment places many instances on a host; one round trip and one
+// load after the other would make its build as slow as their sum. The
+// driver sends all of a host's Loads in one Batch (each naming its
+// instance), and the daemon starts every one on its own thread before it
+// waits for any, so their libraries, constructors and Inits run side by
+// side. Each Load has its own answer, in order; one that fails (or is
+// refused) fails alone, and the driver's rollback ends the session, which
+// unloads the rest.
+Status InstanceHost::LoadBatch(const std::string& session,
+                               const v1::Batch& batch,
+                               net::InstanceReply* reply) {
+  std::vector<Loading> loading(batch.msgs_size());
+  std::vector<v1::WorkerMessage> outs(batch.msgs_size());
+  for (int i = 0; i < batch.msgs_size(); ++i) {
+    const v1::HostMessage& one = batch.msgs(i);
+    outs[i].set_id(one.id());
+    const Key key(session, one.load().hosted_instance());
+    Status s = BeginLoad(key, one.load(), &loading[i]);
+    if (!s.ok()) *outs[i].mutable_done() = ToDone(s);
+  }
+  for (int i = 0; i < batch.msgs_size(); ++i) {
+    if (loading[i].h == nullptr) continue;  // refused above
+    Status s = EndLoad(&loading[i], outs[i].mutable_done());
+    if (!s.ok()) *outs[i].mutable_done() = ToDone(s);
+  }
+  for (const v1::WorkerMessage& out : outs) {
+    reply->replies.push_back(out.SerializeAsString());
+  }
   return Status::OK();
 }
 

@@ -5,8 +5,9 @@
 // come and go, so they never run user code themselves; they hand each
 // call over and wait.
 //
-// Thread-safety: Run from any thread, one call at a time (the caller
-// serializes: InstanceHost holds the instance's call_mu over it).
+// Thread-safety: Run (or Post then Wait) from any thread, one task at a
+// time (the caller serializes: InstanceHost holds the instance's call_mu
+// over it, or owns the instance alone while it loads).
 #ifndef HFLOW_DAEMON_INSTANCE_THREAD_H_
 #define HFLOW_DAEMON_INSTANCE_THREAD_H_
 
@@ -48,12 +49,37 @@ class InstanceThread {
   // Runs `task` on the thread, bound, and returns its status; the
   // binding's own failure instead, naming the device.
   Status Run(Task task) {
-    std::unique_lock<std::mutex> l(mu_);
-    task_ = std::move(task);
-    done_ = false;
+    Post(std::move(task));
+    return Wait();
+  }
+  // Run in two halves, so that several threads' tasks run side by side:
+  // Post hands `task` over and returns at once, Wait waits for it.
+  void Post(Task task) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      task_ = std::move(task);
+      done_ = false;
+    }
     cv_.notify_all();
+  }
+  Status Wait() {
+    std::unique_lock<std::mutex> l(mu_);
     cv_.wait(l, [this] { return done_; });
     return result_;
+  }
+
+  // Hands `last` over as the thread's last task and returns at once; the
+  // destructor waits for it. Several instances' destructors run side by
+  // side this way (Note [Unloading side by side] in instance_host.cc).
+  // Nothing may be Run after it.
+  void Finish(Task last) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      task_ = std::move(last);
+      done_ = false;
+      stop_ = true;
+    }
+    cv_.notify_all();
   }
 
  private:

@@ -204,7 +204,10 @@ Status Deployment::LoadOne(DeployedInstance* inst,
   std::unique_ptr<flow_func::Instance> udf;
   bool own = false;
   if (inst->plan.Remote()) {
+    // Init'ed with the rest of its host's (LoadInstances, InitAll).
     HFLOW_RETURN_IF_ERROR(CreateOnHost(*inst, &udf).WithContext(where));
+    inst->udf = std::move(udf);
+    return Status::OK();
   } else if (Isolated(*inst, &own)) {
     HFLOW_RETURN_IF_ERROR(CreateRemote(*inst, own, &udf).WithContext(where));
   } else {
@@ -241,7 +244,7 @@ Status Deployment::LoadInstances() {
   std::vector<size_t> late;
   Status s =
       pool_->RunAllWithin(std::move(tasks), opts_.init_timeout_ms, &late);
-  if (late.empty()) return s;
+  if (late.empty()) return s.ok() ? InitOnHosts() : s;
   std::string stuck;
   for (size_t i : late) stuck += (stuck.empty() ? "" : ", ") + InstanceName(i);
   return Abandon(Status::Timeout(

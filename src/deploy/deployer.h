@@ -216,6 +216,8 @@ class Deployment {
   Status OpenHosts();
   Status CreateOnHost(const DeployedInstance& inst,
                       std::unique_ptr<flow_func::Instance>* out);
+  // Init's the instances CreateOnHost made, each host's in one call.
+  Status InitOnHosts();
 
   Plan plan_;
   services::ExchangeService* svc_;

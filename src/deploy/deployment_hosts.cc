@@ -3,7 +3,8 @@
 // each remote instance made through them.
 //
 // Thread-safety: OpenHosts runs once, before the load; CreateOnHost on
-// deploy pool tasks, concurrently (RemoteHosts::Create is thread-safe).
+// deploy pool tasks, concurrently (RemoteHosts::Create is thread-safe);
+// InitOnHosts once, after them.
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,6 +75,19 @@ Status Deployment::CreateOnHost(const DeployedInstance& inst,
   spec.alloc_timeout_ms = opts_.alloc_timeout_ms;
   spec.init_timeout_ms = opts_.init_timeout_ms;
   return hosts_->Create(std::move(spec), out);
+}
+
+// The instances on other hosts, made by LoadOne, loaded there: each
+// host's at once (RemoteHosts::InitAll).
+Status Deployment::InitOnHosts() {
+  std::vector<flow_func::Instance*> made;
+  for (const auto& inst : instances_) {
+    if (inst->plan.Remote() && inst->udf != nullptr) {
+      made.push_back(inst->udf.get());
+    }
+  }
+  if (made.empty()) return Status::OK();
+  return hosts_->InitAll(made).WithContext("deploy: ");
 }
 
 }  // namespace deploy

@@ -43,6 +43,12 @@ class RemoteHosts {
   // The instance on its host, not yet Init'ed (Init loads it there).
   virtual Status Create(RemoteInstanceSpec spec,
                         std::unique_ptr<flow_func::Instance>* out) = 0;
+  // Init's every instance in `made` (Create's, none Init'ed yet) on its
+  // host: one call per host carrying all its loads, every host at once,
+  // and each daemon loads them side by side, instead of a round trip and
+  // a load after the other. The first failure, naming its instance and
+  // host; what loaded elsewhere stays until the deployment unloads it.
+  virtual Status InitAll(const std::vector<flow_func::Instance*>& made) = 0;
   // The whole deployment is going: its instances need not unload one by
   // one (a round trip each); the destructor ends each host's session, in
   // parallel, and returns once every host has unloaded what it had.

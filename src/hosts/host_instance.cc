@@ -62,9 +62,8 @@ Status HostInstance::Done(const std::string& reply) const {
   return Status(static_cast<StatusCode>(m.done().code()), m.done().message());
 }
 
-Status HostInstance::Init(const rt::ScopedDevice&) {
-  v1::HostMessage m;
-  v1::Load* load = m.mutable_load();
+Status HostInstance::MakeLoad(v1::HostMessage* m) {
+  v1::Load* load = m->mutable_load();
   const flow_func::InstanceEnv& env = spec_.env;
   load->set_node(env.node);
   load->set_work_path(env.work_path);
@@ -77,7 +76,9 @@ Status HostInstance::Init(const rt::ScopedDevice&) {
   load->set_error_tag(env.error_tag);
   load->set_max_message_bytes(spec_.max_message_bytes);
   load->set_alloc_timeout_ms(spec_.alloc_timeout_ms);
-  HFLOW_RETURN_IF_ERROR(worker::AttrsToWire(env.attrs, load->mutable_attrs()));
+  load->set_hosted_instance(id_);
+  HFLOW_RETURN_IF_ERROR(worker::AttrsToWire(env.attrs, load->mutable_attrs())
+                            .WithContext(What() + ": "));
   for (const flow_func::FuncDesc& f : spec_.funcs) {
     v1::FuncDesc* w = load->add_funcs();
     w->set_name(f.name);
@@ -86,15 +87,25 @@ Status HostInstance::Init(const rt::ScopedDevice&) {
     w->set_library(f.library);
   }
   phase_ = 1;
+  return Status::OK();
+}
+
+Status HostInstance::Loaded(const Status& sent, const std::string& reply) {
+  phase_ = 0;
+  Status s = sent.ok() ? Done(reply) : sent;
+  HFLOW_RETURN_IF_ERROR(s.WithContext(What() + ": "));
+  loaded_ = true;
+  return Status::OK();
+}
+
+Status HostInstance::Init(const rt::ScopedDevice&) {
+  v1::HostMessage m;
+  HFLOW_RETURN_IF_ERROR(MakeLoad(&m));
   std::string reply;
   std::vector<std::string> payloads;
   Status s =
       Send(m.SerializeAsString(), {}, spec_.init_timeout_ms, &reply, &payloads);
-  if (s.ok()) s = Done(reply);
-  phase_ = 0;
-  HFLOW_RETURN_IF_ERROR(s.WithContext(What() + ": "));
-  loaded_ = true;
-  return Status::OK();
+  return Loaded(s, reply);
 }
 
 void HostInstance::AddProc(

@@ -42,6 +42,14 @@ class HostInstance final : public flow_func::Instance {
   ~HostInstance() override;  // unloads it there (user destructors run)
 
   Status Init(const rt::ScopedDevice& bound) override;
+  // Init in halves, for several instances of a host in one call
+  // (Hosts::InitAll): the Load that makes it there, and the daemon's
+  // answer to it (`sent`: whether the call carried it); in between, the
+  // instance is in Init (InCall).
+  Status MakeLoad(worker::v1::HostMessage* m);
+  Status Loaded(const Status& sent, const std::string& reply);
+  const HostLink& link() const { return *link_; }
+  int32_t init_timeout_ms() const { return spec_.init_timeout_ms; }
   int32_t Proc(const rt::ScopedDevice& bound, size_t index,
                const std::vector<std::shared_ptr<FlowFunc::FlowMsg>>& inputs,
                uint64_t trans = 0) override;

@@ -61,12 +61,18 @@ class Hosts final : public deploy::RemoteHosts {
     return Status::OK();
   }
 
+  Status InitAll(const std::vector<flow_func::Instance*>& made) override;
+
  private:
   // Connects to `node` and checks its daemon: identity, protocol, devices.
   static Status Connect(const deploy::RemoteHostsOptions& o,
                         const net::Credentials& creds, const ClusterNode& node,
                         const std::vector<int32_t>& devices,
                         std::shared_ptr<net::HostClient>* out);
+
+  // One Batch of `insts`' Loads to their host (Note [Loads side by side]
+  // in daemon/instance_load.cc).
+  static Status LoadOnHost(const std::vector<HostInstance*>& insts);
 
   // A Stop for the session (instance 0): the daemon unloads all of it.
   static void EndSession(const HostLink& link, int32_t timeout_ms) {
@@ -85,26 +91,48 @@ class Hosts final : public deploy::RemoteHosts {
   std::atomic<uint64_t> next_id_{1};
 };
 
-// The connections of this process's deployments, by daemon, node and
-// credentials: a deployment reuses the connection (and its TLS session)
-// of one before it while that one lives, instead of a new handshake.
-std::shared_ptr<net::HostClient> CachedClient(
-    const std::string& key,
-    const std::function<Status(std::shared_ptr<net::HostClient>*)>& connect,
-    Status* status) {
-  static std::mutex mu;
-  static std::map<std::string, std::weak_ptr<net::HostClient>> cache;
-  {
-    std::lock_guard<std::mutex> l(mu);
-    if (auto c = cache[key].lock()) return c;
+// Note [Connections outlive deployments]
+// A connection costs a new channel, a TCP (and TLS) handshake and
+// gRPC's settings exchange: milliseconds that a deployment's build would
+// pay per host, and a session that builds graphs one after the other
+// would pay every time. The process keeps each connection it made, by
+// daemon, node and credentials, and a deployment reuses one that is up
+// (Ready). Up is a guess: a daemon that died a moment ago (and perhaps
+// restarted at its address) may not have been noticed yet. So a reused
+// connection whose Hello fails is dropped and the Hello tried once more
+// on a new one; the error, if any, is the new connection's. Deployments
+// still holding an old connection keep it. The table is never destroyed:
+// gRPC objects must not be torn down by static destructors at exit.
+class ClientCache {
+ public:
+  static ClientCache& Get() {
+    static auto* cache = new ClientCache();
+    return *cache;
   }
-  std::shared_ptr<net::HostClient> c;
-  *status = connect(&c);
-  if (!status->ok()) return nullptr;
-  std::lock_guard<std::mutex> l(mu);
-  cache[key] = c;
-  return c;
-}
+  // The connection kept for `key`, if it is up; nullptr otherwise.
+  std::shared_ptr<net::HostClient> Find(const std::string& key) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = clients_.find(key);
+    if (it == clients_.end() || !it->second->Ready()) return nullptr;
+    return it->second;
+  }
+  void Keep(const std::string& key, std::shared_ptr<net::HostClient> c) {
+    std::lock_guard<std::mutex> l(mu_);
+    // Connections nobody uses and that are down go.
+    for (auto it = clients_.begin(); it != clients_.end();) {
+      if (it->second.use_count() == 1 && !it->second->Ready()) {
+        it = clients_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    clients_[key] = std::move(c);
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<net::HostClient>> clients_;
+};
 
 Status Hosts::Connect(const deploy::RemoteHostsOptions& o,
                       const net::Credentials& creds, const ClusterNode& node,
@@ -115,24 +143,23 @@ Status Hosts::Connect(const deploy::RemoteHostsOptions& o,
   net::ClientOptions co;
   co.credentials = creds;
   co.name = "cluster node " + std::to_string(node.node_id);
-  Status connected;
-  std::shared_ptr<net::HostClient> client = CachedClient(
-      address.ToString() + "|" + co.name + "|" + creds.Describe() + "|" +
-          creds.token + creds.cert_pem,
-      [&](std::shared_ptr<net::HostClient>* c) {
-        std::unique_ptr<net::HostClient> made;
-        HFLOW_RETURN_IF_ERROR(net::HostClient::Connect(address, co, &made));
-        *c = std::move(made);
-        return Status::OK();
-      },
-      &connected);
-  HFLOW_RETURN_IF_ERROR(connected);
+  const std::string key = address.ToString() + "|" + co.name + "|" +
+                          creds.Describe() + "|" + creds.token + creds.cert_pem;
   net::HelloQuery q;
   q.node_id = node.node_id;
   q.devices = node.DeviceIds();
   q.driver = o.session;
   net::HelloInfo info;
-  HFLOW_RETURN_IF_ERROR(client->Hello(q, &info));
+  std::shared_ptr<net::HostClient> client = ClientCache::Get().Find(key);
+  Status said = client != nullptr ? client->Hello(q, &info)
+                                  : Status::NotFound("no connection yet");
+  if (!said.ok()) {  // none kept, or a kept one that is not up after all
+    std::unique_ptr<net::HostClient> made;
+    HFLOW_RETURN_IF_ERROR(net::HostClient::Connect(address, co, &made));
+    client = std::move(made);
+    ClientCache::Get().Keep(key, client);
+    HFLOW_RETURN_IF_ERROR(client->Hello(q, &info));
+  }
   if (info.node_id >= 0 && info.node_id != node.node_id) {
     return Status::InvalidArgument(
         client->Where() + " says it is cluster node " +
@@ -153,6 +180,53 @@ Status Hosts::Connect(const deploy::RemoteHostsOptions& o,
     }
   }
   *out = std::move(client);
+  return Status::OK();
+}
+
+Status Hosts::LoadOnHost(const std::vector<HostInstance*>& insts) {
+  worker::v1::HostMessage m;
+  int32_t timeout_ms = 0;
+  for (HostInstance* inst : insts) {
+    HFLOW_RETURN_IF_ERROR(inst->MakeLoad(m.mutable_batch()->add_msgs()));
+    timeout_ms = std::max(timeout_ms, inst->init_timeout_ms());
+  }
+  const HostLink& link = insts.front()->link();
+  net::InstanceCall call;
+  call.session = link.session;
+  call.request = m.SerializeAsString();
+  net::InstanceReply reply;
+  Status sent = link.client->Call(&call, &reply, timeout_ms);
+  if (sent.ok() && reply.replies.size() != insts.size()) {
+    sent = Status::Internal(link.client->Where() + " answered " +
+                            std::to_string(reply.replies.size()) + " of " +
+                            std::to_string(insts.size()) + " loads");
+  }
+  Status first;
+  for (size_t i = 0; i < insts.size(); ++i) {
+    Status s = insts[i]->Loaded(sent, sent.ok() ? reply.replies[i] : "");
+    if (first.ok()) first = s;
+  }
+  return first;
+}
+
+Status Hosts::InitAll(const std::vector<flow_func::Instance*>& made) {
+  std::map<int32_t, std::vector<HostInstance*>> by_host;
+  for (flow_func::Instance* inst : made) {
+    auto* h = static_cast<HostInstance*>(inst);  // Create made it
+    by_host[h->link().node].push_back(h);
+  }
+  std::vector<Status> status(by_host.size());
+  std::vector<std::thread> threads;
+  size_t i = 0;
+  for (auto& [node, insts] : by_host) {
+    threads.emplace_back([&status, i, list = &insts] {
+      util::SetCurrentThreadName("hflow-hostload");
+      status[i] = LoadOnHost(*list);
+    });
+    ++i;
+  }
+  for (auto& t : threads) t.join();
+  for (const Status& s : status) HFLOW_RETURN_IF_ERROR(s);
   return Status::OK();
 }
 

@@ -82,6 +82,10 @@ HostClient::~HostClient() = default;
 
 const std::string& HostClient::Where() const { return impl_->where; }
 
+bool HostClient::Ready() const {
+  return impl_->channel->GetState(false) == GRPC_CHANNEL_READY;
+}
+
 Status HostClient::Connect(const HostAddress& address, const ClientOptions& o,
                            std::unique_ptr<HostClient>* out) {
   auto impl = std::make_unique<Impl>();

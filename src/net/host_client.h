@@ -69,6 +69,9 @@ class HostClient {
 
   // "hflowd at 127.0.0.2:7000 (node 1)".
   const std::string& Where() const;
+  // The connection is up now (not idle, failed or connecting): a caller
+  // may reuse it for a new deployment instead of connecting again.
+  bool Ready() const;
 
   struct Impl;
 

@@ -15,7 +15,9 @@ namespace hflow::net {
 // Raised on every incompatible change of hflowd.proto's meaning.
 // 2: Call and sessions (WatchRequest.session); a version-1 daemon would
 // answer a Call as an unknown method.
-inline constexpr uint32_t kProtocolVersion = 2;
+// 3: a Batch may hold Loads (one per instance, Load.hosted_instance),
+// which the daemon loads side by side; a version-2 daemon refuses them.
+inline constexpr uint32_t kProtocolVersion = 3;
 
 // What the driver says of itself and of the node it expects.
 struct HelloQuery {

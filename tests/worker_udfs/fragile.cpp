@@ -23,6 +23,12 @@
 // The string attr "gate_file", when given, holds the Proc of input 1
 // until that file exists (at most 20 s), so that the inputs behind it
 // queue up.
+// The string attr "meet_dir" and the int attr "meet_count", when given,
+// make Init and the destructor each a meeting: each instance leaves a file
+// in meet_dir/init (meet_dir/dtor) and waits until meet_count instances
+// have (at most 5 s); those that met leave a "met-" file there too. Only
+// instances whose Inits (destructors) run side by side all meet.
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <time.h>
@@ -79,10 +85,42 @@ void WaitForFile(const std::string& path) {
   }
 }
 
+void Touch(const std::string& path) {
+  const int fd = open(path.c_str(), O_CREAT | O_WRONLY, 0600);
+  if (fd >= 0) close(fd);
+}
+
+int CountArrived(const std::string& dir) {
+  int n = 0;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (struct dirent* e = readdir(d)) {
+      if (std::string(e->d_name).compare(0, 8, "arrived-") == 0) ++n;
+    }
+    closedir(d);
+  }
+  return n;
+}
+
+// One party of a meeting of `count` in `dir` (see the top).
+void Meet(const std::string& dir, int64_t count, const void* who) {
+  char me[64];
+  std::snprintf(me, sizeof me, "%d-%p", static_cast<int>(getpid()), who);
+  Touch(dir + "/arrived-" + me);
+  for (int i = 0; i < 5000; ++i) {
+    if (CountArrived(dir) >= count) {
+      Touch(dir + "/met-" + me);
+      return;
+    }
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
 class Fragile : public MetaFlowFunc {
  public:
   ~Fragile() override {
     if (emitter_.joinable()) emitter_.join();
+    if (!meet_dir_.empty()) Meet(meet_dir_ + "/dtor", meet_count_, this);
   }
 
   int32_t Init() override {
@@ -105,6 +143,12 @@ class Fragile : public MetaFlowFunc {
     AscendString gate;
     if (context_->GetAttr("gate_file", gate) == FLOW_FUNC_SUCCESS) {
       gate_file_ = gate.GetString();
+    }
+    AscendString meet;
+    if (context_->GetAttr("meet_dir", meet) == FLOW_FUNC_SUCCESS) {
+      meet_dir_ = meet.GetString();
+      context_->GetAttr("meet_count", meet_count_);
+      Meet(meet_dir_ + "/init", meet_count_, this);
     }
     return at_ == 0 ? MaybeFault() : FLOW_FUNC_SUCCESS;
   }
@@ -170,6 +214,8 @@ class Fragile : public MetaFlowFunc {
   std::string mode_ = "pass";
   std::string once_file_;
   std::string gate_file_;
+  std::string meet_dir_;
+  int64_t meet_count_ = 0;
   int64_t at_ = -1;
   std::thread emitter_;  // mode "thread": the latest output's
 };
