@@ -10,13 +10,15 @@
 // within 2 s naming the host, node and transaction, and the session goes
 // on; RemoveGraph and the driver's end leave nothing loaded on any host;
 // wrong credentials and a device the daemon does not serve fail the build
-// naming the host. On device sets without device 0 and with it.
+// naming the host. The graph's device reports carry both daemons'
+// devices. On device sets without device 0 and with it.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -178,6 +180,28 @@ TEST_P(HostsGraphTest, SpreadGraphRunsEveryTransactionOnceOnItsHosts) {
   EXPECT_EQ(seen.size(), size_t(kN));
   EXPECT_EQ(ImplicitBindings(a_), 0u);
   EXPECT_EQ(ImplicitBindings(b_), 0u);
+  // The graph's device reports merge the daemons': every device of both
+  // hosts, each with its node; f1's and f2's devices counted once with a
+  // context, the others untouched, no implicit binding anywhere.
+  std::vector<DeviceReport> reports;
+  st = s.DeviceReports(1, &reports);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::map<int32_t, uint64_t> submodels;  // per node
+  for (const DeviceReport& r : reports) {
+    SCOPED_TRACE("node " + std::to_string(r.node) + " device " +
+                 std::to_string(r.id));
+    submodels[r.node] += r.submodels;
+    EXPECT_EQ(r.implicit_bindings, 0u);
+    if (r.node == 0) continue;
+    const bool used =
+        (r.node == 1 && r.id == d.back()) || (r.node == 2 && r.id == d.front());
+    EXPECT_EQ(r.submodels, used ? 1u : 0u);
+    EXPECT_EQ(r.contexts_created, used ? 1u : 0u);
+  }
+  EXPECT_EQ(reports.size(), 3 * d.size());
+  EXPECT_EQ(submodels[0], 1u) << "id alone runs on this host";
+  EXPECT_EQ(submodels[1], 1u);
+  EXPECT_EQ(submodels[2], 1u);
   // RemoveGraph unloads everything on both hosts.
   ASSERT_TRUE(s.RemoveGraph(1).ok());
   for (const Daemon* dm : {&a_, &b_}) {

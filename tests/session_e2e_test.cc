@@ -194,5 +194,36 @@ TEST(SessionLifecycleTest, FinalizeWithMessagesInFlightReleasesEverything) {
   }
 }
 
+// Device reports name the cluster node of their devices: this host's
+// node id, whatever the config gives it (here 5).
+TEST(SessionReportsTest, RowsCarryTheLocalNodeId) {
+  Options o;
+  ASSERT_TRUE(ParseClusterConfig(R"({"cluster":[{"cluster_nodes":[)"
+                                 R"({"node_id":5,"is_local":true,)"
+                                 R"("item_list":[{"device_id":3},)"
+                                 R"({"device_id":6}]}]}]})",
+                                 "cluster.json", &o.cluster)
+                  .ok());
+  ASSERT_TRUE(Initialize(o).ok());
+  Session s;
+  FlowData a("a", 0), b("b", 1);
+  FlowNode add = testing::FuncNode("add", "_BuiltIn_Add", 2, 1);
+  add.SetInput(0, a).SetInput(1, b);
+  FlowGraph g("unplaced");  // hflow places it on this host's devices
+  g.SetInputs({a, b}).SetOutputs({add});
+  ASSERT_TRUE(s.AddGraph(1, g).ok());
+  Status st = s.BuildGraph(1);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::vector<DeviceReport> reports;
+  ASSERT_TRUE(s.DeviceReports(1, &reports).ok());
+  ASSERT_EQ(reports.size(), 2u);
+  for (const DeviceReport& r : reports) EXPECT_EQ(r.node, 5) << r.id;
+  EXPECT_EQ(reports[0].submodels + reports[1].submodels, 1u);
+  ASSERT_TRUE(s.RemoveGraph(1).ok());
+  ASSERT_TRUE(DeviceReports(&reports).ok());
+  for (const DeviceReport& r : reports) EXPECT_EQ(r.node, 5) << r.id;
+  ASSERT_TRUE(Finalize().ok());
+}
+
 }  // namespace
 }  // namespace hflow

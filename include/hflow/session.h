@@ -297,8 +297,11 @@ Status UnregisterHostMemory(const void* ptr);
 // contexts_created and implicit_bindings count every process that ran
 // the graphs' UDFs: the host's runtime and the worker processes' own
 // (Options::udf_isolation, heavy_load), whether they still run or not.
+// A device of another host (Session::DeviceReports of a graph placed
+// there) is that host's hflowd's count, with `node` its cluster node.
 struct DeviceReport {
   int32_t id = 0;
+  int32_t node = 0;  // the cluster node of the device (ClusterNode::node_id)
   uint64_t contexts_created = 0;
   uint64_t implicit_bindings = 0;
   uint64_t submodels = 0;
@@ -523,9 +526,11 @@ class Session {
   // Thread-safety: any thread, also while other threads feed or fetch it.
   Status ResetGraph(uint32_t graph_id);
 
-  // Per-device counters for every device of the cluster, counting this
-  // graph's submodels and queues (hflow run --stats). Needs the graph; after
-  // RemoveGraph or Finalize use hflow::DeviceReports.
+  // Per-device counters for every device of this host, counting this
+  // graph's submodels and queues (hflow run --stats), then every device of
+  // each other host the graph is placed on, as its hflowd counts them,
+  // with this graph's submodels there. Needs the graph; after RemoveGraph
+  // or Finalize use hflow::DeviceReports (this host's devices).
   // Errors: kFailedPrecondition when not initialized; kNotFound for an
   // unknown graph.
   Status DeviceReports(uint32_t graph_id, std::vector<DeviceReport>* out);

@@ -219,6 +219,13 @@ class Deployment {
   // Init's the instances CreateOnHost made, each host's in one call.
   Status InitOnHosts();
 
+ public:
+  // Appends the devices of the other hosts the plan uses, as their
+  // daemons count them, with this deployment's submodels there (none
+  // without other hosts). Thread-safety: any thread while deployed.
+  Status RemoteReports(std::vector<DeviceReport>* out) const;
+
+ private:
   Plan plan_;
   services::ExchangeService* svc_;
   DeployOptions opts_;

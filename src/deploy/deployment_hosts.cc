@@ -77,6 +77,21 @@ Status Deployment::CreateOnHost(const DeployedInstance& inst,
   return hosts_->Create(std::move(spec), out);
 }
 
+Status Deployment::RemoteReports(std::vector<DeviceReport>* out) const {
+  if (!hosts_) return Status::OK();
+  const size_t first = out->size();
+  HFLOW_RETURN_IF_ERROR(hosts_->Reports(out).WithContext("device reports: "));
+  for (size_t r = first; r < out->size(); ++r) {
+    DeviceReport& row = (*out)[r];
+    row.submodels = 0;  // the daemon's count is every session's
+    for (const InstancePlan& p : plan_.instances) {
+      row.submodels +=
+          p.Remote() && p.host == row.node && p.host_device == row.id;
+    }
+  }
+  return Status::OK();
+}
+
 // The instances on other hosts, made by LoadOne, loaded there: each
 // host's at once (RemoteHosts::InitAll).
 Status Deployment::InitOnHosts() {

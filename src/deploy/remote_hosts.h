@@ -19,6 +19,7 @@
 #include "flow_func/instance.h"
 #include "flow_func/udf_context.h"
 #include "hflow/cluster.h"
+#include "hflow/session.h"
 #include "hflow/status.h"
 
 namespace hflow {
@@ -49,6 +50,10 @@ class RemoteHosts {
   // a load after the other. The first failure, naming its instance and
   // host; what loaded elsewhere stays until the deployment unloads it.
   virtual Status InitAll(const std::vector<flow_func::Instance*>& made) = 0;
+  // Appends every device of each host, as its daemon counts them (node:
+  // the host's cluster node), all hosts at once. The first host that does
+  // not answer fails it, named.
+  virtual Status Reports(std::vector<DeviceReport>* out) = 0;
   // The whole deployment is going: its instances need not unload one by
   // one (a round trip each); the destructor ends each host's session, in
   // parallel, and returns once every host has unloaded what it had.

@@ -62,6 +62,7 @@ class Hosts final : public deploy::RemoteHosts {
   }
 
   Status InitAll(const std::vector<flow_func::Instance*>& made) override;
+  Status Reports(std::vector<DeviceReport>* out) override;
 
  private:
   // Connects to `node` and checks its daemon: identity, protocol, devices.
@@ -227,6 +228,29 @@ Status Hosts::InitAll(const std::vector<flow_func::Instance*>& made) {
   }
   for (auto& t : threads) t.join();
   for (const Status& s : status) HFLOW_RETURN_IF_ERROR(s);
+  return Status::OK();
+}
+
+Status Hosts::Reports(std::vector<DeviceReport>* out) {
+  std::vector<std::shared_ptr<HostLink>> links;
+  for (const auto& [node, link] : links_) links.push_back(link);
+  std::vector<Status> status(links.size());
+  std::vector<std::vector<DeviceReport>> rows(links.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < links.size(); ++i) {
+    threads.emplace_back([&, i] {
+      util::SetCurrentThreadName("hflow-hostreport");
+      status[i] = links[i]->client->DeviceReports(&rows[i]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < links.size(); ++i) {
+    HFLOW_RETURN_IF_ERROR(status[i]);
+    for (DeviceReport& r : rows[i]) {
+      r.node = links[i]->node;
+      out->push_back(r);
+    }
+  }
   return Status::OK();
 }
 

@@ -263,7 +263,9 @@ Status GraphState::Reset() {
 Status GraphState::Reports(std::vector<DeviceReport>* out) {
   *out = session::RuntimeReports(*env_);
   CountDeployment(out);
-  return Status::OK();
+  std::shared_lock<std::shared_mutex> life(life_mu_);
+  if (!deployment_) return Status::OK();
+  return deployment_->RemoteReports(out);
 }
 
 void GraphState::CountDeployment(std::vector<DeviceReport>* rows) {
@@ -277,7 +279,7 @@ void GraphState::CountDeployment(std::vector<DeviceReport>* rows) {
           std::max(r.peak_mem_bytes, g->Stats().peak_in_use_bytes);
     }
     for (const auto& i : deployment_->plan().instances)
-      r.submodels += i.device == r.id;
+      r.submodels += !i.Remote() && i.device == r.id;
     const auto& queues = deployment_->plan().queues;
     for (size_t i = 0; i < queues.size(); ++i) {
       if (queues[i].device != r.id) continue;

@@ -52,9 +52,11 @@ struct Kept {
 std::vector<DeviceReport> RuntimeReports(const Environment& env) {
   std::vector<DeviceReport> rows;
   const rt::ForeignCounters::PerDevice workers = env.worker_counters->Totals();
+  const int32_t node = env.options.cluster.LocalNode().node_id;
   for (int32_t d : env.options.cluster.LocalDeviceIds()) {
     DeviceReport r;
     r.id = d;
+    r.node = node;
     rt::DeviceStats st;
     if (env.runtime->GetDeviceStats(d, &st).ok()) {
       r.contexts_created = st.contexts_created;

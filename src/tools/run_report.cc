@@ -17,6 +17,7 @@ Status WriteStats(const std::string& path, const RunResult& r,
   Json devices = Json::array();
   for (const DeviceReport& d : r.devices) {
     devices.push_back({{"id", d.id},
+                       {"node", d.node},
                        {"contexts_created", d.contexts_created},
                        {"implicit_bindings", d.implicit_bindings},
                        {"submodels", d.submodels},
