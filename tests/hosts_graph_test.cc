@@ -76,12 +76,13 @@ class HostsGraphTest : public ::testing::TestWithParam<std::vector<int32_t>> {
 
   // Initializes hflow over this host (GetParam()) and the two daemons,
   // with `creds` (default: the daemons' token).
-  void Init(const std::string& creds = "") {
+  void Init(const std::string& creds = "", int32_t init_timeout_ms = -1) {
     const std::vector<int32_t>& d = GetParam();
     const std::string config = MultiHostConfig(
         d, {{&a_, d}, {&b_, d}},
         creds.empty() ? "{\"token_file\":\"" + token_ + "\"}" : creds);
     Options o;
+    o.init_timeout_ms = init_timeout_ms;
     ASSERT_TRUE(ParseClusterConfig(config, "cluster.json", &o.cluster).ok());
     Status s = Initialize(o);
     ASSERT_TRUE(s.ok()) << s.ToString();
@@ -89,7 +90,8 @@ class HostsGraphTest : public ::testing::TestWithParam<std::vector<int32_t>> {
 
   // The graph above: f1 on node 1's device d1, f2 on node 2's device d2.
   FlowGraph Graph(int32_t d1, int32_t d2, const std::string& mode = "pass",
-                  int64_t at = 0) {
+                  int64_t at = 0, int64_t init_sleep_ms = 0,
+                  const std::string& meet_dir = "") {
     const std::string config = testing::FragileConfig(dir_.path(), false);
     FlowData x("x", 0);
     FlowNode id = testing::FuncNode("id", "_BuiltIn_Identity");
@@ -99,6 +101,11 @@ class HostsGraphTest : public ::testing::TestWithParam<std::vector<int32_t>> {
       pp.SetCompileConfig(config);
       pp.SetInitParam("mode", m);
       pp.SetInitParam("at", at);
+      if (init_sleep_ms > 0) pp.SetInitParam("init_sleep_ms", init_sleep_ms);
+      if (!meet_dir.empty()) {  // a meeting of one: marks Init and dtor
+        pp.SetInitParam("meet_dir", meet_dir + "/" + name);
+        pp.SetInitParam("meet_count", int64_t(1));
+      }
       FlowNode n(name, 1, 1);
       n.AddPp(pp);
       return n;
@@ -479,6 +486,55 @@ TEST_P(HostsGraphTest, ConnectionsOutliveDeploymentsButNotTheirDaemon) {
   EXPECT_EQ(out.at(0).As<int64_t>().at(0), 28);
   EXPECT_NE(a_.log().find("loaded node 'f1'"), std::string::npos) << a_.log();
 }
+
+// Without Options::init_timeout_ms (the default: no deadline) a remote
+// Init may take longer than a control call's 5 s: the build waits for it
+// (the first version of batched loads gave the batch 5 s). One device
+// set: the test takes 5.5 s.
+class HostsSlowInitTest : public HostsGraphTest {};
+
+TEST_P(HostsSlowInitTest, ALongInitOnAHostIsWaitedFor) {
+  Init();
+  const std::vector<int32_t>& d = GetParam();
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, Graph(d.front(), d.back(), "pass", 0, 5500)).ok());
+  Status st = s.BuildGraph(1);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  Feed(s, 1, 2);
+  std::vector<Tensor> out;
+  FlowInfo info;
+  st = s.FetchData(1, &out, &info, 10000);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(out.at(0).As<int64_t>().at(0), 8);
+}
+
+// A build whose remote Init outlives Options::init_timeout_ms fails, and
+// its rollback's Stop waits for the load still running on the daemon
+// (Note [A session's end waits for its loads] in daemon/instance_host.cc):
+// by the time BuildGraph returns, that instance's destructor has run.
+TEST_P(HostsSlowInitTest, ARolledBackBuildLeavesNoLoadRunning) {
+  Init("", 1000);
+  const std::vector<int32_t>& d = GetParam();
+  const std::string meet = dir_.path() + "/marks";
+  for (const char* n : {"f1", "f2"}) {
+    std::filesystem::create_directories(meet + "/" + n + "/init");
+    std::filesystem::create_directories(meet + "/" + n + "/dtor");
+  }
+  Session s;
+  ASSERT_TRUE(
+      s.AddGraph(1, Graph(d.front(), d.back(), "pass", 0, 2500, meet)).ok());
+  Status st = s.BuildGraph(1);
+  ASSERT_EQ(st.code(), StatusCode::kTimeout) << st.ToString();
+  for (const char* n : {"f1", "f2"}) {
+    SCOPED_TRACE(n);
+    EXPECT_EQ(FilesIn(meet + "/" + n + "/init", "met-"), 1u);
+    EXPECT_EQ(FilesIn(meet + "/" + n + "/dtor", "met-"), 1u)
+        << "the load outlived the build's rollback";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(DeviceSets, HostsSlowInitTest,
+                         ::testing::Values(std::vector<int32_t>{3, 6, 7}));
 
 INSTANTIATE_TEST_SUITE_P(DeviceSets, HostsGraphTest,
                          ::testing::Values(std::vector<int32_t>{2, 3, 4, 5},

@@ -301,7 +301,6 @@ Status UnregisterHostMemory(const void* ptr);
 // there) is that host's hflowd's count, with `node` its cluster node.
 struct DeviceReport {
   int32_t id = 0;
-  int32_t node = 0;  // the cluster node of the device (ClusterNode::node_id)
   uint64_t contexts_created = 0;
   uint64_t implicit_bindings = 0;
   uint64_t submodels = 0;
@@ -310,6 +309,7 @@ struct DeviceReport {
   // Messages the graph's OVERWRITE queues on this device dropped to make
   // room for newer ones (Session::DeviceReports only).
   uint64_t dropped_msgs = 0;
+  int32_t node = 0;  // the cluster node of the device (ClusterNode::node_id)
 };
 
 // Per-device counters for every device of the cluster, with no live graph
@@ -532,7 +532,9 @@ class Session {
   // with this graph's submodels there. Needs the graph; after RemoveGraph
   // or Finalize use hflow::DeviceReports (this host's devices).
   // Errors: kFailedPrecondition when not initialized; kNotFound for an
-  // unknown graph.
+  // unknown graph; a host that does not answer (its client's error,
+  // naming it): `out` then holds this host's rows only. The hosts are
+  // asked with the graph held: a RemoveGraph waits for their answers.
   Status DeviceReports(uint32_t graph_id, std::vector<DeviceReport>* out);
 
   // The ids of the graphs the session holds, ascending. Never fails.

@@ -30,8 +30,6 @@ struct InstanceHost::Hosted {
   int32_t device = 0;
   std::string node;
   std::mutex call_mu;
-  // The thread its calls run on (made by Load, gone at Unload).
-  std::unique_ptr<InstanceThread> thread;
   std::unique_ptr<flow_func::UdfInstance> udf;  // touched on `thread` only
   // Where its messages live (the inputs a Proc brings are copied there,
   // re-aligned as their heads ask).
@@ -49,6 +47,10 @@ struct InstanceHost::Hosted {
   std::vector<worker::v1::Raised> raised;
   bool has_pending = false;
   worker::v1::Raised pending;
+  // The thread its calls run on (made by Load, gone at Unload). Last: a
+  // Hosted destroyed with its thread still set joins it before any field
+  // the thread's task may use goes.
+  std::unique_ptr<InstanceThread> thread;
 
   std::string What() const {
     return "hflowd: node '" + node + "' on device " + std::to_string(device);

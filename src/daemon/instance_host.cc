@@ -147,6 +147,23 @@ Status InstanceHost::Call(net::InstanceCall* call, net::InstanceReply* reply) {
   return Status::OK();
 }
 
+void InstanceHost::LoadEnded(const std::string& session) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = loading_.find(session);
+  if (it != loading_.end() && --it->second == 0) loading_.erase(it);
+  loads_done_.notify_all();
+}
+
+// Note [A session's end waits for its loads]
+// A Stop answers once nothing of the session is left, and a driver that
+// rolls a failed build back (its batch of loads timed out, say) may build
+// again on the same devices at once. Loads of the session still running
+// when it ends are not in the table yet: marking the session ended makes
+// each of them unload itself when its Init returns (EndLoad), and
+// EndSession waits until every one has (loading_ counts them), so the
+// answer comes after their destructors too. A load stuck in user code
+// holds the Stop as long as it is stuck; the driver's stop_timeout_ms
+// bounds its wait.
 void InstanceHost::EndSession(const std::string& session) {
   std::vector<std::shared_ptr<Hosted>> ended;
   {
@@ -175,6 +192,8 @@ void InstanceHost::EndSession(const std::string& session) {
          std::to_string(h->key.second) + " of session " + session + ")");
   }
   Unload(std::move(ended));
+  std::unique_lock<std::mutex> l(mu_);
+  loads_done_.wait(l, [&] { return loading_.count(session) == 0; });
 }
 // Note [Unloading side by side]
 // A session's end unloads all its instances on this daemon, and the

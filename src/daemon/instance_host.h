@@ -21,6 +21,7 @@
 #ifndef HFLOW_DAEMON_INSTANCE_HOST_H_
 #define HFLOW_DAEMON_INSTANCE_HOST_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -98,7 +99,13 @@ class InstanceHost {
   // Sessions that ended, the most recent kEndedKept (a driver never
   // reuses a session's name): a Load for one is refused.
   static constexpr size_t kEndedKept = 4096;
+  // Loads in one Batch started at once (Note [Loads side by side]).
+  static constexpr int kLoadsAtOnce = 64;
+  // A load of `session` ended (EndLoad, or BeginLoad failing late).
+  void LoadEnded(const std::string& session);
   mutable std::mutex mu_;
+  std::condition_variable loads_done_;
+  std::map<std::string, int> loading_;  // under mu_: loads in progress
   std::map<Key, std::shared_ptr<Hosted>> hosted_;
   std::set<std::string> ended_;          // under mu_
   std::deque<std::string> ended_order_;  // under mu_, oldest first

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <system_error>
 #include <thread>
 
 #include "daemon/hosted_instance.h"
@@ -148,20 +149,33 @@ Status InstanceHost::BeginLoad(const Key& key, const v1::Load& load,
         " only (--devices); place the node on one of them, or start "
         "hflowd with the devices the cluster config lists for its node");
   }
+  if (key.second == 0) {
+    return Status::InvalidArgument(h->What() +
+                                   ": a Load must name its instance (not 0)");
+  }
   {
+    // Counted from here to EndLoad's end: a session's end waits for it
+    // (Note [A session's end waits for its loads]).
     std::lock_guard<std::mutex> l(mu_);
     if (ended_.count(key.first) != 0) {
       return Status::FailedPrecondition("hflowd: session " + key.first +
                                         " has ended; deploy the graph again");
     }
+    if (hosted_.count(key) != 0) {
+      return Status::AlreadyExists(h->What() + ": instance " +
+                                   std::to_string(key.second) + " of session " +
+                                   key.first + " is loaded already");
+    }
+    ++loading_[key.first];
   }
-  if (Find(key) != nullptr) {
-    return Status::AlreadyExists(h->What() + ": instance " +
-                                 std::to_string(key.second) + " of session " +
-                                 key.first + " is loaded already");
+  try {
+    h->thread = std::make_unique<InstanceThread>(
+        &contexts_, h->device, "hflowd-i" + std::to_string(key.second));
+  } catch (const std::system_error& e) {
+    LoadEnded(key.first);
+    return Status::OutOfMemory(h->What() + ": no thread for the instance (" +
+                               e.what() + "); this host runs too many");
   }
-  h->thread = std::make_unique<InstanceThread>(
-      &contexts_, h->device, "hflowd-i" + std::to_string(key.second));
   Hosted* raw = h.get();
   h->thread->Post([&load, raw](const rt::ScopedDevice& bound) {
     return Create(load, raw, bound);
@@ -173,7 +187,12 @@ Status InstanceHost::BeginLoad(const Key& key, const v1::Load& load,
 
 Status InstanceHost::EndLoad(Loading* loading, v1::Done* done) {
   std::shared_ptr<Hosted> h = std::move(loading->h);
-  const Key& key = loading->key;
+  const Key key = loading->key;
+  struct Ended {  // however this returns
+    InstanceHost* host;
+    const std::string& session;
+    ~Ended() { host->LoadEnded(session); }
+  } ended_guard{this, key.first};
   Status s = h->thread->Wait();
   *done = ToDone(s.WithContext(h->What() + ": "));
   if (!s.ok()) {
@@ -216,25 +235,31 @@ Status InstanceHost::Load(const Key& key, const v1::HostMessage& m,
 // driver sends all of a host's Loads in one Batch (each naming its
 // instance), and the daemon starts every one on its own thread before it
 // waits for any, so their libraries, constructors and Inits run side by
-// side. Each Load has its own answer, in order; one that fails (or is
-// refused) fails alone, and the driver's rollback ends the session, which
-// unloads the rest.
+// side (kLoadsAtOnce at a time: a batch of thousands must not start
+// thousands of user Inits, or threads, at once). Each Load has its own
+// answer, in order; one that fails (or is refused) fails alone, and the
+// driver's rollback ends the session, which unloads the rest.
 Status InstanceHost::LoadBatch(const std::string& session,
                                const v1::Batch& batch,
                                net::InstanceReply* reply) {
-  std::vector<Loading> loading(batch.msgs_size());
-  std::vector<v1::WorkerMessage> outs(batch.msgs_size());
-  for (int i = 0; i < batch.msgs_size(); ++i) {
-    const v1::HostMessage& one = batch.msgs(i);
-    outs[i].set_id(one.id());
-    const Key key(session, one.load().hosted_instance());
-    Status s = BeginLoad(key, one.load(), &loading[i]);
-    if (!s.ok()) *outs[i].mutable_done() = ToDone(s);
-  }
-  for (int i = 0; i < batch.msgs_size(); ++i) {
-    if (loading[i].h == nullptr) continue;  // refused above
-    Status s = EndLoad(&loading[i], outs[i].mutable_done());
-    if (!s.ok()) *outs[i].mutable_done() = ToDone(s);
+  const int n = batch.msgs_size();
+  std::vector<Loading> loading(n);
+  std::vector<v1::WorkerMessage> outs(n);
+  // At most kLoadsAtOnce user Inits at a time, however large the batch.
+  for (int first = 0; first < n; first += kLoadsAtOnce) {
+    const int end = std::min(n, first + kLoadsAtOnce);
+    for (int i = first; i < end; ++i) {
+      const v1::HostMessage& one = batch.msgs(i);
+      outs[i].set_id(one.id());
+      const Key key(session, one.load().hosted_instance());
+      Status s = BeginLoad(key, one.load(), &loading[i]);
+      if (!s.ok()) *outs[i].mutable_done() = ToDone(s);
+    }
+    for (int i = first; i < end; ++i) {
+      if (loading[i].h == nullptr) continue;  // refused above
+      Status s = EndLoad(&loading[i], outs[i].mutable_done());
+      if (!s.ok()) *outs[i].mutable_done() = ToDone(s);
+    }
   }
   for (const v1::WorkerMessage& out : outs) {
     reply->replies.push_back(out.SerializeAsString());

@@ -154,13 +154,17 @@ Status Hosts::Connect(const deploy::RemoteHostsOptions& o,
   std::shared_ptr<net::HostClient> client = ClientCache::Get().Find(key);
   Status said = client != nullptr ? client->Hello(q, &info)
                                   : Status::NotFound("no connection yet");
-  if (!said.ok()) {  // none kept, or a kept one that is not up after all
+  // None kept, or a kept one whose connection is gone after all (no
+  // answer, or none in time); a daemon's refusal stands.
+  if (said.code() == StatusCode::kNotFound ||
+      said.code() == StatusCode::kTimeout) {
     std::unique_ptr<net::HostClient> made;
     HFLOW_RETURN_IF_ERROR(net::HostClient::Connect(address, co, &made));
     client = std::move(made);
-    ClientCache::Get().Keep(key, client);
-    HFLOW_RETURN_IF_ERROR(client->Hello(q, &info));
+    said = client->Hello(q, &info);
+    if (said.ok()) ClientCache::Get().Keep(key, client);
   }
+  HFLOW_RETURN_IF_ERROR(said);
   if (info.node_id >= 0 && info.node_id != node.node_id) {
     return Status::InvalidArgument(
         client->Where() + " says it is cluster node " +
@@ -186,10 +190,15 @@ Status Hosts::Connect(const deploy::RemoteHostsOptions& o,
 
 Status Hosts::LoadOnHost(const std::vector<HostInstance*>& insts) {
   worker::v1::HostMessage m;
-  int32_t timeout_ms = 0;
-  for (HostInstance* inst : insts) {
-    HFLOW_RETURN_IF_ERROR(inst->MakeLoad(m.mutable_batch()->add_msgs()));
-    timeout_ms = std::max(timeout_ms, inst->init_timeout_ms());
+  int32_t timeout_ms = 0;  // the longest Init allowed; -1: none
+  for (size_t i = 0; i < insts.size(); ++i) {
+    Status made = insts[i]->MakeLoad(m.mutable_batch()->add_msgs());
+    if (!made.ok()) {  // nothing sent: the ones made leave their Init
+      for (size_t j = 0; j < i; ++j) (void)insts[j]->Loaded(made, "");
+      return made;
+    }
+    const int32_t t = insts[i]->init_timeout_ms();
+    timeout_ms = (t < 0 || timeout_ms < 0) ? -1 : std::max(timeout_ms, t);
   }
   const HostLink& link = insts.front()->link();
   net::InstanceCall call;
@@ -244,8 +253,8 @@ Status Hosts::Reports(std::vector<DeviceReport>* out) {
     });
   }
   for (auto& t : threads) t.join();
+  for (const Status& s : status) HFLOW_RETURN_IF_ERROR(s);  // all or none
   for (size_t i = 0; i < links.size(); ++i) {
-    HFLOW_RETURN_IF_ERROR(status[i]);
     for (DeviceReport& r : rows[i]) {
       r.node = links[i]->node;
       out->push_back(r);

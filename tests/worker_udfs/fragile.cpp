@@ -28,6 +28,7 @@
 // in meet_dir/init (meet_dir/dtor) and waits until meet_count instances
 // have (at most 5 s); those that met leave a "met-" file there too. Only
 // instances whose Inits (destructors) run side by side all meet.
+// The int attr "init_sleep_ms", when given, makes Init take that long.
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -143,6 +144,13 @@ class Fragile : public MetaFlowFunc {
     AscendString gate;
     if (context_->GetAttr("gate_file", gate) == FLOW_FUNC_SUCCESS) {
       gate_file_ = gate.GetString();
+    }
+    int64_t sleep_ms = 0;
+    if (context_->GetAttr("init_sleep_ms", sleep_ms) == FLOW_FUNC_SUCCESS &&
+        sleep_ms > 0) {
+      struct timespec ts = {static_cast<time_t>(sleep_ms / 1000),
+                            static_cast<long>(sleep_ms % 1000) * 1000000};
+      nanosleep(&ts, nullptr);
     }
     AscendString meet;
     if (context_->GetAttr("meet_dir", meet) == FLOW_FUNC_SUCCESS) {
