@@ -27,19 +27,34 @@ namespace {
 constexpr uint32_t kBeatMs = 200;
 constexpr uint32_t kLostAfterMs = 1500;
 
+// Runs `each(i)` for i in [0, n), each on a thread of its own named
+// `name`, all at once (a deployment over many hosts waits for the slowest
+// once, not for their sum); their first error, in order of i.
+Status OnEachHost(size_t n, const char* name,
+                  const std::function<Status(size_t)>& each) {
+  std::vector<Status> status(n);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      util::SetCurrentThreadName(name);
+      status[i] = each(i);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const Status& s : status) HFLOW_RETURN_IF_ERROR(s);
+  return Status::OK();
+}
+
 class Hosts final : public deploy::RemoteHosts {
  public:
   // Ends the session on every host at once, waiting for their unloads,
   // then the watches (whose end would also end them).
   ~Hosts() override {
-    std::vector<std::thread> ends;
-    for (auto& [node, link] : links_) {
-      ends.emplace_back([this, link = link] {
-        util::SetCurrentThreadName("hflow-hostend");
-        EndSession(*link, stop_timeout_ms_);
-      });
-    }
-    for (auto& t : ends) t.join();
+    const std::vector<std::shared_ptr<HostLink>> links = Links();
+    (void)OnEachHost(links.size(), "hflow-hostend", [&](size_t i) {
+      EndSession(*links[i], stop_timeout_ms_);
+      return Status::OK();
+    });
     watches_.clear();
   }
 
@@ -70,6 +85,12 @@ class Hosts final : public deploy::RemoteHosts {
                         const net::Credentials& creds, const ClusterNode& node,
                         const std::vector<int32_t>& devices,
                         std::shared_ptr<net::HostClient>* out);
+
+  std::vector<std::shared_ptr<HostLink>> Links() const {
+    std::vector<std::shared_ptr<HostLink>> links;
+    for (const auto& [node, link] : links_) links.push_back(link);
+    return links;
+  }
 
   // One Batch of `insts`' Loads to their host (Note [Loads side by side]
   // in daemon/instance_load.cc).
@@ -225,35 +246,19 @@ Status Hosts::InitAll(const std::vector<flow_func::Instance*>& made) {
     auto* h = static_cast<HostInstance*>(inst);  // Create made it
     by_host[h->link().node].push_back(h);
   }
-  std::vector<Status> status(by_host.size());
-  std::vector<std::thread> threads;
-  size_t i = 0;
-  for (auto& [node, insts] : by_host) {
-    threads.emplace_back([&status, i, list = &insts] {
-      util::SetCurrentThreadName("hflow-hostload");
-      status[i] = LoadOnHost(*list);
-    });
-    ++i;
-  }
-  for (auto& t : threads) t.join();
-  for (const Status& s : status) HFLOW_RETURN_IF_ERROR(s);
-  return Status::OK();
+  std::vector<const std::vector<HostInstance*>*> lists;
+  for (const auto& [node, insts] : by_host) lists.push_back(&insts);
+  return OnEachHost(lists.size(), "hflow-hostload",
+                    [&](size_t i) { return LoadOnHost(*lists[i]); });
 }
 
 Status Hosts::Reports(std::vector<DeviceReport>* out) {
-  std::vector<std::shared_ptr<HostLink>> links;
-  for (const auto& [node, link] : links_) links.push_back(link);
-  std::vector<Status> status(links.size());
+  const std::vector<std::shared_ptr<HostLink>> links = Links();
   std::vector<std::vector<DeviceReport>> rows(links.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < links.size(); ++i) {
-    threads.emplace_back([&, i] {
-      util::SetCurrentThreadName("hflow-hostreport");
-      status[i] = links[i]->client->DeviceReports(&rows[i]);
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (const Status& s : status) HFLOW_RETURN_IF_ERROR(s);  // all or none
+  HFLOW_RETURN_IF_ERROR(  // all or none
+      OnEachHost(links.size(), "hflow-hostreport", [&](size_t i) {
+        return links[i]->client->DeviceReports(&rows[i]);
+      }));
   for (size_t i = 0; i < links.size(); ++i) {
     for (DeviceReport& r : rows[i]) {
       r.node = links[i]->node;
@@ -281,19 +286,12 @@ Status Hosts::Open(const deploy::RemoteHostsOptions& o) {
     nodes.push_back(id);
     found.push_back(node);
   }
-  // In parallel: a deployment over many hosts waits for the slowest once.
-  std::vector<Status> status(nodes.size());
   std::vector<std::shared_ptr<net::HostClient>> clients(nodes.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    threads.emplace_back([&, i] {
-      util::SetCurrentThreadName("hflow-hostopen");
-      status[i] =
-          Connect(o, creds, *found[i], o.devices.at(nodes[i]), &clients[i]);
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (const Status& s : status) HFLOW_RETURN_IF_ERROR(s);
+  HFLOW_RETURN_IF_ERROR(
+      OnEachHost(nodes.size(), "hflow-hostopen", [&](size_t i) {
+        return Connect(o, creds, *found[i], o.devices.at(nodes[i]),
+                       &clients[i]);
+      }));
   for (size_t i = 0; i < nodes.size(); ++i) {
     auto link = std::make_shared<HostLink>();
     link->node = nodes[i];
